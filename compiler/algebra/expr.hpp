@@ -1,0 +1,105 @@
+// Operator IR: the algebra of the Spatial Operator Algebra as immutable expression values.
+//
+// Contract
+// - An Expr is a small immutable value (a shared pointer to a const node). Build it only
+//   through the make functions below: they keep the canonical invariants every pass may
+//   rely on:
+//     * Product and Sum are n-ary with at least two children and never directly contain a
+//       child of their own kind (they are flattened);
+//     * Scale never has coefficient 1 and never wraps another Scale (coefficients multiply);
+//     * Adjoint never wraps Adjoint, Inverse never wraps Inverse.
+//   Nothing else is normalised here (adjoint pushing, identity removal, ...): those are
+//   passes in compiler/rewrite.
+// - Equality and hashing are structural and ignore source spans.
+// - Spans point into the text the expression was parsed from (byte offsets); they are for
+//   diagnostics only and are dropped by passes that build new nodes.
+// - Symbol names are canonical vocabulary names (see vocabulary.hpp), never aliases.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace soa::ir {
+
+struct Span {
+  std::uint32_t begin = 0;  // byte offset of the first character
+  std::uint32_t end = 0;    // one past the last character; begin == end means "unknown"
+  bool known() const { return end > begin; }
+};
+
+enum class Op : std::uint8_t {
+  Symbol,    // an operator or vector of the vocabulary (phi, H, calM, qd, ...)
+  Identity,  // I, of whatever square size its context gives it
+  Zero,      // 0, of whatever size its context gives it
+  Sum,       // a + b + ...
+  Product,   // a b ... (matrix product, left to right)
+  Scale,     // c * a for a real constant c (negation is c = -1)
+  Adjoint,   // a*
+  Inverse,   // a^-1
+};
+
+struct Node;
+
+class Expr {
+public:
+  Expr() = default;  // a null expression; only valid as a placeholder
+  explicit Expr(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+
+  Op op() const;
+  const std::string& name() const;  // Symbol only
+  double coef() const;              // Scale only
+  std::span<const Expr> kids() const;
+  const Expr& kid(std::size_t i) const { return kids()[i]; }
+  Span span() const;
+  std::size_t hash() const;
+  const Node* get() const { return node_.get(); }
+  explicit operator bool() const { return static_cast<bool>(node_); }
+
+  bool is(Op o) const { return op() == o; }
+  bool is_symbol(std::string_view n) const;
+
+  friend bool operator==(const Expr& a, const Expr& b);
+  friend bool operator!=(const Expr& a, const Expr& b) { return !(a == b); }
+
+private:
+  std::shared_ptr<const Node> node_;
+};
+
+struct Node {
+  Op op;
+  std::string name;
+  double coef = 1.0;
+  std::vector<Expr> kids;
+  Span span;
+  std::size_t hash = 0;
+};
+
+struct ExprHash {
+  std::size_t operator()(const Expr& e) const { return e.hash(); }
+};
+
+// Checked constructors (see the invariants above).
+Expr symbol(std::string name, Span span = {});
+Expr identity(Span span = {});
+Expr zero(Span span = {});
+Expr sum(std::vector<Expr> terms, Span span = {});
+Expr product(std::vector<Expr> factors, Span span = {});
+Expr scale(double c, Expr e, Span span = {});
+Expr neg(Expr e, Span span = {});
+Expr adjoint(Expr e, Span span = {});
+Expr inverse(Expr e, Span span = {});
+Expr sub(Expr a, Expr b, Span span = {});  // a + (-1) b
+
+// The same node with another span (used by the parser to widen spans over parentheses).
+Expr with_span(const Expr& e, Span span);
+
+// Number of nodes; a cheap size measure for termination arguments.
+std::size_t node_count(const Expr& e);
+
+// Does `e` contain the symbol `name` anywhere?
+bool mentions(const Expr& e, std::string_view name);
+
+}  // namespace soa::ir

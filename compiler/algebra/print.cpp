@@ -1,0 +1,127 @@
+#include "algebra/print.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "algebra/vocabulary.hpp"
+
+namespace soa::ir {
+namespace {
+
+enum Prec { kSum = 0, kProduct = 1, kScale = 2, kPostfix = 3 };
+
+int precedence(const Expr& e) {
+  switch (e.op()) {
+    case Op::Sum: return kSum;
+    case Op::Product: return kProduct;
+    case Op::Scale: return kScale;
+    default: return kPostfix;
+  }
+}
+
+class Printer {
+public:
+  explicit Printer(const PrintOptions& o) : o_(o) {}
+
+  std::string run(const Expr& e) { return node(e, kSum); }
+
+private:
+  const PrintOptions& o_;
+
+  std::string open_mark() const { return o_.syntax == Syntax::Latex ? "\\underline{" : "["; }
+  std::string close_mark() const { return o_.syntax == Syntax::Latex ? "}" : "]"; }
+
+  bool whole_marked(const Expr& e) const {
+    return o_.mark == e.get() &&
+           !(e.is(Op::Product) && o_.mark_end > o_.mark_begin);
+  }
+
+  // Print e in a context that needs at least precedence `ctx`.
+  std::string node(const Expr& e, int ctx) {
+    std::string s = bare(e);
+    if (precedence(e) < ctx) s = paren(s);
+    if (whole_marked(e)) s = open_mark() + s + close_mark();
+    return s;
+  }
+
+  std::string paren(const std::string& s) const {
+    return o_.syntax == Syntax::Latex ? "\\left(" + s + "\\right)" : "(" + s + ")";
+  }
+
+  std::string symbol(const Expr& e) const {
+    const SymbolInfo* info = lookup(e.name());
+    if (!info || o_.syntax == Syntax::Ascii) return e.name();
+    if (o_.syntax == Syntax::Latex) return std::string(info->latex);
+    return std::string(info->unicode.empty() ? info->name : info->unicode);
+  }
+
+  std::string bare(const Expr& e) {
+    switch (e.op()) {
+      case Op::Symbol: return symbol(e);
+      case Op::Identity: return o_.syntax == Syntax::Latex ? "\\mathbb{I}" : "I";
+      case Op::Zero: return "0";
+      case Op::Sum: {
+        std::string s;
+        for (std::size_t i = 0; i < e.kids().size(); ++i) {
+          const Expr& t = e.kid(i);
+          const bool negative = t.is(Op::Scale) && t.coef() < 0;
+          if (negative && !whole_marked(t)) {
+            s += i == 0 ? "-" : " - ";
+            const double c = -t.coef();
+            if (c != 1.0) s += format_number(c) + (o_.syntax == Syntax::Latex ? "\\," : " ");
+            s += node(t.kid(0), kScale + 1);
+          } else {
+            if (i > 0) s += " + ";
+            s += node(t, kSum + 1);
+          }
+        }
+        return s;
+      }
+      case Op::Product: {
+        const bool ranged = o_.mark == e.get() && o_.mark_end > o_.mark_begin;
+        const std::string sep = o_.syntax == Syntax::Latex ? " \\, " : " ";
+        std::string s;
+        for (std::size_t i = 0; i < e.kids().size(); ++i) {
+          if (i > 0) s += sep;
+          if (ranged && i == o_.mark_begin) s += open_mark();
+          s += node(e.kid(i), kScale + 1);
+          if (ranged && i + 1 == o_.mark_end) s += close_mark();
+        }
+        return s;
+      }
+      case Op::Scale: {
+        const double c = e.coef();
+        std::string prefix = c == -1.0 ? "-" : format_number(c) + (o_.syntax == Syntax::Latex ? "\\," : " ");
+        return prefix + node(e.kid(0), kProduct);
+      }
+      case Op::Adjoint: {
+        const std::string inner = node(e.kid(0), kPostfix);
+        return o_.syntax == Syntax::Latex ? "{" + inner + "}^{*}" : inner + "*";
+      }
+      case Op::Inverse: {
+        const std::string inner = node(e.kid(0), kPostfix);
+        switch (o_.syntax) {
+          case Syntax::Latex: return "{" + inner + "}^{-1}";
+          case Syntax::Unicode: return inner + "⁻¹";
+          case Syntax::Ascii: return inner + "^-1";
+        }
+      }
+    }
+    return "?";
+  }
+};
+
+}  // namespace
+
+std::string format_number(double c) {
+  if (std::isfinite(c) && c == std::round(c) && std::fabs(c) < 1e15)
+    return fmt::format("{}", static_cast<long long>(c));
+  return fmt::format("{}", c);
+}
+
+std::string print(const Expr& e, const PrintOptions& options) {
+  return Printer(options).run(e);
+}
+
+}  // namespace soa::ir

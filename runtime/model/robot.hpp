@@ -1,0 +1,115 @@
+// Robot model: an immutable tree of rigid bodies in the SOA numbering.
+//
+// Contract (../shared/docs/soa-reference.md section 1)
+// - bodies[k] for k = 0..n-1, numbered so that every body's parent has a LARGER index
+//   (tip-to-base numbering, as in the papers). parent == -1 means the body hangs from the
+//   world (a root); a fixed-base robot's URDF root link and everything welded to it are
+//   the world, not bodies.
+// - Every body has exactly one movable joint to its parent; URDF fixed joints have been
+//   merged away (inertia combined with the parallel-axis theorem) and the merged links are
+//   kept as named frames on the body they were welded to.
+// - Joint-space vectors (q, qd, qdd, T) are ordered depth-first from the base, children in
+//   URDF file order (the order MuJoCo and Pinocchio use): body k's velocity coordinates are
+//   v_offset[k] .. v_offset[k] + nv(k) - 1, its configuration coordinates
+//   q_offset[k] .. q_offset[k] + nq(k) - 1. Spatial stacked vectors (V, a, b, f, ...) are
+//   ordered by body index k (6 entries per body, angular first).
+// - Frames: body frame k has its origin O_k on joint k's axis (the URDF child-link frame).
+//   The joint transform from the parent frame to frame k is X_tree(k) * X_joint(q_k):
+//   X_tree = (origin_R, origin_p) fixed, X_joint a rotation about `axis` (revolute,
+//   continuous), a translation along `axis` (prismatic), a quaternion rotation (ball) or a
+//   full pose (free-flyer; then X_tree is the identity).
+// - Configuration conventions: revolute/prismatic one coordinate; ball a unit quaternion
+//   [qx qy qz qw] (nq 4, nv 3, qd = relative angular velocity in body frame k); free-flyer
+//   [x y z qx qy qz qw] (position of O_k in the parent frame, orientation) with
+//   qd = [omega; v] both in body frame k (v the velocity of O_k).
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace soa {
+
+enum class JointKind { Revolute, Prismatic, Ball, Free };
+
+int nq_of(JointKind k);  // 1, 1, 4, 7
+int nv_of(JointKind k);  // 1, 1, 3, 6
+const char* to_string(JointKind k);
+
+struct Body {
+  std::string name;        // URDF link name
+  std::string joint_name;  // URDF joint name (or "root_joint" for an added free-flyer)
+  int parent = -1;         // index of the parent body, -1 for the world
+  std::vector<int> children;
+  JointKind joint = JointKind::Revolute;
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // unit, in body frame (revolute/prismatic)
+  Eigen::Matrix3d origin_R = Eigen::Matrix3d::Identity();  // X_tree rotation: frame k -> parent
+  Eigen::Vector3d origin_p = Eigen::Vector3d::Zero();      // X_tree translation, parent frame
+  double mass = 0.0;
+  Eigen::Vector3d com = Eigen::Vector3d::Zero();            // centre of mass in body frame
+  Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();        // rotational inertia about the com
+  int q_offset = 0;
+  int v_offset = 0;
+  int nq() const { return nq_of(joint); }
+  int nv() const { return nv_of(joint); }
+};
+
+// A named frame rigidly attached to a body (a merged link, or the body's own frame).
+struct Frame {
+  std::string name;
+  int body = -1;
+  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // frame -> body frame
+  Eigen::Vector3d p = Eigen::Vector3d::Zero();      // frame origin in body frame
+};
+
+struct Robot {
+  std::string source;      // file path, or a description of how it was made
+  std::string name;        // URDF robot name
+  std::vector<Body> bodies;
+  std::vector<Frame> frames;  // one per body (same name) plus every merged link
+  int nq = 0;
+  int nv = 0;
+  Eigen::Vector3d gravity{0.0, 0.0, -9.81};
+  // Fixed-base URDF links welded to the world (kept so that tips may name them).
+  std::vector<std::string> world_links;
+
+  int size() const { return static_cast<int>(bodies.size()); }
+  // Index of a frame by name, or nullopt.
+  std::optional<int> find_frame(const std::string& name) const;
+  // Indices of bodies without children, in body order (the default tips).
+  std::vector<int> leaf_bodies() const;
+  bool is_serial_chain() const;
+  // Joint names in joint-space order, one entry per velocity coordinate block.
+  std::vector<std::string> joint_order() const;
+};
+
+struct LoadOptions {
+  bool floating = false;  // add a free-flyer joint above the URDF root link
+};
+
+// Load a URDF. Throws UserError "FILE:LINE: link 'x': ..." for every bad input listed in
+// the issue (unreadable file, XML error, unknown joint type, missing parent or child,
+// cycles, several roots, negative mass, a non-PSD inertia, a singular movable subtree).
+Robot load_urdf(const std::string& path, const LoadOptions& options = {});
+Robot parse_urdf(const std::string& xml_text, const std::string& source_name,
+                 const LoadOptions& options = {});
+
+struct RandomTreeOptions {
+  int bodies = 8;
+  bool floating = false;        // free-flyer root
+  bool allow_ball = true;       // mix ball joints in
+  bool allow_prismatic = true;
+  double branching = 0.4;       // chance that a body hangs off a non-latest body
+};
+
+// A random tree with mixed joint types, arbitrary axes and random physically valid
+// inertias (positive mass, principal moments satisfying the triangle inequality).
+Robot random_tree(unsigned long long seed, const RandomTreeOptions& options = {});
+
+// Recompute children, offsets, nq/nv and per-body frames after bodies were edited; checks
+// the numbering invariant (parent index > child index).
+void finalize(Robot& robot);
+
+}  // namespace soa
