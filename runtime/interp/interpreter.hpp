@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "algebra/expr.hpp"
+#include "algebra/vocabulary.hpp"
 #include "model/kinematics.hpp"
 #include "model/robot.hpp"
 

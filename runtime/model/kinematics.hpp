@@ -62,6 +62,7 @@ struct Kinematics {
   std::vector<BodyBlocks> body;
   std::vector<TipBlocks> tips;
   VecX T;  // inverse dynamics of (q, qd, qdd, f0): T = H f with f = phi(M alpha + b + B f0)
+  VecX C;  // the same recursion with qdd = 0 and f0 = 0: Coriolis, centrifugal and gravity
 };
 
 // Tips are frame indices (Robot::frames). Throws UserError on a malformed state.

@@ -1,0 +1,97 @@
+// Dense evaluation: every factor as a full matrix. I and 0 stay symbolic (a scaled identity)
+// until something next to them fixes their size, so no shape pass is needed here.
+#include <fmt/format.h>
+
+#include "algebra/print.hpp"
+#include "interp/interpreter.hpp"
+#include "support/error.hpp"
+
+namespace soa::interp {
+namespace {
+
+struct Value {
+  bool scalar_identity = false;  // s * I of a size not yet known
+  double s = 0.0;
+  MatX m;
+
+  static Value identity(double s) { return {true, s, {}}; }
+  static Value matrix(MatX m) { return {false, 0.0, std::move(m)}; }
+};
+
+MatX materialise(const Value& v, long size) {
+  return v.scalar_identity ? MatX(v.s * MatX::Identity(size, size)) : v.m;
+}
+
+Value eval(const Evaluation& ev, const ir::Expr& e) {
+  using ir::Op;
+  switch (e.op()) {
+    case Op::Symbol: return Value::matrix(dense_symbol(ev, e.name()));
+    case Op::Identity: return Value::identity(1.0);
+    case Op::Zero: return Value::identity(0.0);
+    case Op::Scale: {
+      Value v = eval(ev, e.kid(0));
+      if (v.scalar_identity) v.s *= e.coef();
+      else v.m *= e.coef();
+      return v;
+    }
+    case Op::Adjoint: {
+      Value v = eval(ev, e.kid(0));
+      if (!v.scalar_identity) v.m.transposeInPlace();
+      return v;
+    }
+    case Op::Inverse: {
+      Value v = eval(ev, e.kid(0));
+      if (v.scalar_identity) {
+        if (v.s == 0.0) throw UserError("cannot invert 0");
+        v.s = 1.0 / v.s;
+        return v;
+      }
+      if (v.m.rows() != v.m.cols())
+        throw UserError(fmt::format("cannot invert {}: it is {} x {}", ir::print(e.kid(0)),
+                                    v.m.rows(), v.m.cols()));
+      Eigen::FullPivLU<MatX> lu(v.m);
+      if (!lu.isInvertible())
+        throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(e.kid(0))));
+      return Value::matrix(lu.inverse());
+    }
+    case Op::Sum: {
+      Value acc = Value::identity(0.0);
+      for (const auto& t : e.kids()) {
+        Value v = eval(ev, t);
+        if (acc.scalar_identity && v.scalar_identity) acc.s += v.s;
+        else if (acc.scalar_identity) acc = Value::matrix(materialise(acc, v.m.rows()) + v.m);
+        else acc.m += materialise(v, acc.m.rows());
+      }
+      return acc;
+    }
+    case Op::Product: {
+      Value acc = Value::identity(1.0);
+      for (const auto& f : e.kids()) {
+        Value v = eval(ev, f);
+        if (v.scalar_identity) {
+          if (acc.scalar_identity) acc.s *= v.s;
+          else acc.m *= v.s;
+        } else if (acc.scalar_identity) {
+          acc = Value::matrix(acc.s * v.m);
+        } else {
+          if (acc.m.cols() != v.m.rows())
+            throw InternalError(fmt::format("dense product size mismatch at {}", ir::print(f)));
+          acc.m = acc.m * v.m;
+        }
+      }
+      return acc;
+    }
+  }
+  throw InternalError("unknown IR node");
+}
+
+}  // namespace
+
+MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
+  Value v = eval(ev, e);
+  if (v.scalar_identity)
+    throw UserError(fmt::format("cannot tell the size of {}: nothing around it fixes it", ir::print(e)));
+  return v.m;
+}
+
+}  // namespace soa::interp

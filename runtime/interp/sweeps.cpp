@@ -1,0 +1,489 @@
+// Sweep evaluation: every factor applied to a vector by its O(n) recursion (reference 5).
+//
+// Memoryless factors are per-body maps; causal ones (phi, psi, E_phi, E_psi, K) inward
+// recursions over the tree, their adjoints outward ones. (s I + X)^-1 with X a sum of
+// strictly causal products is a forward substitution over the bodies (causal_solve below):
+// the recursion that the papers write out by hand for (I - E_phi)^-1 and for the
+// innovations inverse (I + H phi K)^-1 (001 eqs. 49-51), found here for any such X.
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+
+#include "algebra/print.hpp"
+#include "algebra/shape.hpp"
+#include "interp/interpreter.hpp"
+#include "support/error.hpp"
+
+namespace soa::interp {
+namespace {
+
+using ir::Dim;
+using ir::Expr;
+using ir::Op;
+
+// Offsets of one body's entries in a stacked vector of space d.
+struct Slot {
+  int offset, size;
+};
+
+Slot slot(const Evaluation& ev, Dim d, int k) {
+  const Body& b = ev.robot->bodies[k];
+  return d == Dim::Joint ? Slot{b.v_offset, b.nv()} : Slot{6 * k, 6};
+}
+
+// One level of adjoint pushing, enough that every Adjoint left sits on a symbol.
+Expr push_adjoint(const Expr& e) {
+  switch (e.op()) {
+    case Op::Symbol: return ir::adjoint(e);
+    case Op::Identity:
+    case Op::Zero: return e;
+    case Op::Scale: return ir::scale(e.coef(), push_adjoint(e.kid(0)));
+    case Op::Adjoint: return e.kid(0);
+    case Op::Inverse: return ir::inverse(push_adjoint(e.kid(0)));
+    case Op::Sum: {
+      std::vector<Expr> t;
+      for (const auto& k : e.kids()) t.push_back(push_adjoint(k));
+      return ir::sum(std::move(t));
+    }
+    case Op::Product: {
+      std::vector<Expr> f;
+      for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) f.push_back(push_adjoint(*it));
+      return ir::product(std::move(f));
+    }
+  }
+  throw InternalError("unknown IR node");
+}
+
+// Operators defined by others (reference 3), applied through their definitions.
+Expr definition(std::string_view name) {
+  using ir::adjoint, ir::inverse, ir::product, ir::symbol;
+  if (name == "Omega")
+    return product({adjoint(symbol("psi")), adjoint(symbol("H")), inverse(symbol("D")), symbol("H"),
+                    symbol("psi")});
+  if (name == "J") return product({adjoint(symbol("B")), adjoint(symbol("phi")), adjoint(symbol("H"))});
+  if (name == "calM")
+    return product({symbol("H"), symbol("phi"), symbol("M"), adjoint(symbol("phi")), adjoint(symbol("H"))});
+  return {};
+}
+
+// calM^-1 by the innovations factorisation (001 Identity 6): the articulated-body sweeps.
+Expr innovations_inverse() {
+  using ir::adjoint, ir::identity, ir::inverse, ir::product, ir::sub, ir::symbol;
+  const Expr filter = sub(identity(), product({symbol("H"), symbol("psi"), symbol("K")}));
+  return product({adjoint(filter), inverse(symbol("D")), filter});
+}
+
+// A per-body factor: its spaces and its block at body k.
+struct Memoryless {
+  Dim in, out;
+  std::function<MatX(int)> block;
+};
+
+std::optional<Memoryless> memoryless(const Evaluation& ev, std::string_view name, bool adj) {
+  const auto& K = ev.kin.body;
+  const auto& A = ev.art;
+  auto sym6 = [&](const std::vector<Mat6>& v) {
+    return Memoryless{Dim::Spatial, Dim::Spatial, [&v](int k) { return MatX(v[k]); }};
+  };
+  if (name == "H") {
+    if (adj) return Memoryless{Dim::Joint, Dim::Spatial, [&K](int k) { return MatX(K[k].Hstar); }};
+    return Memoryless{Dim::Spatial, Dim::Joint, [&K](int k) { return MatX(K[k].Hstar.transpose()); }};
+  }
+  if (name == "G") {
+    if (adj) return Memoryless{Dim::Spatial, Dim::Joint, [&A](int k) { return MatX(A.G[k].transpose()); }};
+    return Memoryless{Dim::Joint, Dim::Spatial, [&A](int k) { return A.G[k]; }};
+  }
+  if (name == "M")
+    return Memoryless{Dim::Spatial, Dim::Spatial, [&K](int k) { return MatX(K[k].M); }};
+  if (name == "P") return sym6(A.P);
+  if (name == "R") return sym6(A.R);
+  if (name == "Upsilon") return sym6(A.Upsilon);
+  if (name == "D") return Memoryless{Dim::Joint, Dim::Joint, [&A](int k) { return A.D[k]; }};
+  if (name == "taubar")
+    return Memoryless{Dim::Spatial, Dim::Spatial, [&A, adj](int k) {
+                        return adj ? MatX(A.taubar[k].transpose()) : MatX(A.taubar[k]);
+                      }};
+  if (name == "tau")
+    return Memoryless{Dim::Spatial, Dim::Spatial, [&A, &K, adj](int k) {
+                        const MatX t = A.G[k] * K[k].Hstar.transpose();
+                        return adj ? MatX(t.transpose()) : t;
+                      }};
+  return std::nullopt;
+}
+
+class Sweeps {
+public:
+  explicit Sweeps(const Evaluation& ev) : ev_(ev), bodies_(ev.robot->bodies) {}
+
+  VecX apply(const Expr& e, const VecX& y) const {
+    switch (e.op()) {
+      case Op::Symbol: return symbol(e.name(), false, y);
+      case Op::Identity: return y;
+      case Op::Zero: return VecX::Zero(y.size());
+      case Op::Scale: return e.coef() * apply(e.kid(0), y);
+      case Op::Adjoint:
+        if (e.kid(0).is(Op::Symbol)) return symbol(e.kid(0).name(), true, y);
+        return apply(push_adjoint(e.kid(0)), y);
+      case Op::Inverse: return solve(e.kid(0), y);
+      case Op::Sum: {
+        VecX z = apply(e.kid(0), y);
+        for (std::size_t i = 1; i < e.kids().size(); ++i) z += apply(e.kid(i), y);
+        return z;
+      }
+      case Op::Product: {
+        VecX z = y;
+        for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) z = apply(*it, z);
+        return z;
+      }
+    }
+    throw InternalError("unknown IR node");
+  }
+
+private:
+  const Evaluation& ev_;
+  const std::vector<Body>& bodies_;
+
+  int n() const { return ev_.n; }
+
+  // phi y: z(k) = y(k) + sum_c phi(k,c) z(c), children first (reference 5). Adjoint:
+  // z(k) = y(k) + phi*(p(k),k) z(p(k)), parents first.
+  VecX transfer(const std::vector<Mat6>& step, bool adj, bool strict, const VecX& y) const {
+    VecX z = strict ? VecX::Zero(y.size()) : y;
+    // Strict shifts read the input, causal recursions their own running output.
+    const VecX& src = strict ? y : z;
+    if (!adj) {
+      for (int k = 0; k < n(); ++k) {
+        const int p = bodies_[k].parent;
+        if (p < 0) continue;
+        z.segment<6>(6 * p) += step[k] * src.segment<6>(6 * k);
+      }
+    } else {
+      for (int k = n() - 1; k >= 0; --k) {
+        const int p = bodies_[k].parent;
+        if (p < 0) continue;
+        z.segment<6>(6 * k) += step[k].transpose() * src.segment<6>(6 * p);
+      }
+    }
+    return z;
+  }
+
+  const std::vector<Mat6>& phis() const {
+    if (phi_steps_.empty()) {
+      phi_steps_.resize(n());
+      for (int k = 0; k < n(); ++k) phi_steps_[k] = ev_.kin.body[k].phi;
+    }
+    return phi_steps_;
+  }
+  mutable std::vector<Mat6> phi_steps_;
+
+  VecX per_body(const Memoryless& m, const VecX& y) const {
+    VecX z(ev_.rows(m.out));
+    for (int k = 0; k < n(); ++k) {
+      const Slot i = slot(ev_, m.in, k), o = slot(ev_, m.out, k);
+      z.segment(o.offset, o.size) = m.block(k) * y.segment(i.offset, i.size);
+    }
+    return z;
+  }
+
+  VecX symbol(const std::string& name, bool adj, const VecX& y) const {
+    const auto& A = ev_.art;
+    if (auto m = memoryless(ev_, name, adj)) return per_body(*m, y);
+    if (name == "phi") return transfer(phis(), adj, false, y);
+    if (name == "E_phi") return transfer(phis(), adj, true, y);
+    if (name == "phitilde") return transfer(phis(), adj, false, y) - y;
+    if (name == "psi") return transfer(A.psi, adj, false, y);
+    if (name == "E_psi") return transfer(A.psi, adj, true, y);
+    if (name == "psitilde") return transfer(A.psi, adj, false, y) - y;
+    if (name == "K") {  // K = E_phi G
+      const Memoryless G = *memoryless(ev_, "G", adj);
+      return adj ? per_body(G, transfer(phis(), true, true, y)) : transfer(phis(), false, true, per_body(G, y));
+    }
+    if (name == "B") {
+      const auto& tips = ev_.kin.tips;
+      VecX z = VecX::Zero(adj ? 6 * ev_.m : 6 * n());
+      for (int t = 0; t < ev_.m; ++t) {
+        if (adj) z.segment<6>(6 * t) = tips[t].phi.transpose() * y.segment<6>(6 * tips[t].body);
+        else z.segment<6>(6 * tips[t].body) += tips[t].phi * y.segment<6>(6 * t);
+      }
+      return z;
+    }
+    if (Expr d = definition(name)) return apply(adj ? push_adjoint(d) : d, y);
+    throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", name));
+  }
+
+  // ---- inverses --------------------------------------------------------------------------
+
+  VecX solve(const Expr& a, const VecX& y) const {
+    switch (a.op()) {
+      case Op::Identity: return y;
+      case Op::Scale: return solve(a.kid(0), y) / a.coef();
+      case Op::Symbol:
+      case Op::Adjoint: {
+        const bool adj = a.is(Op::Adjoint);
+        const Expr& s = adj ? a.kid(0) : a;
+        if (!s.is(Op::Symbol)) return solve(push_adjoint(s), y);
+        if (auto v = solve_symbol(s.name(), adj, y)) return *v;
+        break;
+      }
+      case Op::Product: {
+        if (all_square(a)) {  // (F1 ... Fm)^-1 = Fm^-1 ... F1^-1
+          VecX z = y;
+          for (const auto& f : a.kids()) z = solve(f, z);
+          return z;
+        }
+        break;
+      }
+      case Op::Sum:
+        if (auto v = causal_solve(a, y)) return *v;
+        break;
+      case Op::Inverse: return apply(a.kid(0), y);
+      default: break;
+    }
+    return solve_by_columns(a, y);
+  }
+
+  bool all_square(const Expr& product) const {
+    for (const auto& f : product.kids()) {
+      if (f.is(Op::Identity)) continue;
+      const ir::Shape s = ir::infer_shape(f);
+      if (s.rows != s.cols) return false;
+    }
+    return true;
+  }
+
+  std::optional<VecX> solve_symbol(const std::string& name, bool adj, const VecX& y) const {
+    if (name == "phi") return y - transfer(phis(), adj, true, y);  // phi^-1 = I - E_phi
+    if (name == "psi") return y - transfer(ev_.art.psi, adj, true, y);
+    if (name == "calM") return apply(innovations_inverse(), y);
+    if (name == "D") {
+      VecX z(y.size());
+      for (int k = 0; k < n(); ++k) {
+        const Slot s = slot(ev_, Dim::Joint, k);
+        z.segment(s.offset, s.size) = ev_.art.Dinv[k] * y.segment(s.offset, s.size);
+      }
+      return z;
+    }
+    if (auto m = memoryless(ev_, name, adj); m && m->in == m->out) {
+      VecX z(y.size());
+      for (int k = 0; k < n(); ++k) {
+        const Slot s = slot(ev_, m->in, k);
+        Eigen::FullPivLU<MatX> lu(m->block(k));
+        if (!lu.isInvertible())
+          throw UserError(fmt::format("cannot invert {}: its block at link '{}' is singular", name,
+                                      bodies_[k].name));
+        z.segment(s.offset, s.size) = lu.solve(y.segment(s.offset, s.size));
+      }
+      return z;
+    }
+    return std::nullopt;
+  }
+
+  // Joint- and tip-space operators with no recursion of their own: apply to the unit
+  // vectors (O(N) sweeps of O(n)) and solve the small system. Spatial ones would need a
+  // 6n x 6n matrix, which this evaluator never forms.
+  VecX solve_by_columns(const Expr& a, const VecX& y) const {
+    const ir::Shape s = ir::infer_shape(a);
+    if (s.rows != s.cols || s.rows == Dim::Spatial)
+      throw UserError(fmt::format("no sweep form for the inverse of {} ({}); rewrite it first",
+                                  ir::print(a), ir::to_string(s)));
+    const int size = static_cast<int>(y.size());
+    MatX A(size, size);
+    for (int j = 0; j < size; ++j) A.col(j) = apply(a, VecX::Unit(size, j));
+    Eigen::FullPivLU<MatX> lu(A);
+    if (!lu.isInvertible()) throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(a)));
+    return lu.solve(y);
+  }
+
+  // ---- (s I + X)^-1 for strictly causal X: substitution over the bodies ------------------
+
+  // One factor of a chain: per-body map, or a transfer along the tree edges.
+  struct Factor {
+    enum Kind { PerBody, Causal, Strict } kind;
+    Memoryless map;                       // PerBody
+    const std::vector<Mat6>* step = nullptr;  // Causal / Strict
+    Dim in, out;
+  };
+  struct Chain {
+    double coef = 1.0;
+    std::vector<Factor> f;  // left to right
+    int strict = -1;        // rightmost strict factor
+  };
+
+  // Split one term of X into factors; nullopt when a factor is not causal (or not
+  // anticausal when `outward`) or the term has no strict factor.
+  std::optional<Chain> chain_of(const Expr& term, bool outward) const {
+    Chain c;
+    Expr t = term;
+    if (t.is(Op::Scale)) {
+      c.coef = t.coef();
+      t = t.kid(0);
+    }
+    std::vector<Expr> factors = t.is(Op::Product) ? std::vector<Expr>(t.kids().begin(), t.kids().end())
+                                                  : std::vector<Expr>{t};
+    auto push_transfer = [&](const std::vector<Mat6>& step, bool strict, bool adj) {
+      if (adj != outward) return false;
+      c.f.push_back({strict ? Factor::Strict : Factor::Causal, {}, &step, Dim::Spatial, Dim::Spatial});
+      return true;
+    };
+    for (const Expr& f0 : factors) {
+      if (f0.is(Op::Identity)) continue;
+      bool adj = false, inv = false;
+      Expr f = f0;
+      if (f.is(Op::Inverse)) { inv = true; f = f.kid(0); }
+      if (f.is(Op::Adjoint)) { adj = true; f = f.kid(0); }
+      if (!f.is(Op::Symbol)) return std::nullopt;
+      const std::string& name = f.name();
+      if (inv) {
+        if (name != "D") return std::nullopt;  // the one memoryless inverse chains need
+        c.f.push_back({Factor::PerBody, {Dim::Joint, Dim::Joint, [this](int k) { return ev_.art.Dinv[k]; }},
+                       nullptr, Dim::Joint, Dim::Joint});
+        continue;
+      }
+      if (auto m = memoryless(ev_, name, adj)) {
+        c.f.push_back({Factor::PerBody, *m, nullptr, m->in, m->out});
+        continue;
+      }
+      const auto& psi = ev_.art.psi;
+      bool ok = true;
+      if (name == "phi") ok = push_transfer(phis(), false, adj);
+      else if (name == "psi") ok = push_transfer(psi, false, adj);
+      else if (name == "E_phi") ok = push_transfer(phis(), true, adj);
+      else if (name == "E_psi") ok = push_transfer(psi, true, adj);
+      else if (name == "phitilde" || name == "psitilde") {  // E phi = phi E
+        const auto& step = name == "phitilde" ? phis() : psi;
+        ok = push_transfer(step, true, adj) && push_transfer(step, false, adj);
+      } else if (name == "K") {  // K = E_phi G; K* = G* E_phi*
+        const Memoryless G = *memoryless(ev_, "G", adj);
+        if (!adj) {
+          ok = push_transfer(phis(), true, false);
+          c.f.push_back({Factor::PerBody, G, nullptr, G.in, G.out});
+        } else {
+          c.f.push_back({Factor::PerBody, G, nullptr, G.in, G.out});
+          ok = push_transfer(phis(), true, true);
+        }
+      } else return std::nullopt;
+      if (!ok) return std::nullopt;
+    }
+    for (int i = static_cast<int>(c.f.size()) - 1; i >= 0; --i)
+      if (c.f[i].kind == Factor::Strict) { c.strict = i; break; }
+    if (c.strict < 0) return std::nullopt;
+    return c;
+  }
+
+  std::optional<VecX> causal_solve(const Expr& sum, const VecX& y) const {
+    double s = 0.0;
+    std::vector<Expr> rest;
+    for (const auto& t : sum.kids()) {
+      if (t.is(Op::Identity)) s += 1.0;
+      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity)) s += t.coef();
+      else rest.push_back(t);
+    }
+    if (s == 0.0 || rest.empty()) return std::nullopt;
+    for (bool outward : {false, true}) {
+      std::vector<Chain> chains;
+      for (const auto& t : rest) {
+        auto c = chain_of(t, outward);
+        if (!c) break;
+        chains.push_back(std::move(*c));
+      }
+      if (chains.size() == rest.size()) return substitute(s, chains, outward, y, ir::infer_shape(sum).rows);
+    }
+    return std::nullopt;
+  }
+
+  // z = (y - X z) / s, body by body: inward (children first) for causal X, outward for
+  // anticausal. out[c][i][k] is factor i's output at body k; factor m's input is z.
+  VecX substitute(double s, const std::vector<Chain>& chains, bool outward, const VecX& y, Dim space) const {
+    const int N = n();
+    std::vector<std::vector<std::vector<VecX>>> out(chains.size());
+    for (std::size_t c = 0; c < chains.size(); ++c)
+      out[c].assign(chains[c].f.size() + 1, std::vector<VecX>(N));
+    VecX z(y.size());
+
+    // Factor i's own incoming edge sum at body k (children inward, parent outward).
+    auto edge_sum = [&](const Chain& ch, std::size_t c, std::size_t i, int k) {
+      const Factor& f = ch.f[i];
+      const auto& src = out[c][f.kind == Factor::Causal ? i : i + 1];
+      Vec6 acc = Vec6::Zero();
+      if (!outward) {
+        for (int child : bodies_[k].children) acc += (*f.step)[child] * src[child];
+      } else if (const int p = bodies_[k].parent; p >= 0) {
+        acc = (*f.step)[k].transpose() * src[p];
+      }
+      return acc;
+    };
+    auto eval_factor = [&](const Chain& ch, std::size_t c, std::size_t i, int k) {
+      const Factor& f = ch.f[i];
+      switch (f.kind) {
+        case Factor::PerBody: out[c][i][k] = f.map.block(k) * out[c][i + 1][k]; break;
+        case Factor::Causal: out[c][i][k] = out[c][i + 1][k] + edge_sum(ch, c, i, k); break;
+        case Factor::Strict: out[c][i][k] = edge_sum(ch, c, i, k); break;
+      }
+    };
+
+    for (int step = 0; step < N; ++step) {
+      const int k = outward ? N - 1 - step : step;
+      const Slot sl = slot(ev_, space, k);
+      VecX Xz = VecX::Zero(sl.size);
+      for (std::size_t c = 0; c < chains.size(); ++c) {
+        const Chain& ch = chains[c];
+        for (int i = ch.strict; i >= 0; --i) eval_factor(ch, c, i, k);
+        Xz += ch.coef * out[c][0][k];
+      }
+      z.segment(sl.offset, sl.size) = (y.segment(sl.offset, sl.size) - Xz) / s;
+      for (std::size_t c = 0; c < chains.size(); ++c) {
+        const Chain& ch = chains[c];
+        out[c][ch.f.size()][k] = z.segment(sl.offset, sl.size);
+        for (int i = static_cast<int>(ch.f.size()) - 1; i > ch.strict; --i) eval_factor(ch, c, i, k);
+      }
+    }
+    return z;
+  }
+};
+
+}  // namespace
+
+VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) { return Sweeps(ev).apply(e, y); }
+
+MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
+  const ir::Shape shape = ir::infer_shape(e);
+  const Sweeps sweeps(ev);
+  if (shape.rows == Dim::One && shape.cols != Dim::One) {
+    return eval_sweeps(ev, push_adjoint(e)).transpose();
+  }
+  if (shape.cols != Dim::One) {
+    const int cols = ev.rows(shape.cols);
+    MatX X(ev.rows(shape.rows), cols);
+    for (int j = 0; j < cols; ++j) X.col(j) = sweeps.apply(e, VecX::Unit(cols, j));
+    return X;
+  }
+  // A vector-valued expression: evaluate its rightmost vector, then apply the rest.
+  std::function<VecX(const Expr&)> value = [&](const Expr& x) -> VecX {
+    switch (x.op()) {
+      case Op::Symbol: return dense_symbol(ev, x.name());
+      case Op::Zero: return VecX::Zero(ev.rows(ir::infer_shape(x).rows));
+      case Op::Scale: return x.coef() * value(x.kid(0));
+      case Op::Sum: {
+        VecX v = value(x.kid(0));
+        for (std::size_t i = 1; i < x.kids().size(); ++i) v += value(x.kid(i));
+        return v;
+      }
+      case Op::Product: {
+        const auto kids = x.kids();
+        const Expr& first = kids.front();
+        const Expr rest = ir::product(std::vector<Expr>(kids.begin() + 1, kids.end()));
+        if (!first.is(Op::Identity) && ir::infer_shape(first).rows == Dim::One)  // a row vector times a vector: a dot product
+          return VecX::Constant(1, value(push_adjoint(first)).dot(value(rest)));
+        VecX v = value(kids.back());
+        for (std::size_t i = kids.size() - 1; i-- > 0;) v = sweeps.apply(kids[i], v);
+        return v;
+      }
+      default:
+        throw UserError(fmt::format("cannot evaluate {} as a vector by sweeps", ir::print(x)));
+    }
+  };
+  return value(e);
+}
+
+}  // namespace soa::interp
