@@ -70,7 +70,8 @@ private:
             s += i == 0 ? "-" : " - ";
             const double c = -t.coef();
             if (c != 1.0) s += format_number(c) + (o_.syntax == Syntax::Latex ? "\\," : " ");
-            s += node(t.kid(0), kScale + 1);
+            // Like a standalone Scale: "A - H psi K" reads as A + (-1)(H psi K).
+            s += node(t.kid(0), kProduct);
           } else {
             if (i > 0) s += " + ";
             s += node(t, kSum + 1);

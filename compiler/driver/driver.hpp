@@ -1,0 +1,48 @@
+// The soac command line: one subcommand per pipeline stage (like MLIR's toyc -emit=...).
+//
+// Exit codes, for every subcommand: 0 success; 1 a check failed (verify, --check, a
+// self-test); 2 bad input (usage, DSL text, URDF, state file, a singular model).
+// Errors are one line naming the place (file:line:col, file: link 'x'), then any detail.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/robot.hpp"
+
+namespace soa::driver {
+
+enum Exit { kOk = 0, kCheckFailed = 1, kBadInput = 2 };
+
+// --robot FILE [--floating] [--tip LINK ...]; or --random-trees N where a command allows it.
+struct RobotOptions {
+  std::string path;
+  bool floating = false;
+  std::vector<std::string> tips;
+  void add_to(CLI::App& cmd, bool robot_required);
+};
+
+struct LoadedRobot {
+  Robot robot;
+  std::vector<int> tips;  // frame indices; the leaf bodies when no --tip was given
+  std::string describe() const;
+};
+
+LoadedRobot load_robot(const RobotOptions& o);
+// Tips named on the command line, or every leaf body's frame.
+std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names);
+
+// Each subcommand registers itself and sets `run` when it is the one chosen.
+using Runner = std::function<int()>;
+void add_verify(CLI::App& app, Runner& run);
+void add_eval(CLI::App& app, Runner& run);
+void add_model(CLI::App& app, Runner& run);
+
+// True when stderr is a terminal (progress is shown only then).
+bool stderr_is_terminal();
+
+}  // namespace soa::driver

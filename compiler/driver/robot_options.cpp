@@ -1,0 +1,56 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "driver/driver.hpp"
+#include "model/kinematics.hpp"
+#include "support/error.hpp"
+
+namespace soa::driver {
+
+void RobotOptions::add_to(CLI::App& cmd, bool robot_required) {
+  auto* r = cmd.add_option("--robot", path, "URDF file of the robot");
+  if (robot_required) r->required();
+  cmd.add_flag("--floating", floating, "add a free-flyer joint above the URDF root link");
+  cmd.add_option("--tip", tips, "tip frame (link name) for B, J and f0; default: every leaf body")
+      ->take_all();
+}
+
+std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names) {
+  std::vector<int> tips;
+  if (names.empty()) {
+    for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
+    return tips;
+  }
+  for (const auto& name : names) {
+    if (auto f = robot.find_frame(name)) {
+      tips.push_back(*f);
+      continue;
+    }
+    for (const auto& w : robot.world_links)
+      if (w == name)
+        throw UserError(fmt::format("{}: --tip '{}': that link is welded to the world and never "
+                                    "moves; name a link behind a joint (or use --floating)",
+                                    robot.source, name));
+    throw UserError(fmt::format("{}: --tip '{}': no link or frame of that name", robot.source, name));
+  }
+  return tips;
+}
+
+LoadedRobot load_robot(const RobotOptions& o) {
+  LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
+  r.tips = resolve_tips(r.robot, o.tips);
+  return r;
+}
+
+std::string LoadedRobot::describe() const {
+  std::string tip_names;
+  for (int t : tips) tip_names += (tip_names.empty() ? "" : ", ") + robot.frames[t].name;
+  const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
+  return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source,
+                     floating ? "free-flyer" : "fixed base", robot.size(), robot.nv,
+                     tip_names.empty() ? "none" : tip_names);
+}
+
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
+}  // namespace soa::driver

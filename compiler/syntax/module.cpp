@@ -1,0 +1,182 @@
+// .soa modules: declarations (let, identity, kernel) -> Module, one declaration at a time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "algebra/shape.hpp"
+#include "algebra/vocabulary.hpp"
+#include "support/error.hpp"
+#include "syntax/diagnostics.hpp"
+#include "syntax/parser.hpp"
+
+namespace soa::syntax {
+
+bool Identity::has(std::string_view key) const {
+  return std::any_of(attributes.begin(), attributes.end(),
+                     [&](const auto& a) { return a.first == key; });
+}
+
+std::string Identity::attribute(std::string_view key, std::string fallback) const {
+  for (const auto& [k, v] : attributes)
+    if (k == key) return v;
+  return fallback;
+}
+
+const Identity* Module::find_identity(std::string_view name) const {
+  for (const Identity& i : identities)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+const Kernel* Module::find_kernel(std::string_view name) const {
+  for (const Kernel& k : kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+namespace {
+
+namespace g = grammar;
+using detail::Node;
+
+// The attributes the rest of the compiler understands. Anything else is refused rather
+// than kept, because a misspelt "serail" would otherwise silently change nothing.
+constexpr std::string_view kRewriteValues[] = {"ltr", "rtl", "both", "none"};
+constexpr const char* kKnownAttributes = "serial, false, rewrite=ltr|rtl|both|none";
+
+class ModuleBuilder {
+ public:
+  explicit ModuleBuilder(std::shared_ptr<const Source> src) : src_(*src) {
+    module_.source = std::move(src);
+  }
+
+  Module run() {
+    detail::Input in = detail::input_over(src_);
+    for (;;) {
+      const auto root = detail::parse_tree<g::module_step>(src_, in);
+      if (!root || root->children.empty()) break;  // end of the text
+      const Node& decl = *root->children.front();
+      // A fresh Builder per declaration: the names in scope are the lets seen so far.
+      const detail::Builder builder(src_, &module_.definitions);
+      if (decl.is_type<g::let_decl>())
+        let(decl, builder);
+      else if (decl.is_type<g::identity_decl>())
+        identity(decl, builder);
+      else
+        kernel(decl, builder);
+    }
+    return std::move(module_);
+  }
+
+ private:
+  const Source& src_;
+  Module module_;
+
+  Located at(const Node& n, const detail::Builder& b) const { return {module_.source, b.span(n)}; }
+
+  template <typename Item>
+  void refuse_duplicate(const std::vector<Item>& items, const Node& name, const detail::Builder& b,
+                        std::string_view what) const {
+    for (const Item& item : items)
+      if (item.name == name.string_view())
+        fail(src_, b.span(name),
+             fmt::format("duplicate {} '{}' (first declared at {})", what, item.name,
+                         location(item.where)));
+  }
+
+  void let(const Node& decl, const detail::Builder& b) {
+    const Node& name = *decl.children.at(0);
+    const std::string_view text = name.string_view();
+    if (text == "I" || ir::lookup(text) != nullptr)
+      fail(src_, b.span(name),
+           fmt::format("'{}' is already a name of the operator language", text));
+    refuse_duplicate(module_.definitions, name, b, "definition");
+    ir::Expr body = b.expression(*decl.children.at(1));
+    detail::check_shape(src_, body);
+    module_.definitions.push_back({std::string(text), std::move(body), at(name, b)});
+  }
+
+  void identity(const Node& decl, const detail::Builder& b) {
+    Identity id;
+    const Node& name = *decl.children.at(0);
+    refuse_duplicate(module_.identities, name, b, "identity");
+    id.name = name.string();
+    id.where = at(name, b);
+    id.citation = decl.children.at(1)->string();
+    for (std::size_t i = 2; i + 1 < decl.children.size(); ++i) attribute(*decl.children[i], b, id);
+    id.sides = b.equation(*decl.children.back());
+    detail::check_sides(src_, id.sides);
+    module_.identities.push_back(std::move(id));
+  }
+
+  void attribute(const Node& attr, const detail::Builder& b, Identity& id) const {
+    const Node& key_node = *attr.children.at(0);
+    const std::string key = key_node.string();
+    const std::string value = attr.children.size() > 1 ? attr.children[1]->string() : "";
+    if (id.has(key)) fail(src_, b.span(attr), fmt::format("attribute '{}' is given twice", key));
+    if (key == "serial" || key == "false") {
+      if (!value.empty())
+        fail(src_, b.span(attr),
+             fmt::format("attribute '{}' takes no value (write just '{}')", key, key));
+    } else if (key == "rewrite") {
+      if (std::find(std::begin(kRewriteValues), std::end(kRewriteValues), value) ==
+          std::end(kRewriteValues))
+        fail(src_, b.span(attr),
+             fmt::format("attribute 'rewrite' needs a direction: rewrite=ltr, rtl, both or none{}",
+                         value.empty() ? "" : fmt::format(" (not '{}')", value)));
+    } else {
+      fail(src_, b.span(key_node),
+           fmt::format("unknown attribute '{}' (known: {})", key, kKnownAttributes));
+    }
+    id.attributes.emplace_back(key, value);
+  }
+
+  void kernel(const Node& decl, const detail::Builder& b) {
+    Kernel k;
+    const Node& name = *decl.children.at(0);
+    refuse_duplicate(module_.kernels, name, b, "kernel");
+    k.name = name.string();
+    k.where = at(name, b);
+    for (std::size_t i = 1; i + 1 < decl.children.size(); ++i) {
+      const Node& input = *decl.children[i];
+      if (std::find(k.inputs.begin(), k.inputs.end(), input.string_view()) != k.inputs.end())
+        fail(src_, b.span(input), fmt::format("input '{}' is listed twice", input.string_view()));
+      k.inputs.push_back(input.string());
+    }
+    k.body = b.expression(*decl.children.back());
+    detail::check_shape(src_, k.body);
+    module_.kernels.push_back(std::move(k));
+  }
+};
+
+}  // namespace
+
+Module parse_module(std::shared_ptr<const Source> src) {
+  SOA_ASSERT(src != nullptr, "parse_module without a source");
+  detail::check_size(*src);
+  return ModuleBuilder(std::move(src)).run();
+}
+
+Module load_module(const std::string& path) {
+  auto source = std::make_shared<Source>();
+  source->name = path;
+  // errno is the only way to learn why a file could not be read; it is read at once.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    source->text.append(buffer, n);
+    if (n < sizeof buffer) break;
+  }
+  if (std::ferror(file.get()))
+    throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  return parse_module(std::move(source));
+}
+
+}  // namespace soa::syntax

@@ -1,0 +1,73 @@
+// Internal to compiler/syntax: running the PEGTL grammar and building IR from its parse tree.
+// parse.cpp implements this; module.cpp uses it for the declarations of a .soa file.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "algebra/expr.hpp"
+#include "syntax/grammar.hpp"
+#include "syntax/syntax.hpp"
+
+namespace soa::syntax::detail {
+
+using Node = tao::pegtl::parse_tree::node;
+using Input = tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy>;
+
+// Spans are 32-bit byte offsets; refuse texts they cannot address.
+void check_size(const Source& src);
+
+// An input over the source's own buffer, so that node pointers convert to byte offsets.
+inline Input input_over(const Source& src) {
+  return Input(src.text.data(), src.text.data() + src.text.size(), src.name);
+}
+
+// Turn a failed must<> into a UserError at the right place with a human message.
+[[noreturn]] void report(const Source& src, const grammar::SyntaxError& error);
+
+// Parse one `Rule` from the current position of `in` (advancing it) into a parse tree.
+template <typename Rule>
+std::unique_ptr<Node> parse_tree(const Source& src, Input& in) {
+  try {
+    return tao::pegtl::parse_tree::parse<Rule, grammar::selector, tao::pegtl::nothing,
+                                         grammar::control>(in);
+  } catch (const grammar::SyntaxError& e) {
+    report(src, e);
+  }
+}
+
+// Builds IR from `expression` and `equation` nodes. Names resolve against the vocabulary,
+// `I`, and `definitions` (the `let`s in scope, possibly none). Holds references only; make
+// a new one after adding a definition.
+class Builder {
+ public:
+  Builder(const Source& src, const std::vector<Definition>* definitions);
+
+  ir::Expr expression(const Node& n) const;
+  std::vector<ir::Expr> equation(const Node& n) const;
+  ir::Span span(const Node& n) const;
+
+ private:
+  struct Candidate {
+    std::string_view text;
+    int definition;  // index into *definitions_, or -1 for a vocabulary name or I
+  };
+
+  const Source& src_;
+  const std::vector<Definition>* definitions_;
+  std::vector<Candidate> candidates_;  // longest first
+
+  ir::Expr product(const Node& n) const;
+  void factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
+              const Node*& first_number) const;
+  std::vector<ir::Expr> split(const Node& word) const;
+  [[noreturn]] void unknown_word(const Node& word) const;
+  ir::Expr resolve(const Candidate& c, ir::Span span) const;
+};
+
+// Shape checks that report through diagnostics (ShapeError -> UserError with location).
+void check_shape(const Source& src, const ir::Expr& e);
+void check_sides(const Source& src, const std::vector<ir::Expr>& sides);
+
+}  // namespace soa::syntax::detail

@@ -1,0 +1,83 @@
+// The syntax stage: operator-language text and .soa files -> operator IR (algebra/expr.hpp).
+//
+// Contract
+// - The language and the .soa format are described in grammar/README.md; grammar/soa.peg is
+//   the grammar in PEG notation and matches the PEGTL rules in syntax/grammar.hpp.
+// - Every Expr produced here uses canonical vocabulary names (aliases are resolved), and
+//   every node carries a span (byte offsets into Source::text) for diagnostics. Names
+//   defined with `let` are inlined; their nodes carry the span of the use.
+// - Everything returned is shape-checked (algebra/shape.hpp): an expression has a definite
+//   shape, the sides of an equation agree.
+// - All mistakes in the text are soa::UserError with "file:line:col: error: message" and a
+//   caret line in detail() (syntax/diagnostics.hpp). The first mistake in text order wins.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "algebra/expr.hpp"
+
+namespace soa::syntax {
+
+struct Source {
+  std::string name;  // file path, or "<command line>"
+  std::string text;
+};
+
+// A place in a source, kept so later stages can point back at the text.
+struct Located {
+  std::shared_ptr<const Source> source;
+  ir::Span span;
+};
+
+struct Identity {
+  std::string name;
+  std::string citation;
+  std::vector<ir::Expr> sides;                                  // at least two; all equal
+  std::vector<std::pair<std::string, std::string>> attributes;  // in order; value "" if none
+  Located where;                                                // the identity's name
+
+  bool has(std::string_view key) const;
+  std::string attribute(std::string_view key, std::string fallback) const;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<std::string> inputs;  // as written; not checked against the body
+  ir::Expr body;
+  Located where;  // the kernel's name
+};
+
+struct Definition {
+  std::string name;
+  ir::Expr body;
+  Located where;  // the defined name
+};
+
+struct Module {
+  std::shared_ptr<const Source> source;
+  std::vector<Definition> definitions;  // in file order
+  std::vector<Identity> identities;     // in file order
+  std::vector<Kernel> kernels;          // in file order
+
+  const Identity* find_identity(std::string_view name) const;
+  const Kernel* find_kernel(std::string_view name) const;
+};
+
+// A whole .soa text. Throws UserError.
+Module parse_module(std::shared_ptr<const Source> src);
+
+// Read and parse a .soa file. An unreadable file is UserError "path: cannot read: reason".
+Module load_module(const std::string& path);
+
+// One expression. `scope` (optional) supplies `let` definitions usable by name.
+ir::Expr parse_expression(std::shared_ptr<const Source> src, const Module* scope = nullptr);
+
+// SIDE = SIDE [= SIDE ...]: at least two sides, shape-checked as one equation.
+std::vector<ir::Expr> parse_equation(std::shared_ptr<const Source> src,
+                                     const Module* scope = nullptr);
+
+}  // namespace soa::syntax

@@ -1,0 +1,132 @@
+// Small utilities of the robot model and the numbering invariant (robot.hpp).
+#include "model/robot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "support/error.hpp"
+
+namespace soa {
+
+int nq_of(JointKind k) {
+  switch (k) {
+    case JointKind::Revolute: return 1;
+    case JointKind::Prismatic: return 1;
+    case JointKind::Ball: return 4;
+    case JointKind::Free: return 7;
+  }
+  SOA_ASSERT(false, "bad JointKind");
+  return 0;
+}
+
+int nv_of(JointKind k) {
+  switch (k) {
+    case JointKind::Revolute: return 1;
+    case JointKind::Prismatic: return 1;
+    case JointKind::Ball: return 3;
+    case JointKind::Free: return 6;
+  }
+  SOA_ASSERT(false, "bad JointKind");
+  return 0;
+}
+
+const char* to_string(JointKind k) {
+  switch (k) {
+    case JointKind::Revolute: return "revolute";
+    case JointKind::Prismatic: return "prismatic";
+    case JointKind::Ball: return "ball";
+    case JointKind::Free: return "free";
+  }
+  SOA_ASSERT(false, "bad JointKind");
+  return "";
+}
+
+std::optional<int> Robot::find_frame(const std::string& name) const {
+  for (int i = 0; i < static_cast<int>(frames.size()); ++i)
+    if (frames[i].name == name) return i;
+  return std::nullopt;
+}
+
+std::vector<int> Robot::leaf_bodies() const {
+  std::vector<int> leaves;
+  for (int k = 0; k < size(); ++k)
+    if (bodies[k].children.empty()) leaves.push_back(k);
+  return leaves;
+}
+
+bool Robot::is_serial_chain() const {
+  int roots = 0;
+  for (const Body& b : bodies) {
+    if (b.parent < 0) ++roots;
+    if (b.children.size() > 1) return false;
+  }
+  return roots <= 1;
+}
+
+std::vector<std::string> Robot::joint_order() const {
+  std::vector<int> order(bodies.size());
+  for (int k = 0; k < size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
+  std::vector<std::string> names;
+  names.reserve(order.size());
+  for (int k : order) names.push_back(bodies[k].joint_name);
+  return names;
+}
+
+void finalize(Robot& robot) {
+  const int n = robot.size();
+  for (int k = 0; k < n; ++k) {
+    const int p = robot.bodies[k].parent;
+    SOA_ASSERT(p == -1 || (p > k && p < n),
+               fmt::format("body {} ('{}') has parent {}: the numbering needs parent > child", k,
+                           robot.bodies[k].name, p));
+  }
+
+  // Children (and roots) in decreasing index order: the loaders number bodies
+  // k = n-1-preorder, so this is the order in which the depth-first walk met them (URDF file
+  // order), and walking it reproduces that preorder for the joint-space offsets.
+  std::vector<int> roots;
+  for (Body& b : robot.bodies) b.children.clear();
+  for (int k = n - 1; k >= 0; --k) {
+    const int p = robot.bodies[k].parent;
+    if (p < 0)
+      roots.push_back(k);
+    else
+      robot.bodies[p].children.push_back(k);
+  }
+
+  int q = 0;
+  int v = 0;
+  std::vector<int> stack(roots.rbegin(), roots.rend());
+  while (!stack.empty()) {
+    const int k = stack.back();
+    stack.pop_back();
+    Body& b = robot.bodies[k];
+    b.q_offset = q;
+    b.v_offset = v;
+    q += b.nq();
+    v += b.nv();
+    stack.insert(stack.end(), b.children.rbegin(), b.children.rend());
+  }
+  robot.nq = q;
+  robot.nv = v;
+
+  for (int k = 0; k < n; ++k) {
+    const std::string& name = robot.bodies[k].name;
+    const std::optional<int> f = robot.find_frame(name);
+    if (!f) {
+      robot.frames.push_back(Frame{name, k, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero()});
+    } else {
+      SOA_ASSERT(robot.frames[*f].body == k,
+                 fmt::format("frame '{}' is named after body {} but attached to body {}", name, k,
+                             robot.frames[*f].body));
+    }
+  }
+  for (const Frame& f : robot.frames)
+    SOA_ASSERT(f.body >= 0 && f.body < n,
+               fmt::format("frame '{}' is attached to missing body {}", f.name, f.body));
+}
+
+}  // namespace soa
