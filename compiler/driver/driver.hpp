@@ -41,6 +41,7 @@ using Runner = std::function<int()>;
 void add_verify(CLI::App& app, Runner& run);
 void add_eval(CLI::App& app, Runner& run);
 void add_model(CLI::App& app, Runner& run);
+void add_derive(CLI::App& app, Runner& run);
 
 // True when stderr is a terminal (progress is shown only then).
 bool stderr_is_terminal();

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   add_verify(app, run);
   add_eval(app, run);
   add_model(app, run);
+  add_derive(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -19,6 +19,7 @@ struct Value {
 };
 
 MatX materialise(const Value& v, long size) {
+  SOA_ASSERT(v.scalar_identity || v.m.rows() == size, "identity partner of another size");
   return v.scalar_identity ? MatX(v.s * MatX::Identity(size, size)) : v.m;
 }
 
@@ -58,9 +59,16 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
       Value acc = Value::identity(0.0);
       for (const auto& t : e.kids()) {
         Value v = eval(ev, t);
-        if (acc.scalar_identity && v.scalar_identity) acc.s += v.s;
-        else if (acc.scalar_identity) acc = Value::matrix(materialise(acc, v.m.rows()) + v.m);
-        else acc.m += materialise(v, acc.m.rows());
+        if (acc.scalar_identity && v.scalar_identity) {
+          acc.s += v.s;
+        } else if (acc.scalar_identity) {
+          // A zero start adds nothing; s I needs a square partner (shape checking says so).
+          acc = acc.s == 0.0 ? std::move(v) : Value::matrix(materialise(acc, v.m.rows()) + v.m);
+        } else if (!v.scalar_identity) {
+          acc.m += v.m;
+        } else if (v.s != 0.0) {
+          acc.m += materialise(v, acc.m.rows());
+        }
       }
       return acc;
     }

@@ -25,7 +25,7 @@ const std::vector<std::string> kExpressions = {
     "phi^-1", "psi^-1", "phi*^-1", "D^-1", "M^-1", "calM^-1", "(I - E_phi)^-1", "(I - E_psi)^-1",
     "(I + H phi K)^-1", "(I + H phi K)*^-1", "(I - H psi K)* D^-1 (I - H psi K)", "(2 I + H phitilde K)^-1",
     "(I - K H)^-1", "(I + phitilde* H* G*)^-1", "calM qdd + C", "calM^-1 (T - C)", "phi* H* qd", "J qd",
-    "H phi (M phi* a + b)", "J calM^-1 J*", "B* Omega B", "(J calM J* + I)^-1",
+    "H phi (M phi* a + b)", "J calM^-1 J*", "G* - H", "0 + H - 2 G*", "B* Omega B", "(J calM J* + I)^-1",
 };
 
 double relative_difference(const MatX& a, const MatX& b) {

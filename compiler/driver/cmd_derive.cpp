@@ -1,0 +1,176 @@
+// soac derive: the cheapest equivalent form of an expression that the identity library
+// reaches, with every step (rule, citation, the rewritten part marked, cost after it).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "algebra/print.hpp"
+#include "driver/driver.hpp"
+#include "interp/interpreter.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace soa::driver {
+namespace {
+
+struct DeriveOptions {
+  std::string expression;
+  std::string format = "text";
+  std::string library;
+  RobotOptions robot;
+  bool check = false;
+  int samples = 3;
+  std::uint64_t seed = 1;
+};
+
+// The value check: every intermediate form evaluated (dense) on the robot equals the input.
+struct CheckReport {
+  std::string robot;
+  int samples = 0;
+  double max_rel = 0.0;
+  int failed_step = -1;  // 1-based step that changed the value
+};
+
+CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o) {
+  Robot robot;
+  std::vector<int> tips;
+  if (o.robot.path.empty()) {
+    robot = random_tree(o.seed, RandomTreeOptions{7, false, true, true, 0.5});
+    tips = resolve_tips(robot, {});
+  } else {
+    LoadedRobot r = load_robot(o.robot);
+    robot = std::move(r.robot);
+    tips = std::move(r.tips);
+  }
+  CheckReport report{robot.source, o.samples, 0.0, -1};
+  for (int s = 0; s < o.samples; ++s) {
+    std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));
+    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+    const MatX reference = interp::eval_dense(ev, d.input);
+    const double scale = std::max(reference.cwiseAbs().maxCoeff(), 1.0);
+    for (std::size_t i = 0; i < d.steps.size(); ++i) {
+      const ir::Expr& after = d.steps[i].after;
+      if (after.is(ir::Op::Identity) || after.is(ir::Op::Zero)) continue;  // no size of its own
+      const double rel = (interp::eval_dense(ev, after) - reference).cwiseAbs().maxCoeff() / scale;
+      report.max_rel = std::max(report.max_rel, rel);
+      if (!(rel <= 1e-9) && report.failed_step < 0) report.failed_step = static_cast<int>(i) + 1;
+    }
+  }
+  return report;
+}
+
+ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax) {
+  return ir::PrintOptions{syntax, s.site_in_before, s.begin, s.end};
+}
+
+void print_text(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
+  using ir::Syntax;
+  fmt::print("input: {}\ncost:  {}\n", ir::print(d.input, Syntax::Unicode), rewrite::to_string(d.input_cost));
+  for (std::size_t i = 0; i < d.steps.size(); ++i) {
+    const rewrite::Step& s = d.steps[i];
+    fmt::print("\n{}. {}  ({})\n   before: {}\n   after:  {}\n   cost:   {}\n", i + 1, s.rule, s.citation,
+               ir::print(s.before, marked(s, Syntax::Unicode)), ir::print(s.after, Syntax::Unicode),
+               rewrite::to_string(s.cost_after));
+  }
+  if (d.steps.empty()) fmt::print("\nno cheaper form found: the expression is left as it is\n");
+  fmt::print("\nfinal: {}\ncost:  {}\n", ir::print(rewrite::present(d.final), Syntax::Unicode),
+             rewrite::to_string(d.cost));
+  if (check)
+    fmt::print("check: every step keeps the value on {} ({} states): max rel {:.2e}\n", check->robot, check->samples,
+               check->max_rel);
+}
+
+std::string latex_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '_' || c == '&' || c == '%' || c == '#' || c == '$') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void print_latex(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
+  using ir::Syntax;
+  fmt::print("\\documentclass{{article}}\n\\usepackage{{amsmath,amssymb}}\n\\begin{{document}}\n");
+  fmt::print("\\section*{{Derivation}}\nInput: $ {} $ \\quad ({})\n", ir::print(d.input, Syntax::Latex),
+             latex_text(rewrite::to_string(d.input_cost)));
+  if (!d.steps.empty()) {
+    fmt::print("\\begin{{enumerate}}\n");
+    for (const rewrite::Step& s : d.steps)
+      fmt::print("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n", latex_text(s.rule),
+                 latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)), ir::print(s.after, Syntax::Latex),
+                 latex_text(rewrite::to_string(s.cost_after)));
+    fmt::print("\\end{{enumerate}}\n");
+  }
+  fmt::print("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex),
+             latex_text(rewrite::to_string(d.cost)));
+  if (check)
+    fmt::print("\n\\noindent Checked on {} ({} states): max relative error ${:.2e}$.\n", latex_text(check->robot),
+               check->samples, check->max_rel);
+  fmt::print("\\end{{document}}\n");
+}
+
+nlohmann::ordered_json cost_json(const rewrite::Cost& c) {
+  return {{"order", c.order}, {"sweeps", c.sweeps}, {"opaque", c.opaque}, {"flops", c.flops},
+          {"text", rewrite::to_string(c)}};
+}
+
+void print_json(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
+  nlohmann::ordered_json j;
+  j["input"] = ir::print(d.input);
+  j["steps"] = nlohmann::ordered_json::array();
+  for (const rewrite::Step& s : d.steps)
+    j["steps"].push_back({{"rule", s.rule},
+                          {"citation", s.citation},
+                          {"before", ir::print(s.before)},
+                          {"after", ir::print(s.after)},
+                          {"cost", cost_json(s.cost_after)}});
+  j["final"] = ir::print(rewrite::present(d.final));
+  j["cost"] = cost_json(d.cost);
+  if (check) j["check"] = {{"robot", check->robot}, {"samples", check->samples}, {"max_rel", check->max_rel}};
+  fmt::print("{}\n", j.dump(2));
+}
+
+int run_derive(const DeriveOptions& o) {
+  const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
+  auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
+  const ir::Expr input = syntax::parse_expression(source, &lib.module);
+  rewrite::Options options;
+  if (!o.robot.path.empty()) options.serial_chain = load_robot(o.robot).robot.is_serial_chain();
+  const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
+
+  std::optional<CheckReport> check;
+  if (o.check) check = check_steps(d, o);
+  if (o.format == "latex") print_latex(d, check);
+  else if (o.format == "json") print_json(d, check);
+  else print_text(d, check);
+
+  if (check && check->failed_step > 0) {
+    const rewrite::Step& s = d.steps[check->failed_step - 1];
+    std::cerr << fmt::format("soac: error: --check: step {} ({}) changed the value on {} (max rel {:.3e}): {} -> {}\n",
+                             check->failed_step, s.rule, check->robot, check->max_rel, ir::print(s.before),
+                             ir::print(s.after));
+    return kCheckFailed;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void add_derive(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<DeriveOptions>();
+  CLI::App* cmd = app.add_subcommand("derive", "rewrite an expression into its cheapest known form, step by step");
+  cmd->add_option("expression", opts->expression, "operator expression, e.g. \"J calM^-1 J*\"")->required();
+  cmd->add_option("--format", opts->format, "text, latex or json")->check(CLI::IsMember({"text", "latex", "json"}));
+  cmd->add_option("--library", opts->library, "identity library (default: grammar/identities.soa)");
+  opts->robot.add_to(*cmd, false);
+  cmd->add_flag("--check", opts->check,
+                "evaluate every intermediate form on the robot (or a random tree) and fail if one changes the value");
+  cmd->add_option("--samples", opts->samples, "states for --check")->check(CLI::Range(1, 10000));
+  cmd->add_option("--seed", opts->seed, "seed of the states (and of the random tree) for --check");
+  cmd->callback([opts, &run] { run = [opts] { return run_derive(*opts); }; });
+}
+
+}  // namespace soa::driver

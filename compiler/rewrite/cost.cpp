@@ -1,0 +1,320 @@
+#include "rewrite/cost.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "algebra/print.hpp"
+#include "algebra/vocabulary.hpp"
+
+namespace soa::rewrite {
+namespace {
+
+using ir::Expr;
+using ir::Op;
+
+// ---- causality as the set of block parts a matrix may have ------------------------------
+
+struct Parts {
+  bool diag = false, lower = false, upper = false;
+};
+
+Parts parts_of(ir::Structure s) {
+  switch (s) {
+    case ir::Structure::Memoryless:
+    case ir::Structure::PickOff:
+    case ir::Structure::Vector: return {true, false, false};
+    case ir::Structure::Causal: return {true, true, false};
+    case ir::Structure::StrictlyCausal: return {false, true, false};
+    case ir::Structure::Full: return {true, true, true};
+  }
+  return {true, true, true};
+}
+
+// Block parts of a product: diag x X = X, lower x lower = lower, lower x upper = all.
+Parts times(Parts a, Parts b) {
+  Parts r;
+  auto add = [&r](bool d, bool l, bool u) {
+    r.diag |= d;
+    r.lower |= l;
+    r.upper |= u;
+  };
+  if (a.diag && b.diag) add(true, false, false);
+  if ((a.diag && b.lower) || (a.lower && b.diag) || (a.lower && b.lower)) add(false, true, false);
+  if ((a.diag && b.upper) || (a.upper && b.diag) || (a.upper && b.upper)) add(false, false, true);
+  if ((a.lower && b.upper) || (a.upper && b.lower)) add(true, true, true);
+  return r;
+}
+
+Parts parts(const Expr& e) {
+  switch (e.op()) {
+    case Op::Symbol: {
+      const ir::SymbolInfo* info = ir::lookup(e.name());
+      return info ? parts_of(info->structure) : Parts{true, true, true};
+    }
+    case Op::Identity: return {true, false, false};
+    case Op::Zero: return {};
+    case Op::Scale: return parts(e.kid(0));
+    case Op::Adjoint: {
+      const Parts p = parts(e.kid(0));
+      return {p.diag, p.upper, p.lower};
+    }
+    case Op::Inverse: {
+      // The inverse of a block triangular matrix is block triangular with the same
+      // orientation (and has a diagonal); a strictly triangular one is singular.
+      const Parts p = parts(e.kid(0));
+      if (p.lower && p.upper) return {true, true, true};
+      return {true, p.lower, p.upper};
+    }
+    case Op::Sum: {
+      Parts r;
+      for (const auto& t : e.kids()) {
+        const Parts p = parts(t);
+        r.diag |= p.diag;
+        r.lower |= p.lower;
+        r.upper |= p.upper;
+      }
+      return r;
+    }
+    case Op::Product: {
+      Parts r{true, false, false};
+      for (const auto& f : e.kids()) r = times(r, parts(f));
+      return r;
+    }
+  }
+  return {true, true, true};
+}
+
+Causality classify(Parts p) {
+  if (p.lower && p.upper) return Causality::Full;
+  if (p.lower) return p.diag ? Causality::Causal : Causality::StrictlyCausal;
+  if (p.upper) return p.diag ? Causality::Anticausal : Causality::StrictlyAnticausal;
+  return Causality::Memoryless;
+}
+
+bool is_square(const Expr& e) {
+  try {
+    const ir::Shape s = ir::infer_shape(e);
+    return s.rows == s.cols;
+  } catch (const ir::ShapeError&) {
+    return false;
+  }
+}
+
+// c I + (terms all strictly causal, or all strictly anticausal), c != 0: unipotent up to
+// the factor c, hence invertible (reference 3: phi = (I - E_phi)^-1 is the model case).
+bool unipotent_sum(const Expr& e) {
+  if (!e.is(Op::Sum)) return false;
+  int identities = 0;
+  Parts rest;
+  for (const auto& t : e.kids()) {
+    const Expr& body = t.is(Op::Scale) ? t.kid(0) : t;
+    if (body.is(Op::Identity)) {
+      ++identities;
+      continue;
+    }
+    const Parts p = parts(body);
+    rest.diag |= p.diag;
+    rest.lower |= p.lower;
+    rest.upper |= p.upper;
+  }
+  return identities == 1 && !rest.diag && !(rest.lower && rest.upper);
+}
+
+// ---- costs --------------------------------------------------------------------------------
+
+struct Acc {
+  int fixed_order = 0;  // one-time work independent of the columns (dense factorisation)
+  int sweeps = 0;
+  int opaque = 0;
+  double flops = 0.0;
+  Acc& operator+=(const Acc& o) {
+    fixed_order = std::max(fixed_order, o.fixed_order);
+    sweeps += o.sweeps;
+    opaque += o.opaque;
+    flops += o.flops;
+    return *this;
+  }
+};
+
+constexpr double kVectorOp = 6.0;       // adding or scaling a 6-vector per body
+constexpr double kSubstitution = 36.0;  // bookkeeping of an implicit (substitution) sweep
+
+// Per-body multiply-adds for applying a symbol to one column (revolute joints, 6x6 blocks).
+double symbol_flops(std::string_view name) {
+  struct Entry {
+    std::string_view name;
+    double flops;
+  };
+  static constexpr std::array<Entry, 17> kTable = {{
+      {"H", 6},      {"G", 6},       {"D", 1},       {"B", 6},          {"M", 36},
+      {"P", 36},     {"R", 36},      {"Upsilon", 36}, {"tau", 36},      {"taubar", 36},
+      {"E_phi", 36}, {"E_psi", 72},  {"K", 42},      {"phi", 42},       {"psi", 42},
+      {"phitilde", 42}, {"psitilde", 42},
+  }};
+  for (const auto& e : kTable)
+    if (e.name == name) return e.flops;
+  return 36;
+}
+
+bool recursive_symbol(std::string_view name) {
+  return name == "phi" || name == "psi" || name == "phitilde" || name == "psitilde";
+}
+
+// Reference section 3: the operators the lowering evaluates through their definitions.
+// `adjoint` selects the definition of the adjoint (J* = H phi B).
+std::optional<Expr> definition(std::string_view name, bool adjoint) {
+  using ir::symbol;
+  if (name == "calM")  // 001 eq. 22: H phi M phi* H* (symmetric)
+    return ir::product({symbol("H"), symbol("phi"), symbol("M"), ir::adjoint(symbol("phi")),
+                        ir::adjoint(symbol("H"))});
+  if (name == "Omega")  // psi* H* D^-1 H psi (symmetric)
+    return ir::product({ir::adjoint(symbol("psi")), ir::adjoint(symbol("H")),
+                        ir::inverse(symbol("D")), symbol("H"), symbol("psi")});
+  if (name == "J") {  // 000 eq. 3.3: B* phi* H*
+    if (adjoint) return ir::product({symbol("H"), symbol("phi"), symbol("B")});
+    return ir::product({ir::adjoint(symbol("B")), ir::adjoint(symbol("phi")),
+                        ir::adjoint(symbol("H"))});
+  }
+  return std::nullopt;
+}
+
+Acc apply_cost(const Expr& e);
+
+Acc symbol_cost(const Expr& s, bool adjoint) {
+  const ir::SymbolInfo* info = ir::lookup(s.name());
+  if (info && info->structure == ir::Structure::Vector) return {};  // an input
+  if (auto def = definition(s.name(), adjoint)) {
+    Acc a = apply_cost(*def);
+    a.opaque += 1;
+    return a;
+  }
+  Acc a;
+  a.flops = symbol_flops(s.name());
+  if (recursive_symbol(s.name())) a.sweeps = 1;
+  return a;
+}
+
+Acc inverse_cost(const Expr& k) {
+  const Expr& base = k.is(Op::Adjoint) ? k.kid(0) : k;
+  if (base.is_symbol("phi") || base.is_symbol("psi")) {
+    Acc a;  // phi^-1 = I - E_phi: a one-level shift, no recursion
+    a.flops = symbol_flops("E_phi") + kVectorOp;
+    return a;
+  }
+  const Causality c = classify(parts(k));
+  if (c == Causality::Memoryless) {
+    Acc a = apply_cost(k);  // per-body solve with a factor formed once per body
+    a.flops += 1;
+    return a;
+  }
+  if (c == Causality::Causal || c == Causality::Anticausal) {
+    Acc a = apply_cost(k);  // forward (backward) substitution over the bodies
+    a.sweeps = std::max(1, a.sweeps);
+    a.flops += kSubstitution;
+    return a;
+  }
+  Acc a;  // dense: form the matrix (O(N^2)) and factor it (O(N^3))
+  a.fixed_order = 3;
+  return a;
+}
+
+Acc apply_cost(const Expr& e) {
+  switch (e.op()) {
+    case Op::Symbol: return symbol_cost(e, false);
+    case Op::Identity:
+    case Op::Zero: return {};
+    case Op::Adjoint: {
+      if (e.kid(0).is(Op::Symbol)) return symbol_cost(e.kid(0), true);
+      return apply_cost(e.kid(0));  // not normalised: same work, other direction
+    }
+    case Op::Inverse: return inverse_cost(e.kid(0));
+    case Op::Scale: {
+      Acc a = apply_cost(e.kid(0));
+      a.flops += kVectorOp;
+      return a;
+    }
+    case Op::Sum: {
+      // A term -x is a subtraction: as cheap as an addition.
+      Acc a;
+      for (const auto& t : e.kids())
+        a += t.is(Op::Scale) && std::fabs(t.coef()) == 1.0 ? apply_cost(t.kid(0)) : apply_cost(t);
+      a.flops += kVectorOp * static_cast<double>(e.kids().size() - 1);
+      return a;
+    }
+    case Op::Product: {
+      Acc a;
+      for (const auto& f : e.kids()) a += apply_cost(f);
+      return a;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool same_cost(const Cost& a, const Cost& b) {
+  return a.order == b.order && a.sweeps == b.sweeps && a.opaque == b.opaque &&
+         std::fabs(a.flops - b.flops) <= 1e-9 * std::max(1.0, std::fabs(a.flops));
+}
+
+bool operator<(const Cost& a, const Cost& b) {
+  if (a.order != b.order) return a.order < b.order;
+  if (a.sweeps != b.sweeps) return a.sweeps < b.sweeps;
+  if (a.opaque != b.opaque) return a.opaque < b.opaque;
+  if (same_cost(a, b)) return false;
+  return a.flops < b.flops;
+}
+
+std::string to_string(const Cost& c) {
+  const std::string order = c.order == 0 ? "O(1)" : c.order == 1 ? "O(N)" : fmt::format("O(N^{})", c.order);
+  std::string s = fmt::format("{}, {} sweep{}, {} flops/body", order, c.sweeps,
+                              c.sweeps == 1 ? "" : "s", ir::format_number(c.flops));
+  if (c.opaque > 0) s += fmt::format(", {} opaque", c.opaque);
+  return s;
+}
+
+Cost cost(const ir::Expr& e, std::optional<ir::Shape> shape) {
+  const Acc a = apply_cost(e);
+  if (!shape) {
+    try {
+      shape = ir::infer_shape(e);
+    } catch (const ir::ShapeError&) {
+      shape = ir::Shape{ir::Dim::One, ir::Dim::One};
+    }
+  }
+  const bool many_columns = shape->cols == ir::Dim::Joint || shape->cols == ir::Dim::Spatial;
+  const bool work = a.sweeps > 0 || a.flops > 0;
+  Cost c;
+  c.order = std::max(a.fixed_order, work ? 1 + (many_columns ? 1 : 0) : 0);
+  c.sweeps = a.sweeps;
+  c.opaque = a.opaque;
+  c.flops = a.flops;
+  return c;
+}
+
+Causality causality(const ir::Expr& e) { return classify(parts(e)); }
+
+bool known_invertible(const ir::Expr& e) {
+  switch (e.op()) {
+    case Op::Identity: return true;
+    case Op::Zero: return false;
+    case Op::Symbol: {
+      static constexpr std::array<std::string_view, 7> kInvertible = {"D", "M", "P", "R",
+                                                                      "phi", "psi", "calM"};
+      return std::find(kInvertible.begin(), kInvertible.end(), e.name()) != kInvertible.end();
+    }
+    case Op::Adjoint:
+    case Op::Inverse: return known_invertible(e.kid(0));
+    case Op::Scale: return e.coef() != 0.0 && known_invertible(e.kid(0));
+    case Op::Product:
+      return std::all_of(e.kids().begin(), e.kids().end(),
+                         [](const Expr& f) { return is_square(f) && known_invertible(f); });
+    case Op::Sum: return unipotent_sum(e);
+  }
+  return false;
+}
+
+}  // namespace soa::rewrite

@@ -1,0 +1,86 @@
+// Cost model of the rewrite stage: what an operator expression costs when it is evaluated
+// the way compiler/lower will evaluate it (reference section 5), so that the search can
+// tell a cheaper equivalent form from a dearer one.
+//
+// Contract
+// - The expression is evaluated applied to vectors: a vector-valued expression directly, an
+//   operator-valued one column by column (as the sweep interpreter does).
+// - Per column, every factor is applied right to left:
+//     memoryless (H, M, P, D, G, tau, taubar, R, Upsilon, B)  fused into a sweep: 0 sweeps;
+//     phi, psi, phitilde, psitilde and their adjoints             1 sweep each (inward for
+//                                                                the causal ones, outward
+//                                                                for their adjoints);
+//     E_phi, E_psi, K                                            0 sweeps: a one-level shift
+//                                                                (each body reads only its
+//                                                                children), no recursion;
+//     calM, J, Omega                                              their definitions
+//                                                                (reference 3: calM = H phi M
+//                                                                phi* H*, 2 sweeps; J = B*
+//                                                                phi* H*; Omega = psi* H*
+//                                                                D^-1 H psi) plus one
+//                                                                "opaque" mark: the lowering
+//                                                                has to expand them first;
+//     memoryless^-1                                               per-body solve, 0 sweeps;
+//     phi^-1, psi^-1                                              I - E_phi: 0 sweeps;
+//     (c I + strictly causal)^-1, causal^-1                       1 substitution sweep (001
+//                                                                eqs. 49-51 style) plus a
+//                                                                bookkeeping surcharge;
+//     anything else ^-1 (calM^-1 before MINV)                     dense: form and factor the
+//                                                                matrix, O(N^3).
+//   Sums and products add their parts' costs; state vectors (T, qd, f0, a, ...) are inputs
+//   and cost nothing.
+// - order = the exponent of N of the whole evaluation: max(3 if a dense solve is needed,
+//   1 for O(N) work per column + 1 if the columns are N or 6n many); 0 if nothing depends
+//   on N. The number of tip frames 6m is taken as O(1).
+// - Total order (documented, used by the search): order first, then sweeps (per column),
+//   then opaque, then flops (per body per column; a rough multiply-add count that only
+//   breaks ties). Sweeps are counted unfused: two inward sweeps that the lowering might
+//   fuse still count 2, so that removing a recursion is always visible.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "algebra/expr.hpp"
+#include "algebra/shape.hpp"
+
+namespace soa::rewrite {
+
+struct Cost {
+  int order = 0;       // evaluation is O(N^order)
+  int sweeps = 0;      // recursions over the bodies, per column
+  int opaque = 0;      // calM, J, Omega left for the lowering to expand
+  double flops = 0.0;  // multiply-adds per body per column (rough)
+};
+
+// Lexicographic (order, sweeps, opaque, flops); flops compared with a small tolerance.
+bool operator<(const Cost& a, const Cost& b);
+bool same_cost(const Cost& a, const Cost& b);
+
+// "O(N), 3 sweeps, 120 flops/body" (and ", 1 opaque" when there is any).
+std::string to_string(const Cost& c);
+
+// The cost of `e`. `shape` is the shape of the whole expression when the caller knows it
+// (a lone I has none of its own); otherwise it is inferred, and taken as a vector when it
+// cannot be.
+Cost cost(const ir::Expr& e, std::optional<ir::Shape> shape = std::nullopt);
+
+// Causality of an expression as a block matrix in the tip-to-base numbering (reference 3):
+// the structure the cost model and the normaliser's invertibility test need.
+enum class Causality {
+  Memoryless,          // block diagonal (also I, 0, B)
+  Causal,              // lower block triangular
+  StrictlyCausal,      // ... with zero diagonal
+  Anticausal,          // upper
+  StrictlyAnticausal,  // ... with zero diagonal
+  Full,                // anything else
+};
+
+Causality causality(const ir::Expr& e);
+
+// Conservatively: is `e` known to be invertible whenever it is well defined? D, M, P, R,
+// phi, psi, calM, I; I plus strictly (anti)causal terms (unipotent); adjoints, inverses,
+// non-zero scales and products of square invertible factors of those.
+bool known_invertible(const ir::Expr& e);
+
+}  // namespace soa::rewrite

@@ -1,0 +1,187 @@
+// The search for the cheapest equivalent form (rewrite.hpp: derive).
+//
+// Why directed rewriting with look-ahead rather than equality saturation: products are
+// associative, and an e-graph that knows associativity and the library's expanding rules
+// (NE, CRB, P-split, def-*) grows without bound (egg's documentation warns about exactly
+// that), while the derivations we need are short chains in which at most a few steps do
+// not pay for themselves (distribute, then L4, then collect). So: rounds of bounded
+// best-first exploration, each committing the cheapest form it saw if that is strictly
+// cheaper than where the round started.
+//
+// Termination: each round expands at most Options::expansions forms, none deeper than
+// Options::lookahead moves nor larger than Options::max_nodes; a committed round strictly
+// lowers the cost, and there are at most Options::rounds of them.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <queue>
+#include <unordered_set>
+
+#include "algebra/print.hpp"
+#include "algebra/shape.hpp"
+#include "rewrite/moves.hpp"
+#include "rewrite/rewrite.hpp"
+
+namespace soa::rewrite {
+namespace {
+
+using ir::Expr;
+
+constexpr const char* kNormalise =
+    "reference 4: (AB)* = B* A*, (A + B)* = A* + B*, (A^-1)* = (A*)^-1, (AB)^-1 = B^-1 A^-1";
+
+struct State {
+  Expr expr;
+  Cost cost;
+  int depth = 0;
+  int parent = -1;
+  std::string rule, citation;
+  Site site;  // in the parent's form
+};
+
+struct Queued {
+  Cost cost;
+  int depth;
+  int index;
+};
+
+// Min-heap order: cheaper first, then shallower, then older (deterministic).
+struct Later {
+  bool operator()(const Queued& a, const Queued& b) const {
+    if (a.cost < b.cost) return false;
+    if (b.cost < a.cost) return true;
+    if (a.depth != b.depth) return a.depth > b.depth;
+    return a.index > b.index;
+  }
+};
+
+struct Context {
+  std::vector<const Rule*> rules;
+  std::optional<ir::Shape> shape;
+  std::size_t max_nodes = 0;
+  const Options* options = nullptr;
+};
+
+Step make_step(const State& parent, const State& child) {
+  Step s;
+  s.rule = child.rule;
+  s.citation = child.citation;
+  s.before = parent.expr;
+  s.after = child.expr;
+  s.site_in_before = node_at(parent.expr, child.site.path).get();
+  if (child.site.kind == Site::Kind::Factors) {
+    s.begin = child.site.begin;
+    s.end = child.site.end;
+  }
+  s.cost_after = child.cost;
+  return s;
+}
+
+// One round: the cheapest form within reach of `start`, as the steps leading to it (empty
+// when nothing strictly cheaper was found).
+std::vector<Step> explore(const Expr& start, const Cost& start_cost, const Context& cx) {
+  const Options& o = *cx.options;
+  std::vector<State> states{{start, start_cost, 0, -1, {}, {}, {}}};
+  std::unordered_set<Expr, ir::ExprHash> visited{start};
+  std::priority_queue<Queued, std::vector<Queued>, Later> queue;
+  queue.push({start_cost, 0, 0});
+  int best = 0;
+  std::size_t expanded = 0;
+  while (!queue.empty() && expanded < o.expansions) {
+    const Queued q = queue.top();
+    queue.pop();
+    if (q.depth >= o.lookahead) continue;
+    ++expanded;
+    const Expr from = states[q.index].expr;
+    for (auto& m : moves(from, cx.rules)) {
+      if (!visited.insert(m.result).second) continue;
+      if (ir::node_count(m.result) > cx.max_nodes) continue;
+      const Cost c = cost(m.result, cx.shape);
+      // Never explore through a worse complexity order, nor through forms that cost many
+      // more sweeps than the start: those are not detours a short derivation takes.
+      if (c.order > start_cost.order || c.sweeps > start_cost.sweeps + o.sweep_slack) continue;
+      const int index = static_cast<int>(states.size());
+      states.push_back({std::move(m.result), c, q.depth + 1, q.index, std::move(m.rule),
+                        std::move(m.citation), std::move(m.site)});
+      if (c < states[best].cost) best = index;
+      queue.push({c, q.depth + 1, index});
+    }
+  }
+  std::vector<Step> path;
+  for (int i = best; states[i].parent >= 0; i = states[i].parent)
+    path.push_back(make_step(states[states[i].parent], states[i]));
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::optional<ir::Shape> shape_of(const Expr& e) {
+  try {
+    return ir::infer_shape(e);
+  } catch (const ir::ShapeError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Options& options) {
+  Context cx;
+  cx.options = &options;
+  for (const auto& r : rules) {
+    if (r.guards.serial_only && !options.serial_chain) continue;
+    if (r.guards.introduces_vector && !options.allow_new_vectors) continue;
+    cx.rules.push_back(&r);
+  }
+  cx.shape = shape_of(input);
+  const std::size_t n = ir::node_count(input);
+  cx.max_nodes = options.max_nodes ? options.max_nodes : 2 * n + 40;
+
+  Derivation d;
+  d.input = input;
+  d.shape = cx.shape;
+  d.input_cost = cost(input, cx.shape);
+  Expr current = normalize(input);
+  Cost current_cost = cost(current, cx.shape);
+  if (ir::print(current) != ir::print(input)) {
+    Step s;
+    s.rule = "normalise";
+    s.citation = kNormalise;
+    s.before = input;
+    s.after = current;
+    s.site_in_before = input.get();
+    s.cost_after = current_cost;
+    d.steps.push_back(std::move(s));
+  }
+  for (std::size_t round = 0; round < options.rounds; ++round) {
+    std::vector<Step> path = explore(current, current_cost, cx);
+    if (path.empty()) break;
+    current = path.back().after;
+    current_cost = path.back().cost_after;
+    for (auto& s : path) d.steps.push_back(std::move(s));
+  }
+  d.final = current;
+  d.cost = current_cost;
+  return d;
+}
+
+std::vector<std::string> rules_used(const Derivation& d) {
+  std::vector<std::string> names;
+  for (const auto& s : d.steps) names.push_back(s.rule);
+  return names;
+}
+
+std::string explain(const Derivation& d) {
+  std::string out = fmt::format("input: {}   ({})\n", ir::print(d.input), to_string(d.input_cost));
+  for (const auto& s : d.steps) {
+    ir::PrintOptions marked;
+    marked.mark = s.site_in_before;
+    marked.mark_begin = s.begin;
+    marked.mark_end = s.end;
+    out += fmt::format("{} [{}]: {}\n    = {}   ({})\n", s.rule, s.citation, ir::print(s.before, marked),
+                       ir::print(s.after), to_string(s.cost_after));
+  }
+  out += fmt::format("final: {}   ({})\n", ir::print(present(d.final)), to_string(d.cost));
+  return out;
+}
+
+}  // namespace soa::rewrite
