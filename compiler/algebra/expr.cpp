@@ -106,6 +106,17 @@ Expr inverse(Expr e, Span span) {
 
 Expr sub(Expr a, Expr b, Span span) { return sum({std::move(a), neg(std::move(b))}, span); }
 
+Expr rebuild(const Expr& e, std::vector<Expr> kids) {
+  switch (e.op()) {
+    case Op::Sum: return sum(std::move(kids));
+    case Op::Product: return product(std::move(kids));
+    case Op::Scale: return scale(e.coef(), std::move(kids.at(0)));
+    case Op::Adjoint: return adjoint(std::move(kids.at(0)));
+    case Op::Inverse: return inverse(std::move(kids.at(0)));
+    default: return e;
+  }
+}
+
 Expr with_span(const Expr& e, Span span) {
   std::vector<Expr> kids(e.kids().begin(), e.kids().end());
   return make(e.op(), e.name(), e.coef(), std::move(kids), span);

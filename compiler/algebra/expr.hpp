@@ -93,6 +93,10 @@ Expr adjoint(Expr e, Span span = {});
 Expr inverse(Expr e, Span span = {});
 Expr sub(Expr a, Expr b, Span span = {});  // a + (-1) b
 
+// `e`'s operation over new children, through the checked constructors (so a product that
+// receives a product child is flattened again). Leaves come back unchanged.
+Expr rebuild(const Expr& e, std::vector<Expr> kids);
+
 // The same node with another span (used by the parser to widen spans over parentheses).
 Expr with_span(const Expr& e, Span span);
 

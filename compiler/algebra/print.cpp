@@ -49,11 +49,23 @@ private:
     return o_.syntax == Syntax::Latex ? "\\left(" + s + "\\right)" : "(" + s + ")";
   }
 
+  // An arm index (vocabulary.hpp) prints as a subscript: psi1 is ψ₁ and \psi_{1}; a base
+  // that has a subscript of its own is braced first, {f_0}_{1}, so that LaTeX accepts it.
   std::string symbol(const Expr& e) const {
-    const SymbolInfo* info = lookup(e.name());
-    if (!info || o_.syntax == Syntax::Ascii) return e.name();
-    if (o_.syntax == Syntax::Latex) return std::string(info->latex);
-    return std::string(info->unicode.empty() ? info->name : info->unicode);
+    const auto found = lookup_indexed(e.name());
+    if (!found || o_.syntax == Syntax::Ascii) return e.name();
+    const SymbolInfo& info = *found->info;
+    const int arm = found->arm;
+    if (o_.syntax == Syntax::Latex) {
+      const std::string base(info.latex);
+      if (arm == 0) return base;
+      return fmt::format("{}_{{{}}}", base.find('_') == std::string::npos ? base : "{" + base + "}",
+                         arm);
+    }
+    std::string s(info.unicode.empty() ? info.name : info.unicode);
+    // U+2080 + d, SUBSCRIPT ZERO..NINE: E2 82 80+d in UTF-8.
+    if (arm > 0) s += std::string{'\xE2', '\x82', static_cast<char>(0x80 + arm)};
+    return s;
   }
 
   std::string bare(const Expr& e) {

@@ -9,10 +9,17 @@
 namespace soa::ir {
 namespace {
 
+// A space: a dimension and the arm it belongs to (shape.hpp).
+struct Space {
+  Dim dim = Dim::One;
+  int arm = 0;
+  friend bool operator==(const Space&, const Space&) = default;
+};
+
 // A dimension that is either known or a unification variable (the size of an I or 0).
 struct Term {
   int var = -1;
-  Dim dim = Dim::One;
+  Space space;
 };
 
 struct Inferred {
@@ -30,9 +37,11 @@ public:
   Inferred infer(const Expr& e) {
     switch (e.op()) {
       case Op::Symbol: {
-        const SymbolInfo* info = lookup(e.name());
-        if (!info) throw ShapeError(fmt::format("unknown name '{}'", e.name()), e.span());
-        return {{-1, info->rows}, {-1, info->cols}};
+        const auto found = lookup_indexed(e.name());
+        if (!found) throw ShapeError(fmt::format("unknown name '{}'", e.name()), e.span());
+        const SymbolInfo& info = *found->info;
+        return {{-1, {info.rows, dim_arm(info.rows, found->arm)}},
+                {-1, {info.cols, dim_arm(info.cols, found->arm)}}};
       }
       case Op::Identity: {
         const Term v = fresh();
@@ -89,22 +98,22 @@ public:
     throw ShapeError("malformed expression", e.span());
   }
 
-  std::optional<Dim> resolve(Term t) {
-    if (t.var < 0) return t.dim;
+  std::optional<Space> resolve(Term t) {
+    if (t.var < 0) return t.space;
     const int r = find(t.var);
     return value_[r];
   }
 
 private:
   std::vector<int> parent_;
-  std::vector<std::optional<Dim>> value_;
+  std::vector<std::optional<Space>> value_;
 
   static Expr strip_sign(const Expr& t) { return t.is(Op::Scale) ? t.kid(0) : t; }
 
   Term fresh() {
     parent_.push_back(static_cast<int>(parent_.size()));
     value_.emplace_back();
-    return {static_cast<int>(parent_.size()) - 1, Dim::One};
+    return {static_cast<int>(parent_.size()) - 1, {}};
   }
 
   int find(int v) {
@@ -113,7 +122,7 @@ private:
   }
 
   bool unify(Term a, Term b) {
-    const std::optional<Dim> va = resolve(a), vb = resolve(b);
+    const std::optional<Space> va = resolve(a), vb = resolve(b);
     if (va && vb) return *va == *vb;
     if (a.var >= 0 && b.var >= 0) {
       const int ra = find(a.var), rb = find(b.var);
@@ -130,7 +139,7 @@ private:
 
   std::string show_dim(Term t) {
     const auto d = resolve(t);
-    return d ? std::string(to_string(*d)) : "any";
+    return d ? to_string(d->dim, d->arm) : "any";
   }
 
   std::string show(const Inferred& s) { return show_dim(s.rows) + " x " + show_dim(s.cols); }
@@ -141,13 +150,24 @@ Shape finish(Inference& inf, const Inferred& s, const Expr& e) {
   if (!r || !c)
     throw ShapeError(fmt::format("cannot tell the size of {}: nothing around it fixes it", print(e)),
                      e.span());
-  return {*r, *c};
+  return {r->dim, c->dim, r->arm, c->arm};
 }
 
 }  // namespace
 
+int dim_arm(Dim d, int arm) {
+  if (arm == 0 || d == Dim::One) return 0;
+  return d == Dim::Tip ? kArmTips : arm;
+}
+
+std::string to_string(Dim d, int arm) {
+  if (arm == kArmTips) return std::string(to_string(d)) + "_i";
+  if (arm > 0) return fmt::format("{}{}", to_string(d), arm);
+  return std::string(to_string(d));
+}
+
 std::string to_string(const Shape& s) {
-  return fmt::format("{} x {}", to_string(s.rows), to_string(s.cols));
+  return fmt::format("{} x {}", to_string(s.rows, s.row_arm), to_string(s.cols, s.col_arm));
 }
 
 Shape infer_shape(const Expr& e) {
@@ -162,20 +182,23 @@ Shape check_equation(const Expr& lhs, const Expr& rhs) {
   const Inferred r = inf.infer(rhs);
   const auto lr = inf.resolve(l.rows), lc = inf.resolve(l.cols);
   const auto rr = inf.resolve(r.rows), rc = inf.resolve(r.cols);
-  auto differ = [](std::optional<Dim> a, std::optional<Dim> b) { return a && b && *a != *b; };
+  auto differ = [](std::optional<Space> a, std::optional<Space> b) { return a && b && *a != *b; };
   if (differ(lr, rr) || differ(lc, rc)) {
-    auto show = [](std::optional<Dim> a, std::optional<Dim> b) {
-      return fmt::format("{} x {}", a ? to_string(*a) : "any", b ? to_string(*b) : "any");
+    auto text = [](std::optional<Space> a) { return a ? to_string(a->dim, a->arm) : "any"; };
+    auto show = [&](std::optional<Space> a, std::optional<Space> b) {
+      return fmt::format("{} x {}", text(a), text(b));
     };
     throw ShapeError(fmt::format("the two sides differ in shape: {} is {} but {} is {}", print(lhs),
                                  show(lr, lc), print(rhs), show(rr, rc)),
                      rhs.span());
   }
   // Unify across the equals sign so that an I on one side takes the other side's size.
-  Shape s{};
-  s.rows = lr ? *lr : rr ? *rr : throw ShapeError("cannot tell the size of either side", lhs.span());
-  s.cols = lc ? *lc : rc ? *rc : throw ShapeError("cannot tell the size of either side", lhs.span());
-  return s;
+  auto either = [&](std::optional<Space> a, std::optional<Space> b) {
+    if (!a && !b) throw ShapeError("cannot tell the size of either side", lhs.span());
+    return a ? *a : *b;
+  };
+  const Space rows = either(lr, rr), cols = either(lc, rc);
+  return {rows.dim, cols.dim, rows.arm, cols.arm};
 }
 
 }  // namespace soa::ir

@@ -75,12 +75,35 @@ constexpr Alias kAliases[] = {
 
 std::span<const SymbolInfo> vocabulary() { return {kTable, kCount}; }
 
-const SymbolInfo* lookup(std::string_view name) {
+namespace {
+
+const SymbolInfo* lookup_base(std::string_view name) {
   for (std::size_t i = 0; i < kCount; ++i)
     if (kTable[i].name == name) return &kTable[i];
   for (const auto& a : kAliases)
-    if (a.alias == name) return lookup(a.name);
+    if (a.alias == name) return lookup_base(a.name);
   return nullptr;
+}
+
+}  // namespace
+
+std::optional<Indexed> lookup_indexed(std::string_view name) {
+  if (const SymbolInfo* info = lookup_base(name)) return Indexed{info, 0};
+  if (name.size() < 2 || name.back() < '1' || name.back() > '0' + kMaxArm) return std::nullopt;
+  if (const SymbolInfo* info = lookup_base(name.substr(0, name.size() - 1)))
+    return Indexed{info, name.back() - '0'};
+  return std::nullopt;
+}
+
+const SymbolInfo* lookup(std::string_view name) {
+  const auto found = lookup_indexed(name);
+  return found ? found->info : nullptr;
+}
+
+std::string indexed_name(std::string_view base, int arm) {
+  std::string s(base);
+  if (arm > 0) s += static_cast<char>('0' + arm);
+  return s;
 }
 
 std::span<const std::string_view> splittable_names() {

@@ -45,7 +45,27 @@ struct SymbolInfo {
 std::span<const SymbolInfo> vocabulary();
 
 // Look up a canonical name or an alias (φ, ψ, Ω, Υ, ℳ, "Phi", ...). nullptr if unknown.
+// An indexed name (below) gives its base's entry, so that structure, symmetry and shape
+// queries treat psi1 like psi everywhere.
 const SymbolInfo* lookup(std::string_view name);
+
+// Arms (003 Part II, sec. 5: "an operator expression ... stands for the parallel application
+// of this operator to all arms"; eq. 5.2b states M_i = ... per arm i). A vocabulary name
+// followed by one digit 1-9 is that quantity of arm i alone: J1, calM2, psi1, qd2, f01 (f0
+// of arm 1: the digit is always the last character, so f0 itself never splits). Arm i is the
+// i-th root subtree of the robot in joint-space order (runtime/interp/interpreter.hpp).
+inline constexpr int kMaxArm = 9;
+
+struct Indexed {
+  const SymbolInfo* info;
+  int arm;  // 0: the whole robot (no index); 1..kMaxArm: that arm
+};
+
+// `name` as a canonical name or alias, possibly followed by an arm digit. nullopt if unknown.
+std::optional<Indexed> lookup_indexed(std::string_view name);
+
+// The canonical spelling of `base` (a canonical name) for arm `arm` (0: `base` itself).
+std::string indexed_name(std::string_view base, int arm);
 
 // Canonical spellings plus aliases that the parser may split juxtaposed words into
 // ("HpsiK" -> H psi K). Returned longest first.

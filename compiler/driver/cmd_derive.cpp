@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
 #include "interp/interpreter.hpp"
@@ -34,16 +35,12 @@ struct CheckReport {
 };
 
 CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o) {
-  Robot robot;
-  std::vector<int> tips;
-  if (o.robot.path.empty()) {
-    robot = random_tree(o.seed, RandomTreeOptions{7, false, true, true, 0.5});
-    tips = resolve_tips(robot, {});
-  } else {
-    LoadedRobot r = load_robot(o.robot);
-    robot = std::move(r.robot);
-    tips = std::move(r.tips);
-  }
+  const std::vector<int> arms = ir::arms_in(d.input);
+  LoadedRobot r = o.robot.path.empty() ? random_robot(o.seed, arms.empty() ? 0 : arms.back(),
+                                                      RandomTreeOptions{7, false, true, true, 0.5})
+                                       : load_robot(o.robot);
+  const Robot& robot = r.robot;
+  const std::vector<int>& tips = r.tips;
   CheckReport report{robot.source, o.samples, 0.0, -1};
   for (int s = 0; s < o.samples; ++s) {
     std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));

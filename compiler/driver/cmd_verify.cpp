@@ -1,11 +1,13 @@
 // soac verify: check claimed identities numerically on a robot or on random trees.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <random>
 
+#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
 #include "syntax/syntax.hpp"
@@ -45,13 +47,23 @@ std::vector<verify::Claim> read_claims(const std::vector<std::string>& args) {
   return claims;
 }
 
-// Random trees for --random-trees: sizes, joint mixes and bases vary with the seed.
-Robot tree_for(std::uint64_t seed) {
+// Random trees for --random-trees: sizes, joint mixes and bases vary with the seed. Claims
+// about arms (psi2, ...) get as many random arms, each with one tip (driver.hpp).
+LoadedRobot tree_for(std::uint64_t seed, int arms) {
   std::mt19937_64 rng(seed);
   RandomTreeOptions o;
   o.bodies = std::uniform_int_distribution<int>(2, 12)(rng);
   o.floating = rng() % 2 == 1;
-  return random_tree(seed, o);
+  return random_robot(seed, arms, o);
+}
+
+// The highest arm index any claim names (0: none).
+int arms_named(const std::vector<verify::Claim>& claims) {
+  int arms = 0;
+  for (const auto& c : claims)
+    for (const auto& side : c.sides)
+      for (int a : ir::arms_in(side)) arms = std::max(arms, a);
+  return arms;
 }
 
 std::string reproduce_hint(const VerifyOptions& o, const verify::Result& r, bool trees) {
@@ -69,11 +81,9 @@ int run_verify(const VerifyOptions& o) {
 
   std::vector<LoadedRobot> robots;
   if (trees) {
-    for (int t = 0; t < tree_count; ++t) {
-      Robot r = tree_for(o.check.seed + static_cast<std::uint64_t>(t));
-      std::vector<int> tips = resolve_tips(r, {});
-      robots.push_back({std::move(r), std::move(tips)});
-    }
+    const int arms = arms_named(claims);
+    for (int t = 0; t < tree_count; ++t)
+      robots.push_back(tree_for(o.check.seed + static_cast<std::uint64_t>(t), arms));
   } else {
     robots.push_back(load_robot(o.robot));
   }

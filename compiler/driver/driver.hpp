@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -36,12 +37,20 @@ LoadedRobot load_robot(const RobotOptions& o);
 // Tips named on the command line, or every leaf body's frame.
 std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names);
 
+// A random robot for checking an expression or a claim when no --robot is given: with
+// `arms` > 0 (the highest arm index it names, 003 Part II) random_arms() with one tip per
+// arm, its lowest-numbered body (a leaf: "the grasp"), so that the arms' tip spaces agree;
+// otherwise random_tree() with every leaf as a tip.
+LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options);
+
 // Each subcommand registers itself and sets `run` when it is the one chosen.
 using Runner = std::function<int()>;
 void add_verify(CLI::App& app, Runner& run);
 void add_eval(CLI::App& app, Runner& run);
 void add_model(CLI::App& app, Runner& run);
 void add_derive(CLI::App& app, Runner& run);
+void add_lower(CLI::App& app, Runner& run);
+void add_emit(CLI::App& app, Runner& run);
 
 // True when stderr is a terminal (progress is shown only then).
 bool stderr_is_terminal();

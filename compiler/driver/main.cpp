@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   add_eval(app, run);
   add_model(app, run);
   add_derive(app, run);
+  add_lower(app, run);
+  add_emit(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

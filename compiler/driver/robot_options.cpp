@@ -36,6 +36,19 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
   return tips;
 }
 
+LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options) {
+  if (arms <= 0) {
+    LoadedRobot r{random_tree(seed, options), {}};
+    r.tips = resolve_tips(r.robot, {});
+    return r;
+  }
+  LoadedRobot r{random_arms(seed, arms, options), {}};
+  for (int root : r.robot.roots())
+    r.tips.push_back(
+        *r.robot.find_frame(r.robot.bodies[subtree_bodies(r.robot, root).front()].name));
+  return r;
+}
+
 LoadedRobot load_robot(const RobotOptions& o) {
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
   r.tips = resolve_tips(r.robot, o.tips);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "algebra/vocabulary.hpp"
 
@@ -96,8 +97,7 @@ Causality classify(Parts p) {
 
 bool is_square(const Expr& e) {
   try {
-    const ir::Shape s = ir::infer_shape(e);
-    return s.rows == s.cols;
+    return ir::infer_shape(e).square();
   } catch (const ir::ShapeError&) {
     return false;
   }
@@ -127,11 +127,13 @@ bool unipotent_sum(const Expr& e) {
 
 struct Acc {
   int fixed_order = 0;  // one-time work independent of the columns (dense factorisation)
+  int dense = 0;        // how many such factorisations
   int sweeps = 0;
   int opaque = 0;
   double flops = 0.0;
   Acc& operator+=(const Acc& o) {
     fixed_order = std::max(fixed_order, o.fixed_order);
+    dense += o.dense;
     sweeps += o.sweeps;
     opaque += o.opaque;
     flops += o.flops;
@@ -183,23 +185,30 @@ std::optional<Expr> definition(std::string_view name, bool adjoint) {
 
 Acc apply_cost(const Expr& e);
 
+// An arm's symbol costs what its base costs (vocabulary.hpp): psi1 is one sweep over arm 1.
 Acc symbol_cost(const Expr& s, bool adjoint) {
   const ir::SymbolInfo* info = ir::lookup(s.name());
   if (info && info->structure == ir::Structure::Vector) return {};  // an input
-  if (auto def = definition(s.name(), adjoint)) {
-    Acc a = apply_cost(*def);
+  const std::string name = ir::base_name(s.name());
+  if (auto def = definition(name, adjoint)) {
+    Acc a = apply_cost(ir::on_arm(*def, ir::arm_of(s.name())));
     a.opaque += 1;
     return a;
   }
   Acc a;
-  a.flops = symbol_flops(s.name());
-  if (recursive_symbol(s.name())) a.sweeps = 1;
+  a.flops = symbol_flops(name);
+  if (recursive_symbol(name)) a.sweeps = 1;
   return a;
+}
+
+// The base name of a symbol (of any arm), or "" for anything else.
+std::string base_symbol(const Expr& e) {
+  return e.is(Op::Symbol) ? ir::base_name(e.name()) : std::string();
 }
 
 Acc inverse_cost(const Expr& k) {
   const Expr& base = k.is(Op::Adjoint) ? k.kid(0) : k;
-  if (base.is_symbol("phi") || base.is_symbol("psi")) {
+  if (base_symbol(base) == "phi" || base_symbol(base) == "psi") {
     Acc a;  // phi^-1 = I - E_phi: a one-level shift, no recursion
     a.flops = symbol_flops("E_phi") + kVectorOp;
     return a;
@@ -218,6 +227,7 @@ Acc inverse_cost(const Expr& k) {
   }
   Acc a;  // dense: form the matrix (O(N^2)) and factor it (O(N^3))
   a.fixed_order = 3;
+  a.dense = 1;
   return a;
 }
 
@@ -256,12 +266,13 @@ Acc apply_cost(const Expr& e) {
 }  // namespace
 
 bool same_cost(const Cost& a, const Cost& b) {
-  return a.order == b.order && a.sweeps == b.sweeps && a.opaque == b.opaque &&
+  return a.order == b.order && a.dense == b.dense && a.sweeps == b.sweeps && a.opaque == b.opaque &&
          std::fabs(a.flops - b.flops) <= 1e-9 * std::max(1.0, std::fabs(a.flops));
 }
 
 bool operator<(const Cost& a, const Cost& b) {
   if (a.order != b.order) return a.order < b.order;
+  if (a.dense != b.dense) return a.dense < b.dense;
   if (a.sweeps != b.sweeps) return a.sweeps < b.sweeps;
   if (a.opaque != b.opaque) return a.opaque < b.opaque;
   if (same_cost(a, b)) return false;
@@ -269,7 +280,9 @@ bool operator<(const Cost& a, const Cost& b) {
 }
 
 std::string to_string(const Cost& c) {
-  const std::string order = c.order == 0 ? "O(1)" : c.order == 1 ? "O(N)" : fmt::format("O(N^{})", c.order);
+  std::string order = fmt::format("O(N^{})", c.order);
+  if (c.order <= 1) order = c.order == 0 ? "O(1)" : "O(N)";
+  if (c.dense > 1) order += fmt::format(" x {}", c.dense);
   std::string s = fmt::format("{}, {} sweep{}, {} flops/body", order, c.sweeps,
                               c.sweeps == 1 ? "" : "s", ir::format_number(c.flops));
   if (c.opaque > 0) s += fmt::format(", {} opaque", c.opaque);
@@ -289,6 +302,7 @@ Cost cost(const ir::Expr& e, std::optional<ir::Shape> shape) {
   const bool work = a.sweeps > 0 || a.flops > 0;
   Cost c;
   c.order = std::max(a.fixed_order, work ? 1 + (many_columns ? 1 : 0) : 0);
+  c.dense = a.dense;
   c.sweeps = a.sweeps;
   c.opaque = a.opaque;
   c.flops = a.flops;
@@ -304,7 +318,7 @@ bool known_invertible(const ir::Expr& e) {
     case Op::Symbol: {
       static constexpr std::array<std::string_view, 7> kInvertible = {"D", "M", "P", "R",
                                                                       "phi", "psi", "calM"};
-      return std::find(kInvertible.begin(), kInvertible.end(), e.name()) != kInvertible.end();
+      return std::find(kInvertible.begin(), kInvertible.end(), base_symbol(e)) != kInvertible.end();
     }
     case Op::Adjoint:
     case Op::Inverse: return known_invertible(e.kid(0));

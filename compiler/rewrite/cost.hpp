@@ -32,9 +32,13 @@
 // - order = the exponent of N of the whole evaluation: max(3 if a dense solve is needed,
 //   1 for O(N) work per column + 1 if the columns are N or 6n many); 0 if nothing depends
 //   on N. The number of tip frames 6m is taken as O(1).
-// - Total order (documented, used by the search): order first, then sweeps (per column),
-//   then opaque, then flops (per body per column; a rough multiply-add count that only
-//   breaks ties). Sweeps are counted unfused: two inward sweeps that the lowering might
+// - dense = the number of dense factorisations (O(N^3) each). It separates forms of one
+//   order: a sum of several arms' J_i calM_i^-1 J_i* stays O(N^3) until the last term
+//   loses its inverse, but each term that does is progress (003 Part II eq. 6.8: Lambda
+//   is O(N) arm by arm).
+// - Total order (documented, used by the search): order first, then dense, then sweeps (per
+//   column), then opaque, then flops (per body per column; a rough multiply-add count that
+//   only breaks ties). Sweeps are counted unfused: two inward sweeps that the lowering might
 //   fuse still count 2, so that removing a recursion is always visible.
 #pragma once
 
@@ -48,16 +52,18 @@ namespace soa::rewrite {
 
 struct Cost {
   int order = 0;       // evaluation is O(N^order)
+  int dense = 0;       // dense factorisations
   int sweeps = 0;      // recursions over the bodies, per column
   int opaque = 0;      // calM, J, Omega left for the lowering to expand
   double flops = 0.0;  // multiply-adds per body per column (rough)
 };
 
-// Lexicographic (order, sweeps, opaque, flops); flops compared with a small tolerance.
+// Lexicographic (order, dense, sweeps, opaque, flops); flops compared with a small tolerance.
 bool operator<(const Cost& a, const Cost& b);
 bool same_cost(const Cost& a, const Cost& b);
 
-// "O(N), 3 sweeps, 120 flops/body" (and ", 1 opaque" when there is any).
+// "O(N), 3 sweeps, 120 flops/body" (and ", 1 opaque" when there is any, "O(N^3) x 2" for
+// two dense factorisations).
 std::string to_string(const Cost& c);
 
 // The cost of `e`. `shape` is the shape of the whole expression when the caller knows it

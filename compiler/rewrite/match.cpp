@@ -99,18 +99,6 @@ void walk(const Expr& e, std::vector<std::size_t>& path, const Expr& pattern,
   }
 }
 
-Expr rebuild(const Expr& e, std::vector<Expr> kids) {
-  switch (e.op()) {
-    case Op::Sum: return ir::sum(std::move(kids));
-    case Op::Product: return ir::product(std::move(kids));
-    case Op::Scale: return ir::scale(e.coef(), kids[0]);
-    case Op::Adjoint: return ir::adjoint(kids[0]);
-    case Op::Inverse: return ir::inverse(kids[0]);
-    default: SOA_ASSERT(false, "rebuild of a leaf");
-  }
-  return e;
-}
-
 Expr replace_here(const Expr& e, const Site& site, const Expr& replacement) {
   const Expr repl = ir::scale(site.factor, replacement);
   switch (site.kind) {
@@ -147,7 +135,7 @@ Expr replace_along(const Expr& e, const Site& site, std::size_t depth, const Exp
   SOA_ASSERT(i < e.kids().size(), "bad site path");
   std::vector<Expr> kids(e.kids().begin(), e.kids().end());
   kids[i] = replace_along(e.kid(i), site, depth + 1, repl);
-  return rebuild(e, std::move(kids));
+  return ir::rebuild(e, std::move(kids));
 }
 
 }  // namespace

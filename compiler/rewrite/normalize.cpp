@@ -70,8 +70,7 @@ Expr adj(const Expr& x) {
 
 bool square(const Expr& e) {
   try {
-    const ir::Shape s = ir::infer_shape(e);
-    return s.rows == s.cols;
+    return ir::infer_shape(e).square();
   } catch (const ir::ShapeError&) {
     return false;
   }
@@ -201,24 +200,13 @@ std::size_t stars(const Expr& e) {
   return n;
 }
 
-Expr rebuild(const Expr& e, std::vector<Expr> kids) {
-  switch (e.op()) {
-    case Op::Sum: return ir::sum(std::move(kids));
-    case Op::Product: return ir::product(std::move(kids));
-    case Op::Scale: return ir::scale(e.coef(), kids[0]);
-    case Op::Adjoint: return ir::adjoint(kids[0]);
-    case Op::Inverse: return ir::inverse(kids[0]);
-    default: return e;
-  }
-}
-
 Expr fold(const Expr& e);
 
 Expr fold_kids(const Expr& e) {
   if (e.kids().empty()) return e;
   std::vector<Expr> kids;
   for (const auto& k : e.kids()) kids.push_back(fold(k));
-  return rebuild(e, std::move(kids));
+  return ir::rebuild(e, std::move(kids));
 }
 
 // Keep e with folded children, or write it as (e*)* with e* folded inside when that needs

@@ -11,6 +11,11 @@
 //   rules_from_identities(); the engine has no identity of its own. `false` identities
 //   never become rules, `rewrite=none` ones neither, `serial` ones only apply when
 //   Options::serial_chain says the robot is a serial chain.
+// - Arms (003 Part II sec. 5; vocabulary.hpp): derive() instantiates every rule of the
+//   whole robot's symbols once per arm index i in the input, renaming each symbol X to Xi
+//   ("MINV[1]", "L4[2] (reversed)"); the whole robot's own rules take part only when the
+//   input has whole-robot symbols. The cost model prices Xi as X. Options::serial_chain
+//   is about the whole robot, so `serial` rules get no arm instances unless it is set.
 // - Passes are free functions IR -> IR: normalize() (canonical form), present() (display
 //   form), derive() (search). No global mutable state; everything is deterministic (same
 //   input, same rules, same options: same derivation).

@@ -17,6 +17,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "rewrite/moves.hpp"
@@ -114,6 +115,22 @@ std::vector<Step> explore(const Expr& start, const Cost& start_cost, const Conte
   return path;
 }
 
+// Every identity holds for each arm alone (003 Part II sec. 5: the aggregate operator forms
+// "have precisely the same structure as the single arm case", e.g. eq. 5.2b), so a rule of
+// the whole robot's symbols is also a rule of arm i's: rename each symbol X to Xi. Named
+// "MINV[1]", "L4[2] (reversed)", "L4[1]*".
+Rule for_arm(const Rule& r, int arm) {
+  Rule a = r;
+  a.name = fmt::format("{}[{}]{}", r.identity, arm, r.name.substr(r.identity.size()));
+  a.lhs = ir::on_arm(r.lhs, arm);
+  a.rhs = ir::on_arm(r.rhs, arm);
+  return a;
+}
+
+bool whole_robot_rule(const Rule& r) {
+  return ir::arms_in(r.lhs).empty() && ir::arms_in(r.rhs).empty();
+}
+
 std::optional<ir::Shape> shape_of(const Expr& e) {
   try {
     return ir::infer_shape(e);
@@ -127,11 +144,23 @@ std::optional<ir::Shape> shape_of(const Expr& e) {
 Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Options& options) {
   Context cx;
   cx.options = &options;
+  // The input's arms decide the rule instances. A form reached from the input only holds
+  // the arms' symbols and the whole robot's symbols it started with (rules never add an
+  // arm), so the whole robot's rules are only needed when the input has such symbols.
+  const std::vector<int> arms = ir::arms_in(input);
+  const bool whole = arms.empty() || ir::mentions_whole_robot(input);
+  std::vector<Rule> instances;
   for (const auto& r : rules) {
     if (r.guards.serial_only && !options.serial_chain) continue;
     if (r.guards.introduces_vector && !options.allow_new_vectors) continue;
-    cx.rules.push_back(&r);
+    if (!whole_robot_rule(r)) {
+      cx.rules.push_back(&r);
+      continue;
+    }
+    for (int arm : arms) instances.push_back(for_arm(r, arm));
+    if (whole || !ir::mentions_whole_robot(r.lhs)) cx.rules.push_back(&r);
   }
+  for (const auto& r : instances) cx.rules.push_back(&r);
   cx.shape = shape_of(input);
   const std::size_t n = ir::node_count(input);
   cx.max_nodes = options.max_nodes ? options.max_nodes : 2 * n + 40;

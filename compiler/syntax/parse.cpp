@@ -320,13 +320,21 @@ void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
   out.insert(out.end(), pieces.begin(), pieces.end());
 }
 
-ir::Expr Builder::resolve(const Candidate& c, ir::Span s) const {
+ir::Expr Builder::resolve(const Candidate& c, int arm, ir::Span s) const {
   if (c.definition >= 0)
     return respan((*definitions_)[static_cast<std::size_t>(c.definition)].body, s);
   if (c.text == "I") return ir::identity(s);
   const ir::SymbolInfo* info = ir::lookup(c.text);
   SOA_ASSERT(info != nullptr, fmt::format("splittable name '{}' is not in the vocabulary", c.text));
-  return ir::symbol(std::string(info->name), s);
+  return ir::symbol(ir::indexed_name(info->name, arm), s);
+}
+
+int Builder::arm_digit(const Candidate& c, std::string_view text, std::size_t at) const {
+  // Only vocabulary names take an arm (vocabulary.hpp); no name starts with a digit, so a
+  // digit after a name can only be that name's arm, and splitting stays unambiguous.
+  if (c.definition >= 0 || c.text == "I" || at >= text.size()) return 0;
+  const char d = text[at];
+  return d >= '1' && d <= '0' + ir::kMaxArm ? d - '0' : 0;
 }
 
 std::vector<ir::Expr> Builder::split(const Node& word) const {
@@ -336,11 +344,13 @@ std::vector<ir::Expr> Builder::split(const Node& word) const {
   // fewest[i]: fewest names that spell text[i..]; choice[i]: the first of them.
   std::vector<std::size_t> fewest(text.size() + 1, kNone), choice(text.size() + 1, 0);
   fewest[text.size()] = 0;
+  auto length = [&](const Candidate& c, std::size_t at) {
+    return c.text.size() + (arm_digit(c, text, at + c.text.size()) > 0 ? 1 : 0);
+  };
   for (std::size_t i = text.size(); i-- > 0;) {
     for (std::size_t c = 0; c < candidates_.size(); ++c) {
-      const std::string_view name = candidates_[c].text;
-      if (!text.substr(i).starts_with(name)) continue;
-      const std::size_t rest = fewest[i + name.size()];
+      if (!text.substr(i).starts_with(candidates_[c].text)) continue;
+      const std::size_t rest = fewest[i + length(candidates_[c], i)];
       if (rest != kNone && rest + 1 < fewest[i]) {
         fewest[i] = rest + 1;
         choice[i] = c;
@@ -352,9 +362,11 @@ std::vector<ir::Expr> Builder::split(const Node& word) const {
   std::vector<ir::Expr> pieces;
   for (std::size_t i = 0; i < text.size();) {
     const Candidate& c = candidates_[choice[i]];
+    const std::size_t n = length(c, i);
     const auto begin = static_cast<std::uint32_t>(base + i);
-    pieces.push_back(resolve(c, {begin, static_cast<std::uint32_t>(begin + c.text.size())}));
-    i += c.text.size();
+    pieces.push_back(resolve(c, arm_digit(c, text, i + c.text.size()),
+                             {begin, static_cast<std::uint32_t>(begin + n)}));
+    i += n;
   }
   return pieces;
 }
@@ -395,7 +407,8 @@ void Builder::unknown_word(const Node& word) const {
       if (!reach[i]) continue;
       stuck = i;
       for (const Candidate& c : candidates_)
-        if (text.substr(i).starts_with(c.text)) reach[i + c.text.size()] = true;
+        if (text.substr(i).starts_with(c.text))
+          reach[i + c.text.size() + (arm_digit(c, text, i + c.text.size()) > 0 ? 1 : 0)] = true;
     }
     if (stuck > 0) hint = fmt::format("no known name starts at '{}'; ", text.substr(stuck));
   }

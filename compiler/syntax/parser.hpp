@@ -37,8 +37,9 @@ std::unique_ptr<Node> parse_tree(const Source& src, Input& in) {
   }
 }
 
-// Builds IR from `expression` and `equation` nodes. Names resolve against the vocabulary,
-// `I`, and `definitions` (the `let`s in scope, possibly none). Holds references only; make
+// Builds IR from `expression` and `equation` nodes. Names resolve against the vocabulary
+// (each name also with an arm digit: psi1, calM2), `I`, and `definitions` (the `let`s in
+// scope, possibly none; they take no arm digit). Holds references only; make
 // a new one after adding a definition.
 class Builder {
  public:
@@ -63,7 +64,9 @@ class Builder {
               const Node*& first_number) const;
   std::vector<ir::Expr> split(const Node& word) const;
   [[noreturn]] void unknown_word(const Node& word) const;
-  ir::Expr resolve(const Candidate& c, ir::Span span) const;
+  // The arm digit (1-9) at text[at] that a vocabulary name `c` ending there takes, or 0.
+  int arm_digit(const Candidate& c, std::string_view text, std::size_t at) const;
+  ir::Expr resolve(const Candidate& c, int arm, ir::Span span) const;
 };
 
 // Shape checks that report through diagnostics (ShapeError -> UserError with location).

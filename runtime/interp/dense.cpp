@@ -96,6 +96,7 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
 }  // namespace
 
 MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
+  check_arms(ev, e);
   Value v = eval(ev, e);
   if (v.scalar_identity)
     throw UserError(fmt::format("cannot tell the size of {}: nothing around it fixes it", ir::print(e)));

@@ -10,8 +10,16 @@
 //   bodies; D^-1 and M^-1 per body). No 6n x 6n matrix is ever formed. Operator-valued
 //   expressions are evaluated column by column.
 // The two agree to 1e-10 relative (tests/unit/test_interp.cpp).
+// - Arms (003 Part II): an indexed symbol (vocabulary.hpp: psi1, J2, f01) is its base
+//   evaluated on arm i alone: the i-th root subtree of the robot in joint-space order
+//   (Robot::roots(); baxter: 1 head, 2 right arm, 3 left arm), as a robot of its own in
+//   the restriction of the state (q, qd, qdd of its joints; f0 of its tips), with the tips
+//   that lie in it. Through a fixed base the arms do not couple, so J1 calM1^-1 J1* is the
+//   block of J calM^-1 J* at arm 1's tips. The arms' tip spaces are one space (shape.hpp):
+//   an expression that couples arms through it needs them to hold equally many tips.
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -33,9 +41,26 @@ struct Evaluation {
   int n = 0;  // bodies
   int m = 0;  // tip frames
   int rows(ir::Dim d) const;  // size of a space: N, 6n, 6m or 1
+
+  // The root subtrees (arms) of the robot; with a single root, arm 1 is this evaluation.
+  std::vector<int> roots;
+  std::vector<std::shared_ptr<const Evaluation>> arms;  // one per root when there are several
+  std::shared_ptr<const Robot> arm_robot;               // an arm's own robot (`robot` points to it)
+  // Arm i (1-based); throws UserError naming `symbol` when the robot has no arm i.
+  const Evaluation& arm(int i, std::string_view symbol) const;
 };
 
+// The evaluation of `robot` in `state` with tip frames `tips`, and of each of its arms when
+// it has several roots.
 Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips);
+
+// Throws UserError unless every arm that `e` names exists and the arms whose tip spaces `e`
+// joins hold equally many tips. eval_dense and eval_sweeps check this first.
+void check_arms(const Evaluation& ev, const ir::Expr& e);
+
+// The size of space `d` of arm `arm` (shape.hpp: 0 the whole robot, ir::kArmTips the arms'
+// shared tip space, sized by the first arm `e` names).
+int rows(const Evaluation& ev, ir::Dim d, int arm, const ir::Expr& e);
 
 // The full block matrix of a vocabulary symbol (vectors as one column).
 MatX dense_symbol(const Evaluation& ev, std::string_view name);

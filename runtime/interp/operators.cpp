@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "algebra/arms.hpp"
 #include "interp/interpreter.hpp"
 #include "support/error.hpp"
 
@@ -64,6 +65,8 @@ VecX stacked(const Evaluation& ev, Vec6 BodyBlocks::*member) {
 
 MatX dense_symbol(const Evaluation& ev, std::string_view name) {
   using ir::Dim;
+  if (const int arm = ir::arm_of(name); arm > 0)
+    return dense_symbol(ev.arm(arm, name), ir::base_name(name));
   const auto& K = ev.kin.body;
   const auto& A = ev.art;
   const int S = 6 * ev.n;

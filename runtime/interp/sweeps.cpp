@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 
+#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
@@ -53,6 +54,14 @@ Expr push_adjoint(const Expr& e) {
     }
   }
   throw InternalError("unknown IR node");
+}
+
+// The name of the first symbol of `e` (for messages), or "".
+std::string_view first_symbol(const Expr& e) {
+  if (e.is(Op::Symbol)) return e.name();
+  for (const auto& k : e.kids())
+    if (const std::string_view s = first_symbol(k); !s.empty()) return s;
+  return {};
 }
 
 // Operators defined by others (reference 3), applied through their definitions.
@@ -117,6 +126,11 @@ public:
   explicit Sweeps(const Evaluation& ev) : ev_(ev), bodies_(ev.robot->bodies) {}
 
   VecX apply(const Expr& e, const VecX& y) const {
+    // A part that is all one arm's is that arm's own expression, swept over the arm alone
+    // (interpreter.hpp); parts that mix arms (sums, products through the tip space) are
+    // taken apart below until each piece is one arm's.
+    if (const int arm = ir::single_arm(e); arm > 0)
+      return Sweeps(ev_.arm(arm, first_symbol(e))).apply(ir::on_arm(e, 0), y);
     switch (e.op()) {
       case Op::Symbol: return symbol(e.name(), false, y);
       case Op::Identity: return y;
@@ -246,8 +260,7 @@ private:
   bool all_square(const Expr& product) const {
     for (const auto& f : product.kids()) {
       if (f.is(Op::Identity)) continue;
-      const ir::Shape s = ir::infer_shape(f);
-      if (s.rows != s.cols) return false;
+      if (!ir::infer_shape(f).square()) return false;
     }
     return true;
   }
@@ -284,7 +297,7 @@ private:
   // 6n x 6n matrix, which this evaluator never forms.
   VecX solve_by_columns(const Expr& a, const VecX& y) const {
     const ir::Shape s = ir::infer_shape(a);
-    if (s.rows != s.cols || s.rows == Dim::Spatial)
+    if (!s.square() || s.rows == Dim::Spatial)
       throw UserError(fmt::format("no sweep form for the inverse of {} ({}); rewrite it first",
                                   ir::print(a), ir::to_string(s)));
     const int size = static_cast<int>(y.size());
@@ -444,17 +457,21 @@ private:
 
 }  // namespace
 
-VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) { return Sweeps(ev).apply(e, y); }
+VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) {
+  check_arms(ev, e);
+  return Sweeps(ev).apply(e, y);
+}
 
 MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
+  check_arms(ev, e);
   const ir::Shape shape = ir::infer_shape(e);
   const Sweeps sweeps(ev);
   if (shape.rows == Dim::One && shape.cols != Dim::One) {
     return eval_sweeps(ev, push_adjoint(e)).transpose();
   }
   if (shape.cols != Dim::One) {
-    const int cols = ev.rows(shape.cols);
-    MatX X(ev.rows(shape.rows), cols);
+    const int cols = rows(ev, shape.cols, shape.col_arm, e);
+    MatX X(rows(ev, shape.rows, shape.row_arm, e), cols);
     for (int j = 0; j < cols; ++j) X.col(j) = sweeps.apply(e, VecX::Unit(cols, j));
     return X;
   }
@@ -462,7 +479,10 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
   std::function<VecX(const Expr&)> value = [&](const Expr& x) -> VecX {
     switch (x.op()) {
       case Op::Symbol: return dense_symbol(ev, x.name());
-      case Op::Zero: return VecX::Zero(ev.rows(ir::infer_shape(x).rows));
+      case Op::Zero: {
+        const ir::Shape z = ir::infer_shape(x);
+        return VecX::Zero(rows(ev, z.rows, z.row_arm, x));
+      }
       case Op::Scale: return x.coef() * value(x.kid(0));
       case Op::Sum: {
         VecX v = value(x.kid(0));

@@ -112,4 +112,26 @@ Robot random_tree(unsigned long long seed, const RandomTreeOptions& options) {
   return robot;
 }
 
+Robot random_arms(unsigned long long seed, int arms, const RandomTreeOptions& options) {
+  if (arms < 1) throw UserError(fmt::format("random arms: needs at least one arm (got {})", arms));
+  Robot robot;
+  robot.name = "random_arms";
+  robot.source =
+      fmt::format("random arms (seed {}, {} arms of {} bodies)", seed, arms, options.bodies);
+  // Arm 1 takes the highest body indices: finalize() walks the roots from the highest
+  // index down, so arm 1 comes first in joint-space order (Robot::roots()).
+  for (int i = arms; i >= 1; --i) {
+    const Robot arm = random_tree(seed + static_cast<unsigned long long>(i - 1), options);
+    const int offset = robot.size();
+    for (Body b : arm.bodies) {
+      b.name = fmt::format("a{}_{}", i, b.name);
+      b.joint_name = fmt::format("a{}_{}", i, b.joint_name);
+      if (b.parent >= 0) b.parent += offset;
+      robot.bodies.push_back(std::move(b));
+    }
+  }
+  finalize(robot);
+  return robot;
+}
+
 }  // namespace soa

@@ -75,6 +75,53 @@ std::vector<std::string> Robot::joint_order() const {
   return names;
 }
 
+std::vector<int> Robot::roots() const {
+  std::vector<int> r;
+  for (int k = 0; k < size(); ++k)
+    if (bodies[k].parent < 0) r.push_back(k);
+  std::sort(r.begin(), r.end(),
+            [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
+  return r;
+}
+
+std::vector<int> subtree_bodies(const Robot& robot, int root) {
+  SOA_ASSERT(root >= 0 && root < robot.size(), fmt::format("subtree of missing body {}", root));
+  // Parents have larger indices, so one pass from `root` downwards settles every body.
+  std::vector<bool> in(root + 1, false);
+  in[root] = true;
+  for (int k = root - 1; k >= 0; --k) {
+    const int p = robot.bodies[k].parent;
+    in[k] = p >= 0 && p <= root && in[p];
+  }
+  std::vector<int> bodies;
+  for (int k = 0; k <= root; ++k)
+    if (in[k]) bodies.push_back(k);
+  return bodies;
+}
+
+Robot subtree(const Robot& robot, int root) {
+  const std::vector<int> bodies = subtree_bodies(robot, root);
+  std::vector<int> index(robot.size(), -1);  // new index, or -1 outside the subtree
+  Robot sub;
+  sub.source = fmt::format("{}, subtree of '{}'", robot.source, robot.bodies[root].name);
+  sub.name = robot.name;
+  sub.gravity = robot.gravity;
+  sub.world_links = robot.world_links;
+  for (int k : bodies) {
+    index[k] = sub.size();
+    sub.bodies.push_back(robot.bodies[k]);
+  }
+  for (Body& b : sub.bodies) b.parent = b.parent < 0 ? -1 : index[b.parent];  // the root's: -1
+  for (const Frame& f : robot.frames) {
+    if (index[f.body] < 0) continue;
+    Frame g = f;
+    g.body = index[f.body];
+    sub.frames.push_back(std::move(g));
+  }
+  finalize(sub);
+  return sub;
+}
+
 void finalize(Robot& robot) {
   const int n = robot.size();
   for (int k = 0; k < n; ++k) {

@@ -83,7 +83,19 @@ struct Robot {
   bool is_serial_chain() const;
   // Joint names in joint-space order, one entry per velocity coordinate block.
   std::vector<std::string> joint_order() const;
+  // The root bodies (parent -1) in joint-space order. Arm i (1-based) of a robot is the
+  // subtree of roots()[i - 1]: the arms of 003 Part II share nothing but the fixed base.
+  std::vector<int> roots() const;
 };
+
+// The bodies of the subtree of body `root` (root included), in increasing index order.
+std::vector<int> subtree_bodies(const Robot& robot, int root);
+
+// The subtree of root body `root` (one that hangs from the world) as a robot of its own:
+// its bodies in their order (renumbered 0..), the frames on them, gravity and the world
+// links; finalize()d, so its joint space is the subtree's slice of the robot's (depth-first
+// order is preserved). Its body j is robot.bodies[subtree_bodies(robot, root)[j]].
+Robot subtree(const Robot& robot, int root);
 
 struct LoadOptions {
   bool floating = false;  // add a free-flyer joint above the URDF root link
@@ -107,6 +119,11 @@ struct RandomTreeOptions {
 // A random tree with mixed joint types, arbitrary axes and random physically valid
 // inertias (positive mass, principal moments satisfying the triangle inequality).
 Robot random_tree(unsigned long long seed, const RandomTreeOptions& options = {});
+
+// `arms` random trees side by side, each hanging from the world: a multi-arm robot (003
+// Part II). Arm i (1-based, as in roots()) is random_tree(seed + i - 1, options) with its
+// links renamed "a<i>_b<k>"; its body a<i>_b0 is a leaf.
+Robot random_arms(unsigned long long seed, int arms, const RandomTreeOptions& options = {});
 
 // Recompute children, offsets, nq/nv and per-body frames after bodies were edited; checks
 // the numbering invariant (parent index > child index).

@@ -46,6 +46,11 @@ class MujocoOracle {
   MujocoOracle(const Robot& robot, const std::string& urdf_path);
 
   int nv() const { return nv_; }
+  // The loaded model and its data, for callers that time MuJoCo's own calls (benchmarks/).
+  // After inverse_dynamics(q, qd, qdd) the data holds qpos, qvel and qacc in MuJoCo's
+  // coordinates for that state.
+  mjModel_* model() const { return m_; }
+  mjData_* data() const { return d_; }
 
   // T = M(q) qdd + C(q, qd) (gravity included, no external forces).
   VecX inverse_dynamics(const VecX& q, const VecX& qd, const VecX& qdd);

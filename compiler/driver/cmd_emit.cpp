@@ -1,0 +1,88 @@
+// soac emit: robot-specialised C++ for a kernel set (a .soa file's kernels, or the
+// standard ones), written atomically: either both files appear complete, or neither.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "driver/driver.hpp"
+#include "pipeline/kernels.hpp"
+#include "support/error.hpp"
+
+namespace soa::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct EmitOptions {
+  std::string kernels;  // .soa file; empty: the standard kernels
+  RobotOptions robot;
+  std::string out;
+  std::string name;
+  std::string library;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw UserError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+}
+
+int run_emit(const EmitOptions& o) {
+  const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
+  std::vector<pipeline::KernelSpec> specs;
+  if (o.kernels.empty()) {
+    specs = pipeline::standard_kernels();
+  } else {
+    specs = pipeline::kernels_of(syntax::load_module(o.kernels));
+    if (specs.empty()) throw UserError(fmt::format("{}: no kernel declarations to emit", o.kernels));
+  }
+  const LoadedRobot r = load_robot(o.robot);
+  const auto constants = exec::make_constants(r.robot, r.tips);
+  rewrite::Options options;
+  options.serial_chain = r.robot.is_serial_chain();
+
+  std::vector<emit::Kernel> kernels;
+  for (const auto& spec : specs)
+    kernels.push_back(pipeline::specialise_kernel(pipeline::lower_kernel(spec, lib, options), constants));
+  const std::string stem = o.name.empty() ? emit::identifier(r.robot.name.empty() ? "robot" : r.robot.name) : o.name;
+  const emit::Emitted files = emit::emit_cpp(kernels, emit::make_target(r.robot, r.tips, stem));
+
+  // Write beside the targets, then rename: a failure leaves no half-written output.
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec) throw UserError(fmt::format("{}: cannot create the output directory: {}", o.out, ec.message()));
+  const fs::path header = fs::path(o.out) / files.header_name, source = fs::path(o.out) / files.source_name;
+  const fs::path header_tmp = header.string() + ".tmp", source_tmp = source.string() + ".tmp";
+  try {
+    write_file(header_tmp, files.header);
+    write_file(source_tmp, files.source);
+    fs::rename(header_tmp, header);
+    fs::rename(source_tmp, source);
+  } catch (...) {
+    fs::remove(header_tmp, ec);
+    fs::remove(source_tmp, ec);
+    throw;
+  }
+  fmt::print("soac emit: {} kernels for {} -> {}, {}\n", kernels.size(), r.describe(), header.string(),
+             source.string());
+  return kOk;
+}
+
+}  // namespace
+
+void add_emit(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<EmitOptions>();
+  CLI::App* cmd = app.add_subcommand("emit", "generate robot-specialised C++ for a kernel set");
+  cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
+  opts->robot.add_to(*cmd, true);
+  cmd->add_option("--out", opts->out, "output directory")->required();
+  cmd->add_option("--name", opts->name, "file stem and C++ namespace (default: the URDF robot name)");
+  cmd->add_option("--library", opts->library, "identity library (default: grammar/identities.soa)");
+  cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
+}
+
+}  // namespace soa::driver

@@ -1,0 +1,22 @@
+#include "lower/kernels.hpp"
+
+namespace soa::lower {
+
+const std::vector<KernelDecl>& standard_kernels() {
+  static const std::vector<KernelDecl> kernels = {
+      {"inverse_dynamics", {"q", "qd", "qdd"}, "calM qdd + C", "tau",
+       "joint forces for accelerations qdd (recursive Newton-Euler, 001 eq. 23 without tip forces)"},
+      {"mass_matrix", {"q"}, "calM", "calM", "the N x N mass matrix (composite rigid body, 004 eq. 5.45)"},
+      {"forward_dynamics", {"q", "qd", "T"}, "calM^-1 (T - C)", "qdd",
+       "joint accelerations for joint forces T (articulated body, 001 Identity 6)"},
+      {"mass_matrix_inverse", {"q"}, "calM^-1", "calMinv", "the inverse mass matrix (001 Identity 6, column by column)"},
+      {"jacobian", {"q"}, "J", "J", "the tip frames' Jacobian B* phi* H* (6 rows per tip)"},
+      {"lambda", {"q"}, "J calM^-1 J*", "Lambda",
+       "the tips' inverse operational-space inertia J calM^-1 J* (000 eq. 5.5, 002 eq. 3.10)"},
+      {"tip_force_correction", {"q", "f0"}, "calM^-1 J* f0", "dqdd",
+       "joint accelerations caused by tip forces f0 (000 eq. 5.3, 002 eq. 3.12)"},
+  };
+  return kernels;
+}
+
+}  // namespace soa::lower

@@ -1,0 +1,25 @@
+// The kernels every robot gets (issue 4), as operator-language declarations.
+//
+// Contract: each entry is what a user would write in a .soa file
+// (`kernel NAME(INPUTS) = EXPRESSION;`, grammar/README.md); the pipeline rewrites the
+// expression (compiler/rewrite) before lowering it, e.g. forward dynamics
+// `calM^-1 (T - C)` becomes `(I - H psi K)* D^-1 (I - H psi K) (T - C)` by MINV
+// (001 Identity 6). Inputs are listed in layout order (execute.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace soa::lower {
+
+struct KernelDecl {
+  std::string name;                 // C identifier, used in generated function names
+  std::vector<std::string> inputs;  // q, qd, qdd, T, f0
+  std::string expression;           // before rewriting
+  std::string output;               // output name in generated code
+  std::string meaning;              // one line for the generated header
+};
+
+const std::vector<KernelDecl>& standard_kernels();
+
+}  // namespace soa::lower

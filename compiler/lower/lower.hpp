@@ -1,0 +1,56 @@
+// The lower stage: operator IR (compiler/algebra) -> sweep IR (runtime/exec/sweep_ir.hpp).
+//
+// Contract
+// - lower(e) turns a well-shaped operator expression, ideally already rewritten into its
+//   cheapest form (compiler/rewrite), into a robot-independent SweepProgram. The pipeline:
+//     1. expand():  derived symbols by their definitions (calM = H phi M phi* H*,
+//                   C = H phi (M phi* a + b), J = B* phi* H*, Omega, alpha); adjoints pushed
+//                   onto symbols.
+//     2. factor():  common left factors of a vector sum pulled out (A x + A y = A (x + y)),
+//                   which is what makes `calM qdd + C` one outward and one inward pass:
+//                   H phi (M phi* (H* qdd + a) + b), the recursive Newton-Euler algorithm.
+//     3. statements: the expression applied to its vector, factor by factor from the right
+//                   (reference 5). Memoryless factors stay inside per-body expressions
+//                   (they fuse into whichever sweep visits the body); phi, psi and their
+//                   adjoints become recursions; E_phi, K, B and their adjoints edge terms;
+//                   (s I + X)^-1 with X strictly causal (or anticausal) the substitution
+//                   z = (y - X z) / s, one body at a time (as interp/sweeps.cpp does).
+//                   The model quantities a factor needs (phi(q), V, a, b; P, D, G; R;
+//                   Upsilon) are added once, on first use, and reused.
+//     4. schedule(): statements into the fewest loops (schedule.hpp), so that consecutive
+//                   factors of one direction share a loop and the prologue recursions fuse
+//                   with the first sweep of the same direction.
+// - Operator-valued expressions are computed column by column: the expression applied to
+//   e_j, one column per run of the column loops after the prologue has run once. Because
+//   e_j is zero outside one body, each column's sweeps are short in specialised code (the
+//   zeros fold away), which makes calM^-1 and J O(N^2) and Lambda O(N) per tip column.
+//   calM itself goes the composite-body way instead (CRB-H, 004 eq. 5.45: calM = H phi R
+//   H* + H R phitilde* H*): each column is the inward sweep H phi R H* e_j from body(j)
+//   to the base, and the rows below body(j) come from symmetry (Fill::SymmetricFromAncestors)
+//   -- the composite-rigid-body algorithm, with R a rigid-body inertia (10 numbers).
+// - Errors (UserError): calM^-1 left unrewritten ("rewrite first"), an inverse without a
+//   sweep form, a vector used as an operator, an undeclared or unknown input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algebra/expr.hpp"
+#include "exec/sweep_ir.hpp"
+
+namespace soa::lower {
+
+struct LowerOptions {
+  std::string name;                 // kernel name, for printing and code generation
+  std::string output = "out";       // output name
+  // Declared input order (e.g. {"q", "qd", "qdd"}); empty: q, then qd, qdd, T, f0 as used.
+  std::vector<std::string> inputs;
+};
+
+exec::SweepProgram lower(const ir::Expr& e, const LowerOptions& options = {});
+
+// Passes 1 and 2, exposed for tests and `soac lower`.
+ir::Expr expand(const ir::Expr& e);
+ir::Expr factor(const ir::Expr& e);
+
+}  // namespace soa::lower

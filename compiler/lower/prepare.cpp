@@ -1,0 +1,158 @@
+// Passes 1 and 2 of lower.hpp: expand derived symbols, push adjoints, factor vector sums.
+#include "algebra/vocabulary.hpp"
+#include "lower/lower.hpp"
+#include "support/error.hpp"
+
+namespace soa::lower {
+
+using ir::Expr;
+using ir::Op;
+
+namespace {
+
+Expr sym(const char* name) { return ir::symbol(name); }
+Expr star(const char* name) { return ir::adjoint(ir::symbol(name)); }
+
+// Reference section 3: the operators and vectors defined by others.
+Expr definition(const std::string& name) {
+  using ir::inverse, ir::product, ir::sum;
+  if (name == "calM") return product({sym("H"), sym("phi"), sym("M"), star("phi"), star("H")});  // 001 eq. 22
+  if (name == "C")  // Coriolis, centrifugal and gravity forces
+    return product({sym("H"), sym("phi"), sum({product({sym("M"), star("phi"), sym("a")}), sym("b")})});
+  if (name == "J") return product({star("B"), star("phi"), star("H")});
+  if (name == "Omega") return product({star("psi"), star("H"), inverse(sym("D")), sym("H"), sym("psi")});
+  if (name == "alpha") return product({star("phi"), sum({product({star("H"), sym("qdd")}), sym("a")})});
+  return {};
+}
+
+bool symmetric(const Expr& symbol) {
+  const ir::SymbolInfo* info = ir::lookup(symbol.name());
+  return info && info->symmetric;
+}
+
+// The adjoint of an expression whose adjoints already sit on symbols.
+Expr adjoint_of(const Expr& e) {
+  switch (e.op()) {
+    case Op::Symbol: return symmetric(e) ? e : ir::adjoint(e);
+    case Op::Identity:
+    case Op::Zero: return e;
+    case Op::Scale: return ir::scale(e.coef(), adjoint_of(e.kid(0)));
+    case Op::Adjoint: return e.kid(0);
+    case Op::Inverse: return ir::inverse(adjoint_of(e.kid(0)));
+    case Op::Sum: {
+      std::vector<Expr> t;
+      for (const Expr& k : e.kids()) t.push_back(adjoint_of(k));
+      return ir::sum(std::move(t));
+    }
+    case Op::Product: {
+      std::vector<Expr> f;
+      for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) f.push_back(adjoint_of(*it));
+      return ir::product(std::move(f));
+    }
+  }
+  throw InternalError("expand: unknown IR node");
+}
+
+struct Term {
+  double coef;
+  std::vector<Expr> factors;  // the last one is the vector
+};
+
+// The terms of a vector expression, with the trailing vector sums distributed:
+// A (x + y) contributes A x and A y.
+void terms_of(const Expr& e, double coef, std::vector<Expr> prefix, std::vector<Term>& out) {
+  switch (e.op()) {
+    case Op::Zero: return;
+    case Op::Scale: terms_of(e.kid(0), coef * e.coef(), std::move(prefix), out); return;
+    case Op::Sum:
+      for (const Expr& k : e.kids()) terms_of(k, coef, prefix, out);
+      return;
+    case Op::Product: {
+      const auto kids = e.kids();
+      for (std::size_t i = 0; i + 1 < kids.size(); ++i) {
+        Expr f = kids[i];
+        if (f.is(Op::Scale)) {
+          coef *= f.coef();
+          f = f.kid(0);
+        }
+        if (f.is(Op::Zero)) return;
+        if (!f.is(Op::Identity)) prefix.push_back(f);
+      }
+      terms_of(kids.back(), coef, std::move(prefix), out);
+      return;
+    }
+    default:
+      prefix.push_back(e);
+      out.push_back({coef, std::move(prefix)});
+  }
+}
+
+// Sum of the terms with common first factors pulled out, in first-occurrence order.
+Expr build(const std::vector<Term>& terms) {
+  std::vector<Expr> parts;
+  std::vector<char> used(terms.size(), 0);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (used[i]) continue;
+    const Term& t = terms[i];
+    if (t.factors.size() == 1) {  // a lone vector: combine like terms
+      double c = 0.0;
+      for (std::size_t j = i; j < terms.size(); ++j)
+        if (!used[j] && terms[j].factors.size() == 1 && terms[j].factors[0] == t.factors[0]) {
+          c += terms[j].coef;
+          used[j] = 1;
+        }
+      if (c != 0.0) parts.push_back(ir::scale(c, t.factors[0]));
+      continue;
+    }
+    std::vector<std::size_t> group;
+    for (std::size_t j = i; j < terms.size(); ++j)
+      if (!used[j] && terms[j].factors.size() >= 2 && terms[j].factors[0] == t.factors[0]) group.push_back(j);
+    bool same_coef = true;
+    for (std::size_t j : group) {
+      used[j] = 1;
+      same_coef &= terms[j].coef == t.coef;
+    }
+    const double c = same_coef ? t.coef : 1.0;
+    std::vector<Term> rest;
+    for (std::size_t j : group)
+      rest.push_back({terms[j].coef / c, std::vector<Expr>(terms[j].factors.begin() + 1, terms[j].factors.end())});
+    parts.push_back(ir::scale(c, ir::product({t.factors[0], build(rest)})));
+  }
+  if (parts.empty()) return ir::zero();
+  return parts.size() == 1 ? parts[0] : ir::sum(std::move(parts));
+}
+
+}  // namespace
+
+Expr expand(const Expr& e) {
+  switch (e.op()) {
+    case Op::Symbol: {
+      const Expr d = definition(e.name());
+      return d ? expand(d) : e;
+    }
+    case Op::Identity:
+    case Op::Zero: return e;
+    case Op::Scale: return ir::scale(e.coef(), expand(e.kid(0)));
+    case Op::Adjoint: return adjoint_of(expand(e.kid(0)));
+    case Op::Inverse: return ir::inverse(expand(e.kid(0)));
+    case Op::Sum: {
+      std::vector<Expr> t;
+      for (const Expr& k : e.kids()) t.push_back(expand(k));
+      return ir::sum(std::move(t));
+    }
+    case Op::Product: {
+      std::vector<Expr> f;
+      for (const Expr& k : e.kids()) f.push_back(expand(k));
+      return ir::product(std::move(f));
+    }
+  }
+  throw InternalError("expand: unknown IR node");
+}
+
+Expr factor(const Expr& e) {
+  std::vector<Term> terms;
+  terms_of(e, 1.0, {}, terms);
+  return build(terms);
+}
+
+}  // namespace soa::lower

@@ -1,0 +1,49 @@
+#include "pipeline/kernels.hpp"
+
+#include <memory>
+
+#include "algebra/print.hpp"
+#include "exec/execute.hpp"
+#include "lower/lower.hpp"
+#include "specialise/specialise.hpp"
+
+namespace soa::pipeline {
+
+KernelSpec kernel_spec(const lower::KernelDecl& k) {
+  auto src = std::make_shared<syntax::Source>(syntax::Source{"<standard kernel " + k.name + ">", k.expression});
+  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning};
+}
+
+std::vector<KernelSpec> standard_kernels() {
+  std::vector<KernelSpec> out;
+  for (const lower::KernelDecl& k : lower::standard_kernels()) out.push_back(kernel_spec(k));
+  return out;
+}
+
+std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
+  std::vector<KernelSpec> out;
+  for (const syntax::Kernel& k : module.kernels)
+    out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body)});
+  return out;
+}
+
+LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options) {
+  rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, options);
+  exec::SweepProgram p = lower::lower(rewrite::present(d.final), {spec.name, spec.output, spec.inputs});
+  return {spec, std::move(d), std::move(p)};
+}
+
+std::string derivation_summary(const rewrite::Derivation& d) {
+  std::string s = "lowered: " + ir::print(rewrite::present(d.final));
+  for (const auto& step : d.steps)
+    if (step.rule != "normalise") s += "\n  by " + step.rule + " [" + step.citation + "]";
+  return s;
+}
+
+emit::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+  return emit::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k.derivation),
+                           k.spec.meaning, k.program, exec::layout(k.program, robot),
+                           specialise::specialise(k.program, robot));
+}
+
+}  // namespace soa::pipeline

@@ -1,0 +1,46 @@
+// Kernels through the pipeline: rewrite -> lower (robot independent) -> specialise (one
+// robot) -> a back-end. This is the single path soac emit, soac jit, the tests and the
+// benchmarks take, so that what is measured is what is shipped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "emit-cpp/emit_cpp.hpp"
+#include "exec/constants.hpp"
+#include "exec/sweep_ir.hpp"
+#include "lower/kernels.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace soa::pipeline {
+
+// A kernel as declared: a .soa `kernel NAME(INPUTS) = EXPRESSION;`, or a standard one.
+struct KernelSpec {
+  std::string name;                 // a C identifier
+  std::vector<std::string> inputs;  // q, qd, qdd, T, f0 in the declared (layout) order
+  ir::Expr expression;              // as written, before rewriting
+  std::string output = "out";       // name of the output in generated code
+  std::string meaning;              // one line for the generated header
+};
+
+// The kernels every robot gets (lower/kernels.hpp): inverse dynamics, mass matrix, forward
+// dynamics, mass-matrix inverse, Jacobian, Lambda, tip-force correction.
+std::vector<KernelSpec> standard_kernels();
+KernelSpec kernel_spec(const lower::KernelDecl& decl);
+std::vector<KernelSpec> kernels_of(const syntax::Module& module);
+
+// Rewritten into the cheapest form the library reaches, then lowered to a sweep program.
+struct LoweredKernel {
+  KernelSpec spec;
+  rewrite::Derivation derivation;
+  exec::SweepProgram program;
+};
+LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options = {});
+
+// "lowered: FORM" and one "by RULE [citation]" line per step, for banners and listings.
+std::string derivation_summary(const rewrite::Derivation& d);
+
+// The robot's own straight-line code for a lowered kernel (constants folded, CSE, DCE).
+emit::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
+
+}  // namespace soa::pipeline

@@ -1,0 +1,55 @@
+// ScalarProgram: a robot-specialised kernel as a flat SSA list of scalar operations -- the
+// one contract every back-end reads (emit-cpp now, an LLVM IRBuilder emitter later).
+//
+// Contract
+// - nodes are in topological order: a node's operands have smaller indices. Input nodes
+//   read in[index]; Const nodes hold a literal; every other op takes one (Neg, Sqrt, Sin,
+//   Cos) or two (Add, Sub, Mul, Div) operands. Nothing C++-specific is stored: a back-end
+//   decides names, literal syntax and layout.
+// - outputs[i] is the node whose value is out[i]: the kernel's output in the layout of
+//   exec::Layout (vectors stacked, matrices column-major).
+// - labels[node.label] says where a node came from ("panda_link3: psi K", with the column
+//   for operator-valued kernels), for comments in generated code. -1: no label.
+// - A program produced by specialise() has no dead nodes: every node reaches an output.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace soa::specialise {
+
+enum class ScalarOp : std::uint8_t { Input, Const, Add, Sub, Mul, Div, Neg, Sqrt, Sin, Cos };
+std::string_view to_string(ScalarOp op);
+int arity(ScalarOp op);  // 0, 1 or 2
+
+struct ScalarNode {
+  ScalarOp op = ScalarOp::Const;
+  int a = -1, b = -1;  // operands (node indices); Input: a = the input index
+  double value = 0.0;  // Const
+  int label = -1;
+};
+
+struct ScalarProgram {
+  int input_count = 0;
+  std::vector<ScalarNode> nodes;
+  std::vector<int> outputs;
+  std::vector<std::string> labels;
+};
+
+// Arithmetic operations by kind (Input and Const nodes are not operations).
+struct OpCounts {
+  int add = 0, sub = 0, mul = 0, div = 0, neg = 0, sqrt = 0, sin = 0, cos = 0;
+  int total() const { return add + sub + mul + div + neg + sqrt + sin + cos; }
+};
+OpCounts count_ops(const ScalarProgram& p);
+std::string to_string(const OpCounts& c);  // "1234 ops: 600 mul, 500 add, ..."
+
+// The SSA interpreter: out[i] = value of outputs[i] for inputs in[0 .. input_count).
+void evaluate(const ScalarProgram& p, const double* in, double* out);
+
+// Throws InternalError when the invariants above do not hold.
+void check(const ScalarProgram& p);
+
+}  // namespace soa::specialise

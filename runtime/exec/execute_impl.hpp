@@ -1,0 +1,411 @@
+// The executor's template definition. Included by execute.cpp (S = double) and by the
+// specialiser (S = its tracing scalar); nothing else should include it.
+#pragma once
+
+#include <cmath>
+
+#include "exec/execute.hpp"
+#include "exec/spatial.hpp"
+#include "support/error.hpp"
+
+namespace soa::exec {
+namespace detail {
+
+// Rotation by angle (c = cos, s = sin) about a joint axis.
+template <class S> M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c, const S& s) {
+  const S o(0.0), one(1.0);
+  switch (kind) {
+    case AxisKind::X: return {one, o, o, o, c, -s, o, s, c};
+    case AxisKind::Y: return {c, o, s, o, one, o, -s, o, c};
+    case AxisKind::Z: return {c, -s, o, s, c, o, o, o, one};
+    case AxisKind::NegX: return {one, o, o, o, c, s, o, -s, c};
+    case AxisKind::NegY: return {c, o, -s, o, one, o, s, o, c};
+    case AxisKind::NegZ: return {c, s, o, -s, c, o, o, o, one};
+    case AxisKind::General: break;
+  }
+  // Rodrigues: c 1 + s a~ + (1 - c) a a^T.
+  const S t = one - c;
+  M3<S> R;
+  const M3<S> ax{o, -a[2], a[1], a[2], o, -a[0], -a[1], a[0], o};
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) R[3 * r + k] = t * a[r] * a[k] + s * ax[3 * r + k] + (r == k ? c : o);
+  return R;
+}
+
+// Rotation of the quaternion [x y z w] (robot.hpp order), normalised by s = 2 / |q|^2.
+template <class S> M3<S> quaternion_rotation(const S* q) {
+  const S &x = q[0], &y = q[1], &z = q[2], &w = q[3];
+  const S s = S(2.0) / (x * x + y * y + z * z + w * w);
+  const S one(1.0);
+  return {one - s * (y * y + z * z), s * (x * y - z * w),         s * (x * z + y * w),
+          s * (x * y + z * w),       one - s * (x * x + z * z),   s * (y * z - x * w),
+          s * (x * z - y * w),       s * (y * z + x * w),         one - s * (x * x + y * y)};
+}
+
+template <class S>
+class Executor {
+public:
+  Executor(const SweepProgram& p, const RobotConstants<S>& r, Observer* obs) : p_(p), r_(r), obs_(obs) {
+    const int n = r.n();
+    X_.resize(n);
+    V_.resize(n);
+    a_.resize(n);
+    b_.resize(n);
+    art_.resize(n);
+    R_.resize(n);
+    ups_.resize(n);
+    vals_.resize(p.vars.size());
+    for (std::size_t v = 0; v < p.vars.size(); ++v)
+      vals_[v].resize(p.vars[v].space == Space::Tip ? r.m() : n);
+  }
+
+  void run(const S* in, S* out) {
+    const Layout lay = layout(p_, r_);
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) load(p_.inputs[i], in + lay.inputs[i].offset);
+    run_loops(p_.loops);
+    if (!p_.columns) {
+      store(p_.output.var, out);
+      return;
+    }
+    const Columns& c = *p_.columns;
+    const int cols = lay.cols;
+    std::vector<S> unit(static_cast<std::size_t>(cols), S(0.0));
+    for (column_ = 0; column_ < cols; ++column_) {
+      unit[column_] = S(1.0);
+      load(c.unit, unit.data());
+      unit[column_] = S(0.0);
+      run_loops(c.loops);
+      store(c.result, out + static_cast<std::ptrdiff_t>(column_) * lay.rows);
+    }
+    column_ = -1;
+    if (c.fill == Fill::SymmetricFromAncestors) symmetric_fill(out, lay.rows);
+  }
+
+private:
+  const SweepProgram& p_;
+  const RobotConstants<S>& r_;
+  Observer* obs_;
+  int column_ = -1;
+  struct Articulated {
+    SMat<S> P, Pplus, D, Dinv, G;
+  };
+  std::vector<Transform<S>> X_;
+  std::vector<SVec<S>> V_, a_, b_;
+  std::vector<Articulated> art_;
+  std::vector<Inertia<S>> R_;
+  std::vector<SMat<S>> ups_;
+  std::vector<std::vector<SVec<S>>> vals_;  // [var][body, or tip for Tip vars]
+  std::vector<S> config_;                   // q
+
+  const BodyConstants<S>& body(int k) const { return r_.bodies[k]; }
+
+  // ---- inputs and outputs -------------------------------------------------------------
+
+  void load(int v, const S* src) {
+    const Space s = p_.vars[v].space;
+    if (s == Space::Config) {
+      config_.assign(src, src + r_.nq);
+      return;
+    }
+    for (std::size_t i = 0; i < vals_[v].size(); ++i) {
+      const int k = static_cast<int>(i);
+      const int off = s == Space::Joint ? body(k).v_offset : 6 * k;
+      const int size = s == Space::Joint ? body(k).nv : 6;
+      SVec<S>& x = vals_[v][i];
+      x.n = size;
+      for (int j = 0; j < size; ++j) x[j] = src[off + j];
+    }
+  }
+
+  void store(int v, S* dst) const {
+    const Space s = p_.vars[v].space;
+    for (std::size_t i = 0; i < vals_[v].size(); ++i) {
+      const int k = static_cast<int>(i);
+      const int off = s == Space::Joint ? body(k).v_offset : 6 * k;
+      for (int j = 0; j < vals_[v][i].n; ++j) dst[off + j] = vals_[v][i][j];
+    }
+  }
+
+  bool ancestor_or_self(int i, int k) const {  // is body i on the path from k to its root?
+    for (int b = k; b >= 0; b = body(b).parent)
+      if (b == i) return true;
+    return false;
+  }
+
+  // CRB-H (004 eq. 5.45): column j is exact in the rows of body(j) and its ancestors.
+  void symmetric_fill(S* out, int rows) const {
+    std::vector<int> owner(static_cast<std::size_t>(rows));
+    for (int k = 0; k < r_.n(); ++k)
+      for (int j = 0; j < body(k).nv; ++j) owner[body(k).v_offset + j] = k;
+    for (int c = 0; c < rows; ++c)
+      for (int r = 0; r < rows; ++r) {
+        if (ancestor_or_self(owner[r], owner[c])) continue;
+        out[c * rows + r] = ancestor_or_self(owner[c], owner[r]) ? out[r * rows + c] : S(0.0);
+      }
+  }
+
+  // ---- loops ----------------------------------------------------------------------------
+
+  void run_loops(const std::vector<Loop>& loops) {
+    const int n = r_.n();
+    for (const Loop& loop : loops) {
+      const bool in = loop.direction == Direction::Inward;
+      for (int i = 0; i < n; ++i) {
+        const int k = in ? i : n - 1 - i;
+        for (const Stmt& s : loop.body) {
+          if (obs_) obs_->enter(column_, k, s);
+          exec(s, k);
+        }
+      }
+    }
+  }
+
+  void exec(const Stmt& s, int k) {
+    switch (s.kind) {
+      case Stmt::Kind::Assign: vals_[s.dst][k] = eval(s.rhs, k); return;
+      case Stmt::Kind::TipAssign: {
+        if (body(k).tips.empty()) return;
+        const SVec<S> x = eval(s.rhs, k);
+        for (int t : body(k).tips) vals_[s.dst][t] = phi_t_apply(r_.tips[t].X, x);  // B*
+        return;
+      }
+      case Stmt::Kind::Compute: compute(s, k); return;
+    }
+  }
+
+  // ---- vector expressions ---------------------------------------------------------------
+
+  SVec<S> eval(const VExpr& e, int k) const {
+    switch (e.kind()) {
+      case VKind::Var: return vals_[e.var()][k];
+      case VKind::Read:
+        return e.quantity() == Quantity::Velocity ? V_[k] : e.quantity() == Quantity::BiasA ? a_[k] : b_[k];
+      case VKind::Zero: return svec_zero<S>(e.space() == Space::Joint ? body(k).nv : 6);
+      case VKind::Sum: {
+        SVec<S> acc;
+        bool first = true;
+        for (const auto& [c, t] : e.terms()) {
+          SVec<S> x = eval(t, k);
+          if (c != 1.0)
+            for (int i = 0; i < x.n; ++i) x[i] = c == -1.0 ? -x[i] : S(c) * x[i];
+          acc = first ? x : acc + x;
+          first = false;
+        }
+        return acc;
+      }
+      case VKind::Apply: return apply_block(e.block(), k, eval(e.operand(), k));
+      case VKind::EdgeIn: {  // sum_c phi(k,c) x(c): phi(k,c) is stored at the child
+        const auto& ch = body(k).children;
+        if (ch.empty()) return svec_zero<S>(6);
+        SVec<S> acc = phi_apply(X_[ch[0]], eval(e.operand(), ch[0]));
+        for (std::size_t i = 1; i < ch.size(); ++i) acc = acc + phi_apply(X_[ch[i]], eval(e.operand(), ch[i]));
+        return acc;
+      }
+      case VKind::EdgeOut: {
+        const int p = body(k).parent;
+        if (p < 0) return svec_zero<S>(6);
+        return phi_t_apply(X_[k], eval(e.operand(), p));
+      }
+      case VKind::TipIn: {  // sum_t B(k,t) f(t)
+        const auto& tips = body(k).tips;
+        if (tips.empty()) return svec_zero<S>(6);
+        SVec<S> acc = phi_apply(r_.tips[tips[0]].X, vals_[e.var()][tips[0]]);
+        for (std::size_t i = 1; i < tips.size(); ++i)
+          acc = acc + phi_apply(r_.tips[tips[i]].X, vals_[e.var()][tips[i]]);
+        return acc;
+      }
+    }
+    throw InternalError("execute: unknown expression kind");
+  }
+
+  // H*(k) u: the joint's motion subspace (reference 2).
+  SVec<S> hstar(int k, const SVec<S>& u) const {
+    const BodyConstants<S>& b = body(k);
+    const V3<S> z = v3_zero<S>();
+    switch (b.joint) {
+      case JointKind::Revolute: return spatial(scale(u[0], b.axis), z);
+      case JointKind::Prismatic: return spatial(z, scale(u[0], b.axis));
+      case JointKind::Ball: return spatial(V3<S>{u[0], u[1], u[2]}, z);
+      case JointKind::Free: return u;
+    }
+    throw InternalError("execute: unknown joint kind");
+  }
+
+  // H(k) x = H*(k)^T x.
+  SVec<S> h(int k, const SVec<S>& x) const {
+    const BodyConstants<S>& b = body(k);
+    SVec<S> u;
+    u.n = b.nv;
+    switch (b.joint) {
+      case JointKind::Revolute: u[0] = dot(b.axis, top(x)); return u;
+      case JointKind::Prismatic: u[0] = dot(b.axis, bottom(x)); return u;
+      case JointKind::Ball:
+        for (int i = 0; i < 3; ++i) u[i] = x[i];
+        return u;
+      case JointKind::Free: return x;
+    }
+    throw InternalError("execute: unknown joint kind");
+  }
+
+  SMat<S> hstar_matrix(int k) const {  // 6 x nv
+    const int nv = body(k).nv;
+    SMat<S> Hs = smat_zero<S>(6, nv);
+    for (int j = 0; j < nv; ++j) {
+      SVec<S> e = svec_zero<S>(nv);
+      e[j] = S(1.0);
+      const SVec<S> col = hstar(k, e);
+      for (int r = 0; r < 6; ++r) Hs(r, j) = col[r];
+    }
+    return Hs;
+  }
+
+  SVec<S> apply_block(Block blk, int k, const SVec<S>& x) const {
+    const Articulated& A = art_[k];
+    switch (blk) {
+      case Block::H: return h(k, x);
+      case Block::Hstar: return hstar(k, x);
+      case Block::M: return inertia_apply(body(k).M, x);
+      case Block::Minv: return mul(inverse_spd(inertia_matrix(body(k).M)), x);
+      case Block::P: return mul(A.P, x);
+      case Block::R: return inertia_apply(R_[k], x);
+      case Block::Upsilon: return mul(ups_[k], x);
+      case Block::D: return mul(A.D, x);
+      case Block::Dinv: return mul(A.Dinv, x);
+      case Block::G: return mul(A.G, x);
+      case Block::Gstar: return mul_t(A.G, x);
+      case Block::Taubar: return x - mul(A.G, h(k, x));          // (1 - G H) x
+      case Block::TaubarStar: return x - hstar(k, mul_t(A.G, x));  // (1 - H* G*) x
+      case Block::Tau: return mul(A.G, h(k, x));
+      case Block::TauStar: return hstar(k, mul_t(A.G, x));
+    }
+    throw InternalError("execute: unknown block");
+  }
+
+  // ---- model quantities (kinematics.cpp conventions) --------------------------------------
+
+  SVec<S> joint_rate(const Stmt& s, int k) const { return vals_[s.arg][k]; }
+
+  void compute(const Stmt& s, int k) {
+    const BodyConstants<S>& b = body(k);
+    const int p = b.parent;
+    switch (s.quantity) {
+      case Quantity::Transform: X_[k] = transform(k); return;
+      case Quantity::Velocity: {
+        const SVec<S> rel = hstar(k, joint_rate(s, k));
+        V_[k] = p < 0 ? rel : phi_t_apply(X_[k], V_[p]) + rel;
+        return;
+      }
+      case Quantity::BiasA: {
+        // Reference 2: a = [wp x wr; wp x (wp x l_k) + 2 wp x vr + wr x vr], wp the parent's
+        // angular velocity in frame k, l_k = R^T l; gravity at a root: + phi*(world,k) [0; -g].
+        const Transform<S>& X = X_[k];
+        const SVec<S> rel = hstar(k, joint_rate(s, k));
+        const V3<S> wr = top(rel), vr = bottom(rel);
+        V3<S> at = v3_zero<S>();
+        V3<S> ab = cross(wr, vr);
+        if (p >= 0) {
+          const V3<S> wp = mul_t(X.R, top(V_[p]));
+          const V3<S> lk = mul_t(X.R, X.l);
+          at = cross(wp, wr);
+          ab = cross(wp, cross(wp, lk)) + scale(S(2.0), cross(wp, vr)) + ab;
+        } else {
+          ab = ab - mul_t(X.R, r_.gravity);
+        }
+        a_[k] = spatial(at, ab);
+        return;
+      }
+      case Quantity::BiasB: {
+        const V3<S> w = top(V_[k]);
+        const Inertia<S>& M = b.M;
+        b_[k] = spatial(cross(w, mul(M.J, w)), cross(w, cross(w, M.h)));
+        return;
+      }
+      case Quantity::Articulated: articulated(k); return;
+      case Quantity::Composite: {
+        Inertia<S> R = b.M;
+        for (int c : b.children) R = R + inertia_congruence(X_[c], R_[c]);
+        R_[k] = R;
+        return;
+      }
+      case Quantity::Upsilon: upsilon(k); return;
+    }
+  }
+
+  Transform<S> transform(int k) const {
+    using std::cos;
+    using std::sin;
+    const BodyConstants<S>& b = body(k);
+    const S* q = config_.data() + b.q_offset;
+    switch (b.joint) {
+      case JointKind::Revolute:
+        return {mul(b.origin_R, axis_rotation(b.axis_kind, b.axis, cos(q[0]), sin(q[0]))), b.origin_p};
+      case JointKind::Prismatic: return {b.origin_R, b.origin_p + mul(b.origin_R, scale(q[0], b.axis))};
+      case JointKind::Ball: return {mul(b.origin_R, quaternion_rotation(q)), b.origin_p};
+      case JointKind::Free:
+        return {mul(b.origin_R, quaternion_rotation(q + 3)), b.origin_p + mul(b.origin_R, V3<S>{q[0], q[1], q[2]})};
+    }
+    throw InternalError("execute: unknown joint kind");
+  }
+
+  // Riccati (001 eqs. 40-44; reference 3): P = M + sum_c psi P psi*, with psi(k,c) P(c)
+  // psi*(k,c) = phi(k,c) P+(c) phi*(k,c) and P+ = taubar P = P - G D G*.
+  void articulated(int k) {
+    const BodyConstants<S>& b = body(k);
+    Articulated& A = art_[k];
+    A.P = inertia_matrix(b.M);
+    for (int c : b.children) {
+      const SMat<S> Pc = congruence6(X_[c], art_[c].Pplus);
+      for (int i = 0; i < 36; ++i) A.P.a[i] = A.P.a[i] + Pc.a[i];
+    }
+    const SMat<S> Hs = hstar_matrix(k);
+    const SMat<S> PH = mul(A.P, Hs);  // P H*
+    A.D = mul_tn(Hs, PH, true);       // H P H*
+    A.Dinv = inverse_spd(A.D);
+    A.G = mul(PH, A.Dinv);
+    if (b.parent < 0) return;
+    A.Pplus = A.P;
+    for (int r = 0; r < 6; ++r)
+      for (int c = r; c < 6; ++c) {
+        S acc = A.P(r, c);
+        for (int j = 0; j < b.nv; ++j) acc = acc - A.G(r, j) * PH(c, j);
+        A.Pplus(r, c) = A.Pplus(c, r) = acc;
+      }
+  }
+
+  // Upsilon(k) = psi*(p,k) Upsilon(p) psi(p,k) + H* D^-1 H (reference 3; 002 eq. 3.11).
+  void upsilon(int k) {
+    const BodyConstants<S>& b = body(k);
+    const Articulated& A = art_[k];
+    const SMat<S> Hs = hstar_matrix(k);
+    SMat<S> U = mul(mul(Hs, A.Dinv), transposed(Hs));
+    if (b.parent >= 0) {
+      // psi(p,k) = phi(p,k) taubar(k): taubar* (phi* Upsilon(p) phi) taubar.
+      const SMat<S> Y = congruence6_t(X_[k], ups_[b.parent]);
+      SMat<S> T = mul(A.G, transposed(Hs));  // G H
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) T(r, c) = (r == c ? S(1.0) : S(0.0)) - T(r, c);
+      const SMat<S> Z = mul_tn(T, mul(Y, T), true);
+      for (int i = 0; i < 36; ++i) U.a[i] = U.a[i] + Z.a[i];
+    }
+    ups_[k] = U;
+  }
+
+  static SMat<S> transposed(const SMat<S>& A) {
+    SMat<S> T;
+    T.rows = A.cols;
+    T.cols = A.rows;
+    for (int r = 0; r < A.rows; ++r)
+      for (int c = 0; c < A.cols; ++c) T(c, r) = A(r, c);
+    return T;
+  }
+};
+
+}  // namespace detail
+
+template <class S>
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
+             Observer* observer) {
+  detail::Executor<S>(program, robot, observer).run(in, out);
+}
+
+}  // namespace soa::exec

@@ -1,0 +1,75 @@
+// Test glue for the code-generation tests (test_lower, test_exec, test_specialise,
+// test_emit_cpp): the standard kernels through the rewriter and the lowering, and the
+// inputs of a sweep program taken from an interpreter state.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algebra/print.hpp"
+#include "emit-cpp/emit_cpp.hpp"
+#include "exec/execute.hpp"
+#include "interp/interpreter.hpp"
+#include "lower/kernels.hpp"
+#include "lower/lower.hpp"
+#include "pipeline/kernels.hpp"
+#include "rewrite/rewrite.hpp"
+#include "specialise/specialise.hpp"
+#include "support/test_support.hpp"
+#include "syntax/syntax.hpp"
+
+namespace soa::test {
+
+inline ir::Expr parse(const std::string& text) {
+  return syntax::parse_expression(std::make_shared<syntax::Source>(syntax::Source{"<test>", text}));
+}
+
+inline const pipeline::Library& library() {
+  static const pipeline::Library lib = pipeline::load_library(source_path("grammar/identities.soa"));
+  return lib;
+}
+
+inline const std::vector<rewrite::Rule>& library_rules() { return library().rules; }
+
+// A standard kernel through the pipeline's rewrite and lowering (compiler/pipeline). Sweep
+// programs are robot independent, so each kernel is derived once per test process.
+inline const pipeline::LoweredKernel& lowered(const lower::KernelDecl& k) {
+  static std::map<std::string, pipeline::LoweredKernel> cache;
+  auto it = cache.find(k.name);
+  if (it == cache.end()) it = cache.emplace(k.name, pipeline::lower_kernel(pipeline::kernel_spec(k), library())).first;
+  return it->second;
+}
+
+inline const exec::SweepProgram& kernel_program(const lower::KernelDecl& k) { return lowered(k).program; }
+
+// One standard kernel for one robot: rewrite, lower, specialise.
+inline emit::Kernel build_kernel(const lower::KernelDecl& k, const exec::RobotConstants<double>& robot) {
+  return pipeline::specialise_kernel(lowered(k), robot);
+}
+
+// The program's inputs, in layout order, from an interpreter state (T is the state's RNEA
+// torque, so that forward dynamics must give back qdd).
+inline std::vector<double> program_inputs(const exec::SweepProgram& p, const interp::Evaluation& ev) {
+  std::vector<double> in;
+  for (int v : p.inputs) {
+    const std::string& n = p.vars[v].name;
+    const VecX& x = n == "q" ? ev.state.q : n == "qd" ? ev.state.qd : n == "qdd" ? ev.state.qdd : n == "T" ? ev.kin.T : ev.state.f0;
+    in.insert(in.end(), x.data(), x.data() + x.size());
+  }
+  return in;
+}
+
+// Leaf bodies' frames: the default tips (README, Conventions).
+inline std::vector<int> default_tips(const Robot& robot) {
+  std::vector<int> tips;
+  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
+  return tips;
+}
+
+inline double relative_difference(const MatX& a, const MatX& b) {
+  const double scale = std::max({a.cwiseAbs().maxCoeff(), b.cwiseAbs().maxCoeff(), 1.0});
+  return (a - b).cwiseAbs().maxCoeff() / scale;
+}
+
+}  // namespace soa::test
