@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
+#include "algebra/vocabulary.hpp"
 #include "lower/schedule.hpp"
 #include "support/error.hpp"
 
@@ -445,7 +447,23 @@ bool inverts_mass_matrix(const Expr& e) {
 
 }  // namespace
 
+// The first symbol that names an arm (J1, calM2, ...), if any.
+std::optional<std::pair<std::string, int>> arm_symbol(const Expr& e) {
+  if (e.is(Op::Symbol)) {
+    const auto indexed = ir::lookup_indexed(e.name());
+    if (indexed && indexed->arm > 0) return std::pair{e.name(), indexed->arm};
+  }
+  for (const Expr& k : e.kids())
+    if (auto found = arm_symbol(k)) return found;
+  return std::nullopt;
+}
+
 exec::SweepProgram lower(const Expr& e, const LowerOptions& options) {
+  // A sweep program runs over one robot's bodies; an arm is a robot of its own.
+  if (const auto arm = arm_symbol(e))
+    throw UserError(fmt::format("'{}' names arm {}: sweep programs are lowered per robot, so generate an arm's "
+                                "kernels from that arm's URDF (soac eval and soac derive handle several arms)",
+                                arm->first, arm->second));
   if (inverts_mass_matrix(e))
     throw UserError(fmt::format("{}: calM^-1 has no sweep form of its own: rewrite first (MINV, 001 Identity 6: "
                                 "calM^-1 = (I - H psi K)* D^-1 (I - H psi K))",
