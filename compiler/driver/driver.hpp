@@ -51,6 +51,7 @@ void add_model(CLI::App& app, Runner& run);
 void add_derive(CLI::App& app, Runner& run);
 void add_lower(CLI::App& app, Runner& run);
 void add_emit(CLI::App& app, Runner& run);
+void add_jit(CLI::App& app, Runner& run);
 
 // True when stderr is a terminal (progress is shown only then).
 bool stderr_is_terminal();

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_derive(app, run);
   add_lower(app, run);
   add_emit(app, run);
+  add_jit(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -18,3 +18,5 @@ config.substitutions.append(("%golden", os.path.join(config.soac_source_dir, "te
 # %exit N CMD...: run CMD and require exit status N (lit's `not` only knows non-zero).
 config.substitutions.append(("%exit", os.path.join(os.path.dirname(__file__), "expect-exit.sh")))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
+if getattr(config, "soac_with_llvm", "OFF") in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("llvm-jit")

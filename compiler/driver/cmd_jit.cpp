@@ -1,0 +1,117 @@
+// soac jit: compile a kernel set to machine code in process (LLVM ORC), report the compile
+// time per kernel, and check the compiled kernels against the generic runtime.
+#include <fmt/format.h>
+
+#include <memory>
+#include <random>
+
+#include "driver/driver.hpp"
+#include "exec/execute.hpp"
+#include "model/kinematics.hpp"
+#include "pipeline/kernels.hpp"
+#include "support/error.hpp"
+#ifdef SOA_HAVE_LLVM_JIT
+#include "emit-llvm/jit.hpp"
+#endif
+
+namespace soa::driver {
+namespace {
+
+struct JitOptions {
+  std::string kernels;
+  RobotOptions robot;
+  std::string ir_file;
+  int samples = 20;
+  std::uint64_t seed = 1;
+  int level = 2;
+  std::string cpu;
+};
+
+#ifdef SOA_HAVE_LLVM_JIT
+// A kernel's inputs from a random state, in its layout (T random like the others).
+std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> in;
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    const std::string& name = p.vars[p.inputs[i]].name;
+    const VecX* v = name == "q" ? &s.q : name == "qd" ? &s.qd : name == "qdd" ? &s.qdd : name == "f0" ? &s.f0 : nullptr;
+    for (int j = 0; j < layout.inputs[i].size; ++j) in.push_back(v ? (*v)[j] : unit(rng));
+  }
+  return in;
+}
+
+int run_jit(const JitOptions& o) {
+  const pipeline::Library lib = pipeline::load_library(pipeline::default_library_path());
+  const std::vector<pipeline::KernelSpec> specs =
+      o.kernels.empty() ? pipeline::standard_kernels() : pipeline::kernels_of(syntax::load_module(o.kernels));
+  if (specs.empty()) throw UserError(fmt::format("{}: no kernel declarations to compile", o.kernels));
+  const LoadedRobot r = load_robot(o.robot);
+  const auto constants = exec::make_constants(r.robot, r.tips);
+  rewrite::Options ropt;
+  ropt.serial_chain = r.robot.is_serial_chain();
+
+  std::vector<pipeline::LoweredKernel> lowered;
+  std::vector<emit::Kernel> code;
+  for (const auto& spec : specs) {
+    lowered.push_back(pipeline::lower_kernel(spec, lib, ropt));
+    code.push_back(pipeline::specialise_kernel(lowered.back(), constants));
+  }
+  jit::Options jopt;
+  jopt.codegen_level = o.level;
+  jopt.cpu = o.cpu;
+  jopt.ir_file = o.ir_file;
+  const jit::Kernels kernels = jit::compile(code, jopt);
+
+  fmt::print("soac jit: {} kernels for {} on {}\n\n{:<24} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
+             "kernel", "ops", "compile", "max rel vs generic runtime");
+  bool ok = true;
+  for (std::size_t i = 0; i < lowered.size(); ++i) {
+    const auto& t = kernels.timings()[i];
+    const exec::Layout layout = exec::layout(lowered[i].program, constants);
+    const jit::KernelFunction f = kernels.lookup(lowered[i].spec.name);
+    std::mt19937_64 rng(o.seed);
+    double worst = 0.0;
+    for (int s = 0; s < o.samples; ++s) {
+      const State state = random_state(r.robot, static_cast<int>(r.tips.size()), rng);
+      const std::vector<double> in = inputs(lowered[i].program, layout, state, rng);
+      std::vector<double> expected(layout.output_size()), got(layout.output_size());
+      exec::execute(lowered[i].program, constants, in.data(), expected.data());
+      f(in.data(), got.data());
+      double scale = 1.0, diff = 0.0;
+      for (int j = 0; j < layout.output_size(); ++j) {
+        scale = std::max(scale, std::abs(expected[j]));
+        diff = std::max(diff, std::abs(expected[j] - got[j]));
+      }
+      worst = std::max(worst, diff / scale);
+    }
+    const bool pass = worst <= 1e-12;
+    ok &= pass;
+    fmt::print("{:<24} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, t.ops,
+               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
+  }
+  fmt::print("\ntotal compile time {:.3f} s (wall, all kernels){}\n", kernels.total_seconds(),
+             o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);
+  return ok ? kOk : kCheckFailed;
+}
+#else
+int run_jit(const JitOptions&) {
+  throw UserError("this soac was built without LLVM (SOA_WITH_LLVM=OFF): soac jit is not available");
+}
+#endif
+
+}  // namespace
+
+void add_jit(CLI::App& app, Runner& run) {
+  auto opts = std::make_shared<JitOptions>();
+  CLI::App* cmd = app.add_subcommand("jit", "compile kernels to machine code in process (LLVM) and self-check them");
+  cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
+  opts->robot.add_to(*cmd, true);
+  cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");
+  cmd->add_option("--samples", opts->samples, "random states for the self-check")->check(CLI::Range(1, 100000));
+  cmd->add_option("--seed", opts->seed, "seed of the self-check's states");
+  cmd->add_option("--level", opts->level, "code generator optimisation level")->check(CLI::Range(0, 3));
+  cmd->add_option("--cpu", opts->cpu, "LLVM CPU to generate for (default: this machine's), e.g. x86-64-v3");
+  cmd->callback([opts, &run] { run = [opts] { return run_jit(*opts); }; });
+}
+
+}  // namespace soa::driver

@@ -1,0 +1,330 @@
+#include "emit-llvm/emit_llvm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "support/error.hpp"
+
+namespace soa::emit {
+
+using specialise::arity;
+using specialise::ScalarNode;
+using specialise::ScalarOp;
+using specialise::ScalarProgram;
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// The C library functions the code generator may call for llvm.sin/cos/sqrt/memset (and
+// the sincos it forms from a sin and a cos of one value): a kernel of that name would
+// capture the calls in the JIT's symbol table.
+bool is_reserved(const std::string& s) {
+  static constexpr std::array<std::string_view, 7> reserved = {"sin", "cos", "sqrt", "sincos", "memset", "memcpy", "memmove"};
+  for (std::string_view r : reserved)
+    if (s == r || s == std::string(r) + "f" || s == std::string(r) + "l") return true;
+  return false;
+}
+
+}  // namespace
+
+void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
+  if (!is_identifier(name))
+    throw UserError(fmt::format("emit-llvm: kernel name '{}' is not a C identifier", name));
+  if (is_reserved(name))
+    throw UserError(fmt::format("emit-llvm: kernel name '{}' would shadow the C library function of that name", name));
+  const auto bad = [&](const std::string& what) {
+    throw InternalError(fmt::format("emit-llvm: kernel '{}' violates the ScalarProgram contract: {}", name, what));
+  };
+  if (p.input_count < 0) bad(fmt::format("input_count is {}", p.input_count));
+  const int size = static_cast<int>(p.nodes.size());
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (static_cast<int>(n.op) > static_cast<int>(ScalarOp::Cos)) bad(fmt::format("node {} has an unknown op", i));
+    if (n.op == ScalarOp::Input && (n.a < 0 || n.a >= p.input_count))
+      bad(fmt::format("node {} reads in[{}], but the kernel has {} inputs", i, n.a, p.input_count));
+    const auto operand = [&](int x, char which) {
+      if (x < 0 || x >= i)
+        bad(fmt::format("node {} ({}) has operand {} = {}, which is not an earlier node", i, specialise::to_string(n.op),
+                        which, x));
+    };
+    if (arity(n.op) >= 1) operand(n.a, 'a');
+    if (arity(n.op) == 2) operand(n.b, 'b');
+  }
+  for (std::size_t k = 0; k < p.outputs.size(); ++k)
+    if (p.outputs[k] < 0 || p.outputs[k] >= size)
+      bad(fmt::format("out[{}] is node {}, but the kernel has {} nodes", k, p.outputs[k], size));
+}
+
+namespace {
+
+// Builds the IR of one kernel. With one part the kernel is a single function in program
+// order; with several, parts are `internal noinline` functions called in order by the
+// kernel, and a value computed in one part and used in a later one goes through a slot of
+// a stack array (`scratch`) allocated by the kernel. Slots are reused once no later part
+// reads them, so the array holds at most the values live across one part boundary.
+class Emitter {
+public:
+  Emitter(llvm::Module& m, const std::string& name, const ScalarProgram& p, const LlvmOptions& options)
+      : m_(m), name_(name), p_(p), options_(options), context_(m.getContext()),
+        f64_(llvm::Type::getDoubleTy(context_)), ptr_(llvm::PointerType::getUnqual(context_)) {}
+
+  llvm::Function* emit() {
+    partition();
+    llvm::Function* kernel = function(name_, {"in", "out"}, llvm::Function::ExternalLinkage);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context_, "entry", kernel));
+    if (part_count_ <= 1) {
+      body(b, kernel->getArg(0), kernel->getArg(1), nullptr, 0);
+    } else {
+      llvm::Value* scratch = b.CreateAlloca(llvm::ArrayType::get(f64_, std::max(slot_count_, 1)), nullptr, "scratch");
+      for (int k = 0; k < part_count_; ++k) {
+        llvm::Function* part =
+            function(fmt::format("{}.part{}", name_, k), {"in", "out", "scratch"}, llvm::Function::InternalLinkage);
+        // Kept apart: inlining would rebuild the one huge block the parts exist to avoid.
+        part->addFnAttr(llvm::Attribute::NoInline);
+        llvm::IRBuilder<> pb(llvm::BasicBlock::Create(context_, "entry", part));
+        body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
+        pb.CreateRetVoid();
+        b.CreateCall(part, {kernel->getArg(0), kernel->getArg(1), scratch});
+      }
+      // Outputs that are an input belong to no part.
+      for (std::size_t i = 0; i < p_.outputs.size(); ++i) {
+        const ScalarNode& n = p_.nodes[p_.outputs[i]];
+        if (n.op == ScalarOp::Input) store(b, load(b, kernel->getArg(0), n.a), kernel->getArg(1), i);
+      }
+    }
+    literal_outputs(b, kernel->getArg(1));
+    b.CreateRetVoid();
+    return kernel;
+  }
+
+private:
+  // Parts of about options.part_ops operations each, in program order; for every
+  // operation its part, and for those read by a later part a scratch slot.
+  void partition() {
+    const int size = static_cast<int>(p_.nodes.size());
+    part_.assign(size, 0);
+    begin_ = {0};
+    int ops = 0, part = 0;
+    for (int i = 0; i < size; ++i) {
+      if (arity(p_.nodes[i].op) == 0) continue;
+      if (options_.part_ops > 0 && ops == options_.part_ops) {
+        ++part;
+        ops = 0;
+        begin_.push_back(i);
+      }
+      part_[i] = part;
+      ++ops;
+    }
+    part_count_ = part + 1;
+    begin_.push_back(size);
+    outputs_.assign(part_count_, {});
+    for (std::size_t i = 0; i < p_.outputs.size(); ++i) outputs_[part_[p_.outputs[i]]].push_back(static_cast<int>(i));
+    slot_.assign(size, -1);
+    if (part_count_ <= 1) return;
+    std::vector<int> last_part(size, -1);  // the last part reading an operation's value
+    for (int i = 0; i < size; ++i) {
+      const ScalarNode& n = p_.nodes[i];
+      if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], part_[i]);
+      if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], part_[i]);
+    }
+    std::vector<std::vector<int>> expiring(part_count_ + 1);  // slots free from part k on
+    std::vector<int> free;
+    int next_part = 0;
+    for (int i = 0; i < size; ++i) {
+      if (arity(p_.nodes[i].op) == 0 || last_part[i] <= part_[i]) continue;
+      for (; next_part <= part_[i]; ++next_part)
+        for (int s : expiring[next_part]) free.push_back(s);
+      if (free.empty()) {
+        slot_[i] = slot_count_++;
+      } else {
+        slot_[i] = free.back();
+        free.pop_back();
+      }
+      expiring[last_part[i] + 1].push_back(slot_[i]);
+    }
+  }
+
+  llvm::Function* function(const std::string& fname, std::initializer_list<const char*> args,
+                           llvm::GlobalValue::LinkageTypes linkage) {
+    std::vector<llvm::Type*> params(args.size(), ptr_);
+    auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context_), params, false);
+    llvm::Function* f = llvm::Function::Create(type, linkage, fname, m_);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    if (!options_.tune_cpu.empty()) f->addFnAttr("tune-cpu", options_.tune_cpu);
+    // The promises the C++ signature cannot make but every caller keeps (as with the
+    // generated C++, where the kernel reads `in` only and writes `out` only): the arrays do
+    // not overlap, and the kernel neither keeps the pointers nor writes its input.
+    int i = 0;
+    for (const char* arg : args) {
+      llvm::Argument* a = f->getArg(i++);
+      a->setName(arg);
+      a->addAttr(llvm::Attribute::NoAlias);
+      a->addAttr(llvm::Attribute::NoCapture);
+      if (std::string_view(arg) == "in") a->addAttr(llvm::Attribute::ReadOnly);
+      if (std::string_view(arg) == "out") a->addAttr(llvm::Attribute::WriteOnly);
+    }
+    return f;
+  }
+
+  // Outputs that are literals -- most of a Jacobian or a mass matrix of a branched robot
+  // is 0 -- with runs of +0.0 written by one memset: as many stores would cost the code
+  // generator (FastISel does not merge stores) more than the rest of such kernels.
+  void literal_outputs(llvm::IRBuilder<>& b, llvm::Value* out) {
+    const auto zero = [&](std::size_t i) {
+      const ScalarNode& n = p_.nodes[p_.outputs[i]];
+      return n.op == ScalarOp::Const && n.value == 0.0 && !std::signbit(n.value);
+    };
+    for (std::size_t i = 0; i < p_.outputs.size();) {
+      const ScalarNode& n = p_.nodes[p_.outputs[i]];
+      if (n.op != ScalarOp::Const) {
+        ++i;
+        continue;
+      }
+      std::size_t end = i + 1;
+      if (zero(i))
+        while (end < p_.outputs.size() && zero(end)) ++end;
+      if (end - i >= 2)
+        b.CreateMemSet(b.CreateConstInBoundsGEP1_64(f64_, out, i), b.getInt8(0), (end - i) * sizeof(double),
+                       llvm::MaybeAlign(alignof(double)));
+      else
+        store(b, constant(n.value), out, i);
+      i = end;
+    }
+  }
+
+  llvm::Value* constant(double x) { return llvm::ConstantFP::get(f64_, x); }
+  llvm::Value* load(llvm::IRBuilder<>& b, llvm::Value* base, std::size_t i) {
+    return b.CreateAlignedLoad(f64_, b.CreateConstInBoundsGEP1_64(f64_, base, i), llvm::Align(alignof(double)));
+  }
+  void store(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* base, std::size_t i) {
+    b.CreateAlignedStore(v, b.CreateConstInBoundsGEP1_64(f64_, base, i), llvm::Align(alignof(double)));
+  }
+
+  // The operations of part k (all of them when scratch is null), reading each input and
+  // each earlier part's value once, at its first use in the part. Values are per part
+  // (each part is its own function): `seen_` marks those of part k.
+  void body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
+    if (options_.allow_contraction) {
+      llvm::FastMathFlags fmf;
+      fmf.setAllowContract(true);
+      b.setFastMathFlags(fmf);
+    }
+    if (v_.empty()) {
+      v_.assign(p_.nodes.size(), nullptr);
+      seen_.assign(p_.nodes.size(), -1);
+      inputs_.assign(static_cast<std::size_t>(p_.input_count), {nullptr, -1});
+    }
+    const auto value = [&](int x) -> llvm::Value* {
+      if (seen_[x] == k) return v_[x];
+      seen_[x] = k;
+      const ScalarNode& n = p_.nodes[x];
+      if (n.op == ScalarOp::Const) return v_[x] = constant(n.value);
+      if (n.op == ScalarOp::Input) {
+        auto& [load_of_part, part] = inputs_[n.a];
+        if (part != k) load_of_part = load(b, in, n.a), part = k;
+        return v_[x] = load_of_part;
+      }
+      return v_[x] = load(b, scratch, slot_[x]);  // an earlier part's
+    };
+    std::vector<llvm::Value*>& v = v_;
+    const int first = scratch ? begin_[k] : 0, last = scratch ? begin_[k + 1] : static_cast<int>(p_.nodes.size());
+    for (int i = first; i < last; ++i) {
+      const ScalarNode& n = p_.nodes[i];
+      if (arity(n.op) == 0) continue;
+      llvm::Value* a = value(n.a);
+      llvm::Value* c = arity(n.op) == 2 ? value(n.b) : nullptr;
+      switch (n.op) {
+        case ScalarOp::Add: v[i] = b.CreateFAdd(a, c); break;
+        case ScalarOp::Sub: v[i] = b.CreateFSub(a, c); break;
+        case ScalarOp::Mul: v[i] = b.CreateFMul(a, c); break;
+        case ScalarOp::Div: v[i] = b.CreateFDiv(a, c); break;
+        case ScalarOp::Neg: v[i] = b.CreateFNeg(a); break;
+        case ScalarOp::Sqrt: v[i] = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a); break;
+        case ScalarOp::Sin: v[i] = b.CreateUnaryIntrinsic(llvm::Intrinsic::sin, a); break;
+        case ScalarOp::Cos: v[i] = b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, a); break;
+        default: break;
+      }
+      seen_[i] = k;
+      if (scratch && slot_[i] >= 0) store(b, v[i], scratch, slot_[i]);
+    }
+    const auto output = [&](int i) {
+      const int o = p_.outputs[i];
+      if (p_.nodes[o].op == ScalarOp::Const || (scratch && p_.nodes[o].op == ScalarOp::Input))
+        return;  // literal_outputs(), or the kernel's
+      store(b, value(o), out, i);
+    };
+    if (scratch) {
+      for (int i : outputs_[k]) output(i);
+    } else {
+      for (std::size_t i = 0; i < p_.outputs.size(); ++i) output(static_cast<int>(i));
+    }
+  }
+
+  llvm::Module& m_;
+  const std::string& name_;
+  const ScalarProgram& p_;
+  const LlvmOptions& options_;
+  llvm::LLVMContext& context_;
+  llvm::Type* f64_;
+  llvm::Type* ptr_;
+  std::vector<int> part_, slot_;         // per node: its part, its scratch slot (or -1)
+  std::vector<int> begin_;               // part k is nodes [begin_[k], begin_[k + 1])
+  std::vector<std::vector<int>> outputs_;  // per part: the outputs whose node it computes
+  int part_count_ = 1, slot_count_ = 0;
+  std::vector<llvm::Value*> v_;  // per node: its value in the part being built...
+  std::vector<int> seen_;        // ...if seen_[node] is that part
+  std::vector<std::pair<llvm::Value*, int>> inputs_;  // per input: its load, in which part
+};
+
+}  // namespace
+
+llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const ScalarProgram& p,
+                                   const LlvmOptions& options) {
+  check_llvm_kernel(name, p);
+  if (m.getNamedValue(name))
+    throw UserError(fmt::format("emit-llvm: module '{}' already defines '{}'", m.getModuleIdentifier(), name));
+  return Emitter(m, name, p, options).emit();
+}
+
+std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,
+                                               const std::vector<NamedProgram>& kernels, const LlvmOptions& options) {
+  auto m = std::make_unique<llvm::Module>(module_name, context);
+  for (const auto& [name, program] : kernels) emit_llvm_function(*m, name, program, options);
+  verify(*m);
+  return m;
+}
+
+void verify(const llvm::Module& m) {
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (llvm::verifyModule(m, &os)) {
+    os.flush();
+    while (!report.empty() && report.back() == '\n') report.pop_back();
+    throw InternalError(fmt::format("emit-llvm: module '{}' is not valid LLVM IR: {}", m.getModuleIdentifier(), report));
+  }
+}
+
+std::string to_text(const llvm::Module& m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+}  // namespace soa::emit

@@ -1,0 +1,79 @@
+// The LLVM back-end, part 1: ScalarPrograms (compiler/specialise) -> LLVM IR.
+//
+// Contract
+// - emit_llvm_function(m, name, p) adds to `m` one function per kernel,
+//     void NAME(const double* noalias nocapture readonly in, double* noalias nocapture writeonly out)
+//   nounwind -- the calling convention of the C++ back-end's `extern "C"` entry points
+//   (emit_cpp.hpp), so a JIT-compiled kernel and a compiled generated one are
+//   interchangeable. The body is the program's SSA list, in its order: one `load double`
+//   per input read (each input index loaded once), literals as ConstantFP, fadd / fsub /
+//   fmul / fdiv / fneg, the llvm.sqrt / llvm.sin / llvm.cos intrinsics, and one
+//   `store double` per output (out[i] = value of outputs[i], exec::Layout) -- except runs
+//   of outputs that are the literal +0.0, which one llvm.memset writes.
+// - With options.part_ops > 0 and more operations than that, the body is split, in program
+//   order, into `internal noinline` functions NAME.part0, NAME.part1, ... of part_ops
+//   operations each, which the kernel calls in order; a value one part computes and a
+//   later part reads goes through a stack array of the kernel (slots reused once no later
+//   part reads them). Why: LLVM's register allocator and machine scheduler are
+//   superlinear in the size of a basic block, and a 40k-operation kernel is one block --
+//   split, it compiles several times faster and runs as fast (the values crossing a part
+//   boundary would be spilled anyway). The values are the same to the bit either way.
+// - IEEE semantics, as the generated C++ at -O2: no fast-math flags, so no reassociation,
+//   no reciprocal tricks, no finite-math assumptions. FMA contraction is off unless
+//   `allow_contraction` (then fadd/fsub/fmul carry the `contract` flag and the code
+//   generator fuses where the CPU has FMA). Why off by default: g++ -O2 contracts across
+//   statements (-ffp-contract=fast is GCC's default outside ISO C) but only when the target
+//   has FMA, which baseline x86-64 (no -march) does not; clang -O2 contracts only within one
+//   expression (-ffp-contract=on) and the generated C++ has one operation per statement. So
+//   the generated C++ as documented (-O2, no -march) never fuses, and neither do we.
+// - Errors: a program violating the ScalarProgram contract (an operand that is not an
+//   earlier node, an input or output out of range, an unknown op) is a bug upstream:
+//   InternalError naming the kernel and the node, raised before any IR is built (nothing
+//   is half-added to `m`). A name that is not a C identifier, is used twice in one module,
+//   or would shadow a C library function the kernels call (sin, cos, sqrt, sincos, memset,
+//   memcpy, memmove and their f/l variants) is the caller's mistake: UserError. verify()
+//   runs llvm::verifyModule and turns a failure into an InternalError carrying the
+//   verifier's report; it never aborts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "specialise/scalar_program.hpp"
+
+namespace soa::emit {
+
+struct LlvmOptions {
+  bool allow_contraction = false;  // mark fadd/fsub/fmul `contract` (FMA fusion allowed)
+  int part_ops = 0;                // > 0: split kernels into parts of this many operations
+  std::string tune_cpu;            // non-empty: the "tune-cpu" attribute of every function
+};
+
+// A kernel as the LLVM back-end sees it: its function name and its code.
+using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;
+
+// Throws (see Contract) when `p` violates the ScalarProgram contract or `name` is unusable.
+void check_llvm_kernel(const std::string& name, const specialise::ScalarProgram& p);
+
+// Adds the kernel to `m` (see Contract) and returns it. `m` should carry the target's data
+// layout and triple already when the IR is meant for one target (the JIT sets them).
+llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const specialise::ScalarProgram& p,
+                                   const LlvmOptions& options = {});
+
+// A module holding every kernel, verified.
+std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,
+                                               const std::vector<NamedProgram>& kernels,
+                                               const LlvmOptions& options = {});
+
+// llvm::verifyModule; a broken module -> InternalError("emit-llvm: ... : <verifier report>").
+void verify(const llvm::Module& m);
+
+// The module as textual IR (.ll).
+std::string to_text(const llvm::Module& m);
+
+}  // namespace soa::emit

@@ -1,0 +1,376 @@
+#include "emit-llvm/jit.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/IRCompileLayer.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include "emit-llvm/emit_llvm.hpp"
+#include "specialise/specialise.hpp"
+#include "support/error.hpp"
+
+namespace soa::jit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// LLVM's native target registers itself in LLVM's own global registry: once per process.
+void initialise_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+// LLVM reports through llvm::Error, which must be consumed; ours are exceptions.
+[[noreturn]] void fail(std::string_view what, llvm::Error error) {
+  throw UserError(fmt::format("jit: {}: {}", what, llvm::toString(std::move(error))));
+}
+void take(llvm::Error error, std::string_view what) {
+  if (error) fail(what, std::move(error));
+}
+template <class T>
+T take(llvm::Expected<T> value, std::string_view what) {
+  if (!value) fail(what, value.takeError());
+  return std::move(*value);
+}
+
+std::vector<std::string> split_features(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string f = text.substr(start, end - start);
+    f.erase(0, f.find_first_not_of(" \t"));
+    f.erase(f.find_last_not_of(" \t") + 1);
+    if (!f.empty()) out.push_back(f);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Checked here because LLVM itself only prints a warning for an unknown CPU or feature and
+// carries on with the generic one -- code for a machine nobody asked for.
+void validate_target(const llvm::Triple& triple, const std::string& cpu, const std::string& tune,
+                     const std::vector<std::string>& features) {
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), error);
+  if (!target) throw UserError(fmt::format("jit: no LLVM target for {}: {}", triple.str(), error));
+  const std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple.str(), "", ""));
+  if (!cpu.empty() && !generic->isCPUStringValid(cpu))
+    throw UserError(fmt::format("jit: unknown CPU '{}' for {} (e.g. 'x86-64-v3', '{}', or empty for the host)", cpu,
+                                triple.str(), llvm::sys::getHostCPUName().str()));
+  if (!tune.empty() && !generic->isCPUStringValid(tune))
+    throw UserError(fmt::format("jit: unknown CPU '{}' to tune for (e.g. 'generic', or 'cpu' for the target CPU)", tune));
+  for (const std::string& f : features) {
+    if (f[0] != '+' && f[0] != '-')
+      throw UserError(fmt::format("jit: CPU feature '{}' must start with '+' (enable) or '-' (disable)", f));
+    // A known feature changes the feature bits one way with '+' and the other with '-'; an
+    // unknown one is ignored either way (LLVM prints its own warning for it).
+    const std::string name = f.substr(1);
+    const std::unique_ptr<llvm::MCSubtargetInfo> on(target->createMCSubtargetInfo(triple.str(), "", "+" + name));
+    const std::unique_ptr<llvm::MCSubtargetInfo> off(target->createMCSubtargetInfo(triple.str(), "", "-" + name));
+    if (on->getFeatureBits() == off->getFeatureBits())
+      throw UserError(fmt::format("jit: unknown CPU feature '{}' for {}", name, triple.str()));
+  }
+}
+
+// "generic" unless asked otherwise (see Options::tune_cpu); "" for the CPU's own.
+std::string tune_cpu(const Options& options) { return options.tune_cpu == "cpu" ? std::string() : options.tune_cpu; }
+
+llvm::orc::JITTargetMachineBuilder target_builder(const Options& options) {
+  if (options.codegen_level < 0 || options.codegen_level > 3)
+    throw UserError(fmt::format("jit: code generation level {} is not one of 0, 1, 2, 3", options.codegen_level));
+  if (options.part_ops < 0) throw UserError(fmt::format("jit: part size {} is negative", options.part_ops));
+  const bool host = options.cpu.empty() || options.cpu == "host" || options.cpu == "native";
+  const std::vector<std::string> features = split_features(options.features);
+  const llvm::Triple triple(llvm::sys::getProcessTriple());
+  validate_target(triple, host ? std::string() : options.cpu, tune_cpu(options), features);
+  // detectHost: the host's CPU name and the features it actually has (a CPU name alone
+  // would assume every feature of that model, e.g. AVX-512 disabled by a hypervisor).
+  llvm::orc::JITTargetMachineBuilder builder =
+      host ? take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU")
+           : llvm::orc::JITTargetMachineBuilder(triple);
+  if (!host) builder.setCPU(options.cpu);
+  builder.addFeatures(features);  // after the host's: the last word on a feature wins
+  static constexpr llvm::CodeGenOpt::Level levels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
+                                                       llvm::CodeGenOpt::Default, llvm::CodeGenOpt::Aggressive};
+  builder.setCodeGenOptLevel(levels[options.codegen_level]);
+  // At -O0 FastISel is always on; above it replaces SelectionDAG, falling back to it for
+  // whatever it cannot select.
+  builder.getOptions().EnableFastISel = options.fast_isel;
+  return builder;
+}
+
+// A new-pass-manager pipeline in `opt -passes=` syntax ("default<O2>" is clang -O2's), with
+// the target's cost model when a TargetMachine is given (PassBuilder registers its
+// TargetIRAnalysis). Without a module it only parses: the check compile() makes up front.
+llvm::Error run_passes(const std::string& passes, llvm::TargetMachine* tm, llvm::Module* m) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (llvm::Error error = pb.parsePassPipeline(mpm, passes)) return error;
+  if (m) mpm.run(*m, mam);
+  return llvm::Error::success();
+}
+
+int instruction_count(const llvm::Module& m) {
+  int n = 0;
+  for (const llvm::Function& f : m) n += static_cast<int>(f.getInstructionCount());
+  return n;
+}
+
+// What the transform layer and the compiler measured, per module (= kernel) name. Both
+// run on whichever thread materialises the module.
+struct Record {
+  struct Entry {
+    double optimise_seconds = 0, codegen_seconds = 0;
+    int instructions = 0;
+  };
+  std::mutex mutex;
+  std::map<std::string, Entry> modules;
+  Entry& operator[](const std::string& name) { return modules[name]; }  // under `mutex`
+};
+
+// LLJIT's thread-safe compiler (a TargetMachine per call), timed.
+class TimedCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+public:
+  TimedCompiler(llvm::orc::JITTargetMachineBuilder builder, std::shared_ptr<Record> record)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(builder.getOptions())),
+        compile_(std::move(builder)), record_(std::move(record)) {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
+    const int instructions = instruction_count(m);
+    const Clock::time_point t = Clock::now();
+    auto object = compile_(m);
+    const double s = seconds_since(t);
+    const std::lock_guard<std::mutex> lock(record_->mutex);
+    Record::Entry& e = (*record_)[m.getModuleIdentifier()];
+    e.codegen_seconds = s;
+    e.instructions = instructions;
+    return object;
+  }
+
+private:
+  llvm::orc::ConcurrentIRCompiler compile_;
+  std::shared_ptr<Record> record_;
+};
+
+// A kernel as compile() sees it, whichever form the caller holds it in.
+struct KernelRef {
+  const std::string& name;
+  const specialise::ScalarProgram& program;
+};
+
+void write_ir(const std::vector<KernelRef>& kernels, const Options& options, llvm::TargetMachine& tm) {
+  llvm::LLVMContext context;
+  auto m = std::make_unique<llvm::Module>("soa_kernels", context);
+  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, {options.allow_contraction, options.part_ops, tune_cpu(options)});
+  emit::verify(*m);
+  m->setDataLayout(tm.createDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  if (options.ir_optimised && !options.passes.empty())
+    take(run_passes(options.passes, &tm, m.get()), "running the IR passes");
+  std::error_code error;
+  llvm::raw_fd_ostream os(options.ir_file, error, llvm::sys::fs::OF_Text);
+  if (error) throw UserError(fmt::format("{}: cannot write the LLVM IR: {}", options.ir_file, error.message()));
+  m->print(os, nullptr);
+  os.close();
+  if (os.has_error()) {
+    const std::string message = os.error().message();
+    os.clear_error();
+    throw UserError(fmt::format("{}: cannot write the LLVM IR: {}", options.ir_file, message));
+  }
+}
+
+}  // namespace
+
+struct Kernels::Impl {
+  // The target, for cpu(), features() and ir_file; the JIT makes its own from the same
+  // builder (one per compile thread: a TargetMachine is not thread-safe).
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::vector<std::string> names;
+  std::vector<KernelFunction> functions;
+  std::vector<KernelTiming> timings;
+  double total_seconds = 0;
+};
+
+Kernels::Kernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Kernels::Kernels(Kernels&&) noexcept = default;
+Kernels& Kernels::operator=(Kernels&&) noexcept = default;
+Kernels::~Kernels() = default;
+
+KernelFunction Kernels::find(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < impl_->names.size(); ++i)
+    if (impl_->names[i] == name) return impl_->functions[i];
+  return nullptr;
+}
+
+KernelFunction Kernels::lookup(std::string_view name) const {
+  if (KernelFunction f = find(name)) return f;
+  std::string known;
+  for (const std::string& n : impl_->names) known += (known.empty() ? "" : ", ") + n;
+  throw UserError(fmt::format("jit: no kernel '{}' (compiled: {})", name, known.empty() ? "none" : known));
+}
+
+std::vector<std::string> Kernels::names() const { return impl_->names; }
+const std::vector<KernelTiming>& Kernels::timings() const { return impl_->timings; }
+double Kernels::total_seconds() const { return impl_->total_seconds; }
+std::string Kernels::cpu() const { return impl_->tm->getTargetCPU().str(); }
+std::string Kernels::features() const { return impl_->tm->getTargetFeatureString().str(); }
+
+namespace {
+
+Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
+  const Clock::time_point start = Clock::now();
+  // Every check before any compilation: a bad kernel or option costs nothing.
+  std::set<std::string> seen;
+  for (const auto& [name, program] : kernels) {
+    emit::check_llvm_kernel(name, program);
+    if (!seen.insert(name).second) throw UserError(fmt::format("jit: two kernels are called '{}'", name));
+  }
+  initialise_llvm();
+  llvm::orc::JITTargetMachineBuilder builder = target_builder(options);
+  if (!options.passes.empty()) take(run_passes(options.passes, nullptr, nullptr), "IR pass pipeline '" + options.passes + "'");
+
+  auto impl = std::make_unique<Kernels::Impl>();
+  impl->tm = take(builder.createTargetMachine(), "creating the target machine");
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto record = std::make_shared<Record>();
+  impl->jit = take(llvm::orc::LLJITBuilder()
+                       .setJITTargetMachineBuilder(builder)
+                       // 0: materialise on the thread that looks symbols up.
+                       .setNumCompileThreads(threads > 1 ? threads : 0)
+                       .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
+                                                      -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                         return std::make_unique<TimedCompiler>(std::move(b), record);
+                       })
+                       .create(),
+                   "creating the JIT");
+  llvm::orc::LLJIT& jit = *impl->jit;
+  // sin, cos and sincos (formed from a sin and a cos of one value) come from this
+  // process's C library, as for the generated C++.
+  jit.getMainJITDylib().addGenerator(
+      take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
+           "opening this process's symbols"));
+
+  if (!options.passes.empty()) {
+    jit.getIRTransformLayer().setTransform([builder, passes = options.passes, record](
+                                               llvm::orc::ThreadSafeModule tsm, llvm::orc::MaterializationResponsibility&)
+                                               -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+      // Its own TargetMachine: transforms run on the compile threads.
+      auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
+      if (!tm) return tm.takeError();
+      llvm::Error error = tsm.withModuleDo([&](llvm::Module& m) {
+        const Clock::time_point t = Clock::now();
+        llvm::Error e = run_passes(passes, tm->get(), &m);
+        const double s = seconds_since(t);
+        const std::lock_guard<std::mutex> lock(record->mutex);
+        (*record)[m.getModuleIdentifier()].optimise_seconds = s;
+        return e;
+      });
+      if (error) return error;
+      return tsm;
+    });
+  }
+
+  // One module (and context) per kernel: each is optimised and compiled on its own --
+  // concurrently with the others when there are compile threads -- and timed on its own.
+  llvm::orc::SymbolLookupSet symbols;
+  for (const auto& [name, program] : kernels) {
+    KernelTiming timing;
+    timing.name = name;
+    timing.ops = specialise::count_ops(program).total();
+    const Clock::time_point t = Clock::now();
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(name, *context);
+    m->setDataLayout(jit.getDataLayout());
+    m->setTargetTriple(jit.getTargetTriple().str());
+    emit::emit_llvm_function(*m, name, program, {options.allow_contraction, options.part_ops, tune_cpu(options)});
+    emit::verify(*m);
+    take(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+         fmt::format("adding kernel '{}'", name));
+    timing.emit_seconds = seconds_since(t);
+    impl->timings.push_back(std::move(timing));
+    symbols.add(jit.mangleAndIntern(name));
+  }
+  // Materialisation is lazy: one lookup of every kernel runs the passes and the code
+  // generator for all modules, now, inside the timed region.
+  const llvm::orc::SymbolMap found =
+      take(jit.getExecutionSession().lookup(llvm::orc::makeJITDylibSearchOrder(&jit.getMainJITDylib()), std::move(symbols)),
+           "compiling the kernels");
+  const std::lock_guard<std::mutex> lock(record->mutex);
+  for (KernelTiming& timing : impl->timings) {
+    const auto symbol = found.find(jit.mangleAndIntern(timing.name));
+    if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
+    const Record::Entry& e = (*record)[timing.name];
+    timing.optimise_seconds = e.optimise_seconds;
+    timing.codegen_seconds = e.codegen_seconds;
+    timing.instructions = e.instructions;
+    impl->names.push_back(timing.name);
+    impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
+  }
+  impl->total_seconds = seconds_since(start);
+  if (!options.ir_file.empty()) write_ir(kernels, options, *impl->tm);
+  return Kernels(std::move(impl));
+}
+
+}  // namespace
+
+Kernels compile(const std::vector<std::pair<std::string, specialise::ScalarProgram>>& kernels, const Options& options) {
+  std::vector<KernelRef> refs;
+  for (const auto& [name, program] : kernels) refs.push_back({name, program});
+  return compile(refs, options);
+}
+
+Kernels compile(const std::vector<emit::Kernel>& kernels, const Options& options) {
+  std::vector<KernelRef> refs;
+  for (const emit::Kernel& k : kernels) refs.push_back({k.name, k.code});
+  return compile(refs, options);
+}
+
+Kernels compile(const std::vector<std::pair<std::string, exec::SweepProgram>>& programs,
+                const exec::RobotConstants<double>& robot, const Options& options) {
+  std::vector<std::pair<std::string, specialise::ScalarProgram>> kernels;
+  kernels.reserve(programs.size());
+  for (const auto& [name, program] : programs) kernels.emplace_back(name, specialise::specialise(program, robot));
+  return compile(kernels, options);
+}
+
+std::string host_cpu() { return llvm::sys::getHostCPUName().str(); }
+
+}  // namespace soa::jit

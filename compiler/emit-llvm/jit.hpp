@@ -1,0 +1,136 @@
+// The LLVM back-end, part 2: ScalarPrograms -> machine code in this process (ORC LLJIT).
+//
+// Contract
+// - compile(kernels, options) emits each kernel (emit_llvm.hpp) into its own module, runs
+//   options.passes on it (a new-pass-manager pipeline, installed as LLJIT's IR transform
+//   layer) and generates code for options.cpu at options.codegen_level. Every kernel is
+//   materialised before compile() returns (LLJIT is lazy: all symbols are looked up inside
+//   the timed region), so the Kernels hold ready function pointers and timings() is the
+//   real cost of compilation.
+// - The functions have the generated C++'s `extern "C"` signature:
+//   void (const double* in, double* out), same layout (exec::Layout), same IEEE semantics
+//   (emit_llvm.hpp: no fast-math; FMA contraction only with allow_contraction) -- so they
+//   compute what specialise::evaluate computes, bit for bit. They stay valid while the
+//   Kernels object lives (it owns the JIT); Kernels is move-only.
+// - Target: the host CPU and its features by default. options.cpu names an LLVM CPU
+//   ("x86-64-v3", "skylake", "x86-64") to generate for instead -- e.g. to stay clear of
+//   AVX-512, which valgrind 3.19 cannot run; options.features ("+fma,-avx512f") adjusts
+//   the feature set of whichever CPU is used. An unknown CPU or feature, or a pass
+//   pipeline LLVM cannot parse, is a UserError raised before anything is compiled.
+// - Why the defaults (measured on the 7 standard kernels of talos_reduced + free flyer,
+//   120k operations, 2-core VM; tests/unit/test_jit.cpp "[jit-timing]" prints them):
+//   * no IR passes: specialise() has already folded, CSE'd and DCE'd the code, so the O2
+//     pipeline ("default<O2>") gains nothing measurable at run time and costs more than
+//     all of code generation (its SLP vectoriser alone ~1 s);
+//   * parts of 500 operations (emit_llvm.hpp): LLVM's register allocator and machine
+//     scheduler are superlinear in the size of a basic block -- unsplit, the 47k-operation
+//     inverse mass matrix alone takes 6 s; split, all 7 kernels take ~1.5 s of CPU and
+//     run as fast or faster;
+//   * FastISel at -O2: 40% less compile time than SelectionDAG, run time within a few
+//     per cent (the Jacobian, mostly stores, 25% slower);
+//   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
+//     model, same run time;
+//   * one compile thread per hardware thread (kernels compile concurrently).
+//   codegen_level 0 compiles ~3x faster still, for code 30-60% slower.
+// - options.ir_file: also write every kernel into one textual .ll module (a single valid
+//   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
+//   Written outside the timed region.
+// - Errors: UserError for the caller's mistakes (options, names, duplicate kernels, an
+//   unwritable ir_file), InternalError for a program violating the ScalarProgram contract
+//   or IR failing the verifier, UserError("jit: ...") for a failure inside LLVM (e.g. an
+//   unresolved symbol). Nothing aborts the process.
+// - No global mutable state: LLVM's native target is initialised once (std::call_once);
+//   everything else belongs to the Kernels object. compile() may run on several threads
+//   at once, each with its own Kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "emit-cpp/emit_cpp.hpp"
+#include "exec/constants.hpp"
+#include "exec/sweep_ir.hpp"
+#include "specialise/scalar_program.hpp"
+
+namespace soa::jit {
+
+struct Options {
+  // The code generator: 0 = -O0 (FastISel, fast register allocation: the quickest to
+  // compile, ~25% slower code), 1..3 = -O1..-O3 (greedy register allocation, scheduling).
+  int codegen_level = 2;
+  bool fast_isel = true;  // at codegen_level > 0: FastISel instead of SelectionDAG
+  // IR passes before code generation, in `opt -passes=` syntax: "" (none), "default<O2>"
+  // (clang -O2's pipeline), "function(instcombine,early-cse)", ...
+  std::string passes;
+  int part_ops = 500;              // split kernels into functions of about this many operations; 0: never
+  unsigned threads = 0;            // compile threads: 0 = one per hardware thread, 1 = the calling thread
+  std::string cpu;                 // "" = the host CPU (with its detected features)
+  std::string features;            // "+feat,-feat,...", applied on top of the CPU's
+  // The CPU whose scheduling model the code generator uses ("tune-cpu", as -mtune):
+  // "generic" by default, "cpu" for the target CPU's own. The generic model compiles ~30%
+  // faster than znver3's, and the code ran as fast on the kernels measured.
+  std::string tune_cpu = "generic";
+  bool allow_contraction = false;  // allow FMA contraction (see emit_llvm.hpp)
+  std::string ir_file;             // "" = none; else write the IR of all kernels here
+  bool ir_optimised = true;        // ir_file holds the IR after (true) or before `passes`
+};
+
+using KernelFunction = void (*)(const double* in, double* out);
+
+struct KernelTiming {
+  std::string name;
+  int ops = 0;                  // specialise::count_ops(program).total()
+  int instructions = 0;         // LLVM instructions given to the code generator
+  double emit_seconds = 0;      // ScalarProgram -> verified IR
+  double optimise_seconds = 0;  // options.passes
+  double codegen_seconds = 0;   // IR -> object code
+};
+
+class Kernels {
+public:
+  Kernels(Kernels&&) noexcept;
+  Kernels& operator=(Kernels&&) noexcept;
+  ~Kernels();
+
+  // The kernel's entry point; UserError naming the known kernels when there is none.
+  KernelFunction lookup(std::string_view name) const;
+  // nullptr when there is none.
+  KernelFunction find(std::string_view name) const noexcept;
+  std::vector<std::string> names() const;  // in compile order
+
+  // Per kernel, in compile order. With several threads, kernels compile concurrently:
+  // their times add up to more than the wall clock.
+  const std::vector<KernelTiming>& timings() const;
+  double total_seconds() const;  // compile() wall clock: JIT set-up, emission, optimisation, code generation, linking
+  std::string cpu() const;       // the CPU code was generated for ("znver3", "x86-64-v3", ...)
+  std::string features() const;  // its feature string, as LLVM spells it
+
+  struct Impl;  // jit.cpp: the JIT and what compile() found
+  explicit Kernels(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Every kernel, JIT-compiled (see Contract). Names must be distinct C identifiers.
+Kernels compile(const std::vector<std::pair<std::string, specialise::ScalarProgram>>& kernels,
+                const Options& options = {});
+
+// Kernels as the pipeline hands them to the back-ends (pipeline::specialise_kernel, the
+// same objects emit_cpp() takes): name and code. With pipeline::lower_kernel this is
+// `compile(robot, kernels)`: specs -> lower_kernel -> specialise_kernel -> compile.
+Kernels compile(const std::vector<emit::Kernel>& kernels, const Options& options = {});
+
+// Sweep programs specialised for one robot (specialise::specialise), then compiled: the
+// closest this library gets to `compile(robot, kernels)`, since choosing and lowering the
+// kernels (rewrite, lower) happens before. Names as above.
+Kernels compile(const std::vector<std::pair<std::string, exec::SweepProgram>>& programs,
+                const exec::RobotConstants<double>& robot, const Options& options = {});
+
+// The host CPU's name as LLVM knows it.
+std::string host_cpu();
+
+}  // namespace soa::jit

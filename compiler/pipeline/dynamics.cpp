@@ -1,0 +1,89 @@
+#include "pipeline/dynamics.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "support/error.hpp"
+#ifdef SOA_HAVE_LLVM_JIT
+#include "emit-llvm/jit.hpp"
+#endif
+
+namespace soa::pipeline {
+
+struct Dynamics::Impl {
+  Backend backend;
+  exec::RobotConstants<double> robot;
+  std::vector<LoweredKernel> kernels;
+  std::vector<exec::Layout> layouts;
+#ifdef SOA_HAVE_LLVM_JIT
+  std::optional<jit::Kernels> compiled;
+#endif
+
+  std::size_t index(std::string_view name) const {
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i].spec.name == name) return i;
+    std::string known;
+    for (const auto& k : kernels) known += (known.empty() ? "" : ", ") + k.spec.name;
+    throw UserError(fmt::format("no kernel '{}' (kernels: {})", name, known));
+  }
+};
+
+Dynamics Dynamics::create(const Robot& robot, const std::vector<int>& tips, Backend backend,
+                          const std::vector<KernelSpec>& specs) {
+  auto impl = std::make_unique<Impl>();
+  impl->backend = backend;
+  impl->robot = exec::make_constants(robot, tips);
+  const Library library = load_library(default_library_path());
+  rewrite::Options options;
+  options.serial_chain = robot.is_serial_chain();
+  for (const KernelSpec& spec : specs) {
+    impl->kernels.push_back(lower_kernel(spec, library, options));
+    impl->layouts.push_back(exec::layout(impl->kernels.back().program, impl->robot));
+  }
+  if (backend == Backend::Jit) {
+#ifdef SOA_HAVE_LLVM_JIT
+    std::vector<emit::Kernel> code;
+    for (const LoweredKernel& k : impl->kernels) code.push_back(specialise_kernel(k, impl->robot));
+    impl->compiled.emplace(jit::compile(code));
+#else
+    throw UserError("this soac was built without LLVM (SOA_WITH_LLVM=OFF): no JIT backend");
+#endif
+  }
+  return Dynamics(std::move(impl));
+}
+
+Dynamics::Dynamics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dynamics::Dynamics(Dynamics&&) noexcept = default;
+Dynamics& Dynamics::operator=(Dynamics&&) noexcept = default;
+Dynamics::~Dynamics() = default;
+
+void Dynamics::run(std::string_view kernel, const double* in, double* out) const {
+  const std::size_t i = impl_->index(kernel);
+#ifdef SOA_HAVE_LLVM_JIT
+  if (impl_->compiled) {
+    impl_->compiled->lookup(kernel)(in, out);
+    return;
+  }
+#endif
+  exec::execute(impl_->kernels[i].program, impl_->robot, in, out);
+}
+
+const exec::Layout& Dynamics::layout(std::string_view kernel) const { return impl_->layouts[impl_->index(kernel)]; }
+
+std::vector<std::string> Dynamics::names() const {
+  std::vector<std::string> out;
+  for (const auto& k : impl_->kernels) out.push_back(k.spec.name);
+  return out;
+}
+
+Backend Dynamics::backend() const { return impl_->backend; }
+
+double Dynamics::compile_seconds() const {
+#ifdef SOA_HAVE_LLVM_JIT
+  if (impl_->compiled) return impl_->compiled->total_seconds();
+#endif
+  return 0.0;
+}
+
+}  // namespace soa::pipeline
