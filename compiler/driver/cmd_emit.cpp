@@ -33,13 +33,7 @@ void write_file(const fs::path& path, const std::string& text) {
 
 int run_emit(const EmitOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
-  std::vector<pipeline::KernelSpec> specs;
-  if (o.kernels.empty()) {
-    specs = pipeline::standard_kernels();
-  } else {
-    specs = pipeline::kernels_of(syntax::load_module(o.kernels));
-    if (specs.empty()) throw UserError(fmt::format("{}: no kernel declarations to emit", o.kernels));
-  }
+  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
   const auto constants = exec::make_constants(r.robot, r.tips);
   rewrite::Options options;

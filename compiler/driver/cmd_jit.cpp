@@ -42,9 +42,7 @@ std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layo
 
 int run_jit(const JitOptions& o) {
   const pipeline::Library lib = pipeline::load_library(pipeline::default_library_path());
-  const std::vector<pipeline::KernelSpec> specs =
-      o.kernels.empty() ? pipeline::standard_kernels() : pipeline::kernels_of(syntax::load_module(o.kernels));
-  if (specs.empty()) throw UserError(fmt::format("{}: no kernel declarations to compile", o.kernels));
+  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
   const auto constants = exec::make_constants(r.robot, r.tips);
   rewrite::Options ropt;

@@ -1,6 +1,7 @@
 // Passes 1 and 2 of lower.hpp: expand derived symbols, push adjoints, factor vector sums.
-#include "algebra/vocabulary.hpp"
 #include "lower/lower.hpp"
+
+#include "algebra/definitions.hpp"
 #include "support/error.hpp"
 
 namespace soa::lower {
@@ -9,49 +10,6 @@ using ir::Expr;
 using ir::Op;
 
 namespace {
-
-Expr sym(const char* name) { return ir::symbol(name); }
-Expr star(const char* name) { return ir::adjoint(ir::symbol(name)); }
-
-// Reference section 3: the operators and vectors defined by others.
-Expr definition(const std::string& name) {
-  using ir::inverse, ir::product, ir::sum;
-  if (name == "calM") return product({sym("H"), sym("phi"), sym("M"), star("phi"), star("H")});  // 001 eq. 22
-  if (name == "C")  // Coriolis, centrifugal and gravity forces
-    return product({sym("H"), sym("phi"), sum({product({sym("M"), star("phi"), sym("a")}), sym("b")})});
-  if (name == "J") return product({star("B"), star("phi"), star("H")});
-  if (name == "Omega") return product({star("psi"), star("H"), inverse(sym("D")), sym("H"), sym("psi")});
-  if (name == "alpha") return product({star("phi"), sum({product({star("H"), sym("qdd")}), sym("a")})});
-  return {};
-}
-
-bool symmetric(const Expr& symbol) {
-  const ir::SymbolInfo* info = ir::lookup(symbol.name());
-  return info && info->symmetric;
-}
-
-// The adjoint of an expression whose adjoints already sit on symbols.
-Expr adjoint_of(const Expr& e) {
-  switch (e.op()) {
-    case Op::Symbol: return symmetric(e) ? e : ir::adjoint(e);
-    case Op::Identity:
-    case Op::Zero: return e;
-    case Op::Scale: return ir::scale(e.coef(), adjoint_of(e.kid(0)));
-    case Op::Adjoint: return e.kid(0);
-    case Op::Inverse: return ir::inverse(adjoint_of(e.kid(0)));
-    case Op::Sum: {
-      std::vector<Expr> t;
-      for (const Expr& k : e.kids()) t.push_back(adjoint_of(k));
-      return ir::sum(std::move(t));
-    }
-    case Op::Product: {
-      std::vector<Expr> f;
-      for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) f.push_back(adjoint_of(*it));
-      return ir::product(std::move(f));
-    }
-  }
-  throw InternalError("expand: unknown IR node");
-}
 
 struct Term {
   double coef;
@@ -127,13 +85,13 @@ Expr build(const std::vector<Term>& terms) {
 Expr expand(const Expr& e) {
   switch (e.op()) {
     case Op::Symbol: {
-      const Expr d = definition(e.name());
+      const Expr d = ir::definition(e.name());
       return d ? expand(d) : e;
     }
     case Op::Identity:
     case Op::Zero: return e;
     case Op::Scale: return ir::scale(e.coef(), expand(e.kid(0)));
-    case Op::Adjoint: return adjoint_of(expand(e.kid(0)));
+    case Op::Adjoint: return ir::adjoint_of(expand(e.kid(0)));
     case Op::Inverse: return ir::inverse(expand(e.kid(0)));
     case Op::Sum: {
       std::vector<Expr> t;

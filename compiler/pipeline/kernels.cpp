@@ -6,6 +6,7 @@
 #include "exec/execute.hpp"
 #include "lower/lower.hpp"
 #include "specialise/specialise.hpp"
+#include "support/error.hpp"
 
 namespace soa::pipeline {
 
@@ -25,6 +26,13 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   for (const syntax::Kernel& k : module.kernels)
     out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body)});
   return out;
+}
+
+std::vector<KernelSpec> kernel_set(const std::string& path) {
+  if (path.empty()) return standard_kernels();
+  std::vector<KernelSpec> specs = kernels_of(syntax::load_module(path));
+  if (specs.empty()) throw UserError(path + ": no kernel declarations");
+  return specs;
 }
 
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options) {

@@ -28,6 +28,9 @@ struct KernelSpec {
 std::vector<KernelSpec> standard_kernels();
 KernelSpec kernel_spec(const lower::KernelDecl& decl);
 std::vector<KernelSpec> kernels_of(const syntax::Module& module);
+// The kernels a command line names: those of a .soa file, or the standard ones when `path`
+// is empty. A file that declares none is a UserError.
+std::vector<KernelSpec> kernel_set(const std::string& path);
 
 // Rewritten into the cheapest form the library reaches, then lowered to a sweep program.
 struct LoweredKernel {

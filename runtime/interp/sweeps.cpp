@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "algebra/arms.hpp"
+#include "algebra/definitions.hpp"
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
@@ -33,46 +34,11 @@ Slot slot(const Evaluation& ev, Dim d, int k) {
   return d == Dim::Joint ? Slot{b.v_offset, b.nv()} : Slot{6 * k, 6};
 }
 
-// One level of adjoint pushing, enough that every Adjoint left sits on a symbol.
-Expr push_adjoint(const Expr& e) {
-  switch (e.op()) {
-    case Op::Symbol: return ir::adjoint(e);
-    case Op::Identity:
-    case Op::Zero: return e;
-    case Op::Scale: return ir::scale(e.coef(), push_adjoint(e.kid(0)));
-    case Op::Adjoint: return e.kid(0);
-    case Op::Inverse: return ir::inverse(push_adjoint(e.kid(0)));
-    case Op::Sum: {
-      std::vector<Expr> t;
-      for (const auto& k : e.kids()) t.push_back(push_adjoint(k));
-      return ir::sum(std::move(t));
-    }
-    case Op::Product: {
-      std::vector<Expr> f;
-      for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) f.push_back(push_adjoint(*it));
-      return ir::product(std::move(f));
-    }
-  }
-  throw InternalError("unknown IR node");
-}
-
 // The name of the first symbol of `e` (for messages), or "".
 std::string_view first_symbol(const Expr& e) {
   if (e.is(Op::Symbol)) return e.name();
   for (const auto& k : e.kids())
     if (const std::string_view s = first_symbol(k); !s.empty()) return s;
-  return {};
-}
-
-// Operators defined by others (reference 3), applied through their definitions.
-Expr definition(std::string_view name) {
-  using ir::adjoint, ir::inverse, ir::product, ir::symbol;
-  if (name == "Omega")
-    return product({adjoint(symbol("psi")), adjoint(symbol("H")), inverse(symbol("D")), symbol("H"),
-                    symbol("psi")});
-  if (name == "J") return product({adjoint(symbol("B")), adjoint(symbol("phi")), adjoint(symbol("H"))});
-  if (name == "calM")
-    return product({symbol("H"), symbol("phi"), symbol("M"), adjoint(symbol("phi")), adjoint(symbol("H"))});
   return {};
 }
 
@@ -138,7 +104,7 @@ public:
       case Op::Scale: return e.coef() * apply(e.kid(0), y);
       case Op::Adjoint:
         if (e.kid(0).is(Op::Symbol)) return symbol(e.kid(0).name(), true, y);
-        return apply(push_adjoint(e.kid(0)), y);
+        return apply(ir::adjoint_of(e.kid(0)), y);
       case Op::Inverse: return solve(e.kid(0), y);
       case Op::Sum: {
         VecX z = apply(e.kid(0), y);
@@ -222,7 +188,7 @@ private:
       }
       return z;
     }
-    if (Expr d = definition(name)) return apply(adj ? push_adjoint(d) : d, y);
+    if (Expr d = ir::definition(name)) return apply(adj ? ir::adjoint_of(d) : d, y);
     throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", name));
   }
 
@@ -236,7 +202,7 @@ private:
       case Op::Adjoint: {
         const bool adj = a.is(Op::Adjoint);
         const Expr& s = adj ? a.kid(0) : a;
-        if (!s.is(Op::Symbol)) return solve(push_adjoint(s), y);
+        if (!s.is(Op::Symbol)) return solve(ir::adjoint_of(s), y);
         if (auto v = solve_symbol(s.name(), adj, y)) return *v;
         break;
       }
@@ -467,7 +433,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
   const ir::Shape shape = ir::infer_shape(e);
   const Sweeps sweeps(ev);
   if (shape.rows == Dim::One && shape.cols != Dim::One) {
-    return eval_sweeps(ev, push_adjoint(e)).transpose();
+    return eval_sweeps(ev, ir::adjoint_of(e)).transpose();
   }
   if (shape.cols != Dim::One) {
     const int cols = rows(ev, shape.cols, shape.col_arm, e);
@@ -494,7 +460,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
         const Expr& first = kids.front();
         const Expr rest = ir::product(std::vector<Expr>(kids.begin() + 1, kids.end()));
         if (!first.is(Op::Identity) && ir::infer_shape(first).rows == Dim::One)  // a row vector times a vector: a dot product
-          return VecX::Constant(1, value(push_adjoint(first)).dot(value(rest)));
+          return VecX::Constant(1, value(ir::adjoint_of(first)).dot(value(rest)));
         VecX v = value(kids.back());
         for (std::size_t i = kids.size() - 1; i-- > 0;) v = sweeps.apply(kids[i], v);
         return v;
