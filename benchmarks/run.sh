@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR: the whole benchmark report for the README, as markdown.
+#   1. configures BUILD_DIR as a Release build with SOA_BUILD_BENCHMARKS=ON if it is not one;
+#   2. builds soa_bench and soa_callgrind (JOBS, default 2, parallel jobs);
+#   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
+#      shared machine spreads over all benchmarks instead of hitting one; medians reported);
+#   4. runs callgrind.sh (instructions per call and operation counts).
+# soa_bench's full console output is kept in BUILD_DIR/benchmarks/soa_bench.log.
+# Takes about 2 minutes after the build (the first build of a fresh BUILD_DIR is ~15 minutes
+# on 2 cores: the TALOS kernels are 135k lines of generated C++).
+# The build uses the project's flags (plain x86-64, the ISA of Debian's MuJoCo). To measure
+# code compiled for the machine, give a fresh BUILD_DIR and e.g.
+#   CXXFLAGS=-march=x86-64-v3 benchmarks/run.sh build-bench-v3
+# (CMake reads CXXFLAGS at the first configure; not -march=native on AVX-512 machines if
+# callgrind is to run: valgrind 3.19 cannot execute AVX-512).
+set -euo pipefail
+
+build=${1:?usage: run.sh BUILD_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(dirname "$here")
+jobs=${JOBS:-2}
+
+cache=$build/CMakeCache.txt
+if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
+   ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$cache"; then
+  cmake -S "$source_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOA_BUILD_BENCHMARKS=ON \
+    -DSOA_BUILD_TESTS=OFF >/dev/null
+fi
+cmake --build "$build" --target soa_bench soa_callgrind -j "$jobs" >/dev/null
+
+log=$build/benchmarks/soa_bench.log
+echo "# soac benchmarks"
+echo
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), g++ $(g++ -dumpfullversion)."
+echo
+"$build/benchmarks/soa_bench" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time=0.2 >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+grep '^check ' "$log" | sed 's/^/    /'
+echo
+sed -n '/^<!-- soa_bench table -->$/,$p' "$log" | tail -n +2
+echo
+"$here/callgrind.sh" "$build"
