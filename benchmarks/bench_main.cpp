@@ -46,6 +46,9 @@
 #include "model/robot.hpp"
 #include "panda.hpp"
 #include "pipeline/kernels.hpp"
+#ifdef SOA_HAVE_LLVM_JIT
+#include "emit-llvm/jit.hpp"
+#endif
 #include "support/mujoco_oracle.hpp"
 #include "talos.hpp"
 
@@ -61,8 +64,8 @@ constexpr std::array<const char*, kKernels> kKernelName = {"inverse_dynamics", "
                                                            "forward_dynamics", "mass_matrix_inverse"};
 constexpr std::array<const char*, kKernels> kKernelLabel = {"ID", "M", "FD", "Minv"};
 
-enum Impl { kGenerated, kRuntime, kMujoco, kImpls };
-constexpr std::array<const char*, kImpls> kImplName = {"generated", "runtime", "mujoco"};
+enum Impl { kGenerated, kRuntime, kMujoco, kJit, kImpls };
+constexpr std::array<const char*, kImpls> kImplName = {"generated", "runtime", "mujoco", "jit"};
 
 using KernelFn = void (*)(const double*, double*);
 
@@ -71,6 +74,10 @@ struct RobotCase {
   Robot robot;
   exec::RobotConstants<double> constants;
   std::array<KernelFn, kKernels> generated{};
+  std::array<KernelFn, kKernels> jitted{};  // LLVM ORC, the same scalar programs (issue 5)
+#ifdef SOA_HAVE_LLVM_JIT
+  std::unique_ptr<jit::Kernels> jit_kernels;  // owns jitted
+#endif
   std::array<exec::SweepProgram, kKernels> programs;
   std::array<int, kKernels> input_size{}, output_size{};
   std::array<std::vector<double>, kKernels> inputs;  // kStates x input_size, program layout
@@ -169,6 +176,13 @@ std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string&
     r->output_size[k] = layout.output_size();
   }
 
+#ifdef SOA_HAVE_LLVM_JIT
+  std::vector<std::pair<std::string, exec::SweepProgram>> named;
+  for (int k = 0; k < kKernels; ++k) named.emplace_back(kKernelName[k], r->programs[k]);
+  r->jit_kernels = std::make_unique<jit::Kernels>(jit::compile(named, r->constants));
+  for (int k = 0; k < kKernels; ++k) r->jitted[k] = r->jit_kernels->lookup(kKernelName[k]);
+#endif
+
   const int nq = r->robot.nq, nv = r->robot.nv;
   r->oracle = std::make_unique<test::MujocoOracle>(r->robot, urdf);
   r->m = r->oracle->model();
@@ -238,6 +252,11 @@ void check_case(RobotCase& r) {
       r.generated[k](r.input(static_cast<Kernel>(k), s), gen.data());
       exec::execute<double>(r.programs[k], r.constants, r.input(static_cast<Kernel>(k), s), run.data());
       vs_runtime[k] = std::max(vs_runtime[k], relative_error(gen, run));
+      if (r.jitted[k]) {  // the JIT runs the same scalar program: it must agree as closely
+        Eigen::MatrixXd jit(nv, cols);
+        r.jitted[k](r.input(static_cast<Kernel>(k), s), jit.data());
+        vs_runtime[k] = std::max(vs_runtime[k], relative_error(jit, run));
+      }
       Eigen::MatrixXd want;
       switch (k) {
         case kID: want = r.oracle->inverse_dynamics(q, qd, qdd); break;
@@ -304,6 +323,9 @@ void register_case(RobotCase& r) {
     });
     add_benchmark(name(kMujoco), r.output_size[k],
                   [&r, kernel](int s, double* out) { mujoco_call(kernel, r, s, out); });
+    if (const KernelFn jitted = r.jitted[k])
+      add_benchmark(name(kJit), r.output_size[k],
+                    [&r, kernel, jitted](int s, double* out) { jitted(r.input(kernel, s), out); });
   }
 }
 
@@ -369,8 +391,8 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
   std::printf("Median CPU time per call over %d repetition(s), %d random states cycled; load average "
               "before %s, after %s (2 vCPU).\n\n",
               repetitions, kStates, load_before.c_str(), load_average().c_str());
-  std::printf("| robot | kernel | generated (ns) | runtime (ns) | MuJoCo (ns) | MuJoCo / generated | runtime / generated | targets (>= 5x, >= 10x) |\n");
-  std::printf("|---|---|--:|--:|--:|--:|--:|---|\n");
+  std::printf("| robot | kernel | generated (ns) | runtime (ns) | MuJoCo (ns) | JIT (ns) | MuJoCo / generated | runtime / generated | JIT / generated | targets (>= 5x, >= 10x) |\n");
+  std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (const auto& r : cases) {
     for (int k = 0; k < kKernels; ++k) {
       std::array<double, kImpls> t{};
@@ -388,10 +410,10 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
           verdict += fmt::format("runtime {:.2f}x < 10x (needs {:.0f}% less time); ", vs_rt, 100 * (1 - vs_rt / 10));
         verdict = verdict.empty() ? "met" : verdict.substr(0, verdict.size() - 2);
       }
-      std::printf("| %s (%d dof) | %s | %s | %s | %s | %s | %s | %s |\n", r->name.c_str(), r->robot.nv,
+      std::printf("| %s (%d dof) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->name.c_str(), r->robot.nv,
                   kKernelLabel[k], ns(t[kGenerated]).c_str(), ns(t[kRuntime]).c_str(), ns(t[kMujoco]).c_str(),
-                  ratio(t[kMujoco], t[kGenerated]).c_str(), ratio(t[kRuntime], t[kGenerated]).c_str(),
-                  verdict.c_str());
+                  ns(t[kJit]).c_str(), ratio(t[kMujoco], t[kGenerated]).c_str(),
+                  ratio(t[kRuntime], t[kGenerated]).c_str(), ratio(t[kJit], t[kGenerated]).c_str(), verdict.c_str());
     }
   }
   std::printf("\nMuJoCo %s calls: ID = kinematics + comPos + comVel + rne(acc); M = kinematics + comPos + crb + "
