@@ -35,13 +35,7 @@ int run_emit(const EmitOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
-  const auto constants = exec::make_constants(r.robot, r.tips);
-  rewrite::Options options;
-  options.serial_chain = r.robot.is_serial_chain();
-
-  std::vector<emit::Kernel> kernels;
-  for (const auto& spec : specs)
-    kernels.push_back(pipeline::specialise_kernel(pipeline::lower_kernel(spec, lib, options), constants));
+  const std::vector<emit::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   const std::string stem = o.name.empty() ? emit::identifier(r.robot.name.empty() ? "robot" : r.robot.name) : o.name;
   const emit::Emitted files = emit::emit_cpp(kernels, emit::make_target(r.robot, r.tips, stem));
 

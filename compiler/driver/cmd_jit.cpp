@@ -44,16 +44,8 @@ int run_jit(const JitOptions& o) {
   const pipeline::Library lib = pipeline::load_library(pipeline::default_library_path());
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
-  const auto constants = exec::make_constants(r.robot, r.tips);
-  rewrite::Options ropt;
-  ropt.serial_chain = r.robot.is_serial_chain();
-
-  std::vector<pipeline::LoweredKernel> lowered;
-  std::vector<emit::Kernel> code;
-  for (const auto& spec : specs) {
-    lowered.push_back(pipeline::lower_kernel(spec, lib, ropt));
-    code.push_back(pipeline::specialise_kernel(lowered.back(), constants));
-  }
+  const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
+  const auto& [constants, lowered, code] = compiled;
   jit::Options jopt;
   jopt.codegen_level = o.level;
   jopt.cpu = o.cpu;

@@ -54,4 +54,16 @@ emit::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstant
                            specialise::specialise(k.program, robot));
 }
 
+RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Library& library, const Robot& robot,
+                               const std::vector<int>& tips) {
+  RobotKernels out{exec::make_constants(robot, tips), {}, {}};
+  rewrite::Options options;
+  options.serial_chain = robot.is_serial_chain();
+  for (const KernelSpec& spec : specs) {
+    out.lowered.push_back(lower_kernel(spec, library, options));
+    out.code.push_back(specialise_kernel(out.lowered.back(), out.constants));
+  }
+  return out;
+}
+
 }  // namespace soa::pipeline

@@ -46,4 +46,14 @@ std::string derivation_summary(const rewrite::Derivation& d);
 // The robot's own straight-line code for a lowered kernel (constants folded, CSE, DCE).
 emit::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
 
+// Every kernel of a set for one robot: rewritten (with the serial-chain rules when the robot
+// is one), lowered, and specialised with the robot's constants.
+struct RobotKernels {
+  exec::RobotConstants<double> constants;
+  std::vector<LoweredKernel> lowered;
+  std::vector<emit::Kernel> code;  // code[i] is lowered[i] specialised
+};
+RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Library& library, const Robot& robot,
+                               const std::vector<int>& tips);
+
 }  // namespace soa::pipeline

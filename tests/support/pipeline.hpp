@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,18 @@ inline const exec::SweepProgram& kernel_program(const lower::KernelDecl& k) { re
 // One standard kernel for one robot: rewrite, lower, specialise.
 inline emit::Kernel build_kernel(const lower::KernelDecl& k, const exec::RobotConstants<double>& robot) {
   return pipeline::specialise_kernel(lowered(k), robot);
+}
+
+// A random valid input vector for a program (unit quaternions where the robot needs them).
+inline std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips, std::mt19937_64& rng) {
+  const State s = random_state(robot, tips, rng);
+  std::vector<double> in;
+  for (int v : p.inputs) {
+    const std::string& n = p.vars[v].name;
+    const VecX& x = n == "q" ? s.q : n == "qd" ? s.qd : n == "qdd" || n == "T" ? s.qdd : s.f0;
+    in.insert(in.end(), x.data(), x.data() + x.size());
+  }
+  return in;
 }
 
 // The program's inputs, in layout order, from an interpreter state (T is the state's RNEA

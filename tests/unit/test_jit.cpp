@@ -147,17 +147,6 @@ std::string message_of(F&& f) {
   return {};
 }
 
-// A random valid input vector for a program (unit quaternions where the robot needs them).
-std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips, std::mt19937_64& rng) {
-  const State s = random_state(robot, tips, rng);
-  std::vector<double> in;
-  for (int v : p.inputs) {
-    const std::string& n = p.vars[v].name;
-    const VecX& x = n == "q" ? s.q : n == "qd" ? s.qd : n == "qdd" || n == "T" ? s.qdd : s.f0;
-    in.insert(in.end(), x.data(), x.data() + x.size());
-  }
-  return in;
-}
 
 // Every standard kernel of `robot` through the JIT, against the SSA interpreter (bit for
 // bit) and the generic runtime (1e-12) on random states.
@@ -193,7 +182,7 @@ void check_robot(const Robot& robot, Path path = Path::ScalarPrograms) {
     REQUIRE(static_cast<int>(sp.outputs.size()) == l.output_size());
     const jit::KernelFunction f = kernels.lookup(programs[k].first);
     for (int sample = 0; sample < 3; ++sample) {
-      const std::vector<double> in = random_input(p, robot, static_cast<int>(tips.size()), rng);
+      const std::vector<double> in = test::random_input(p, robot, static_cast<int>(tips.size()), rng);
       const std::vector<double> jitted = run(f, sp, in), ssa = interpret(sp, in);
       std::vector<double> generic(l.output_size());
       exec::execute(p, constants, in.data(), generic.data());
@@ -482,7 +471,7 @@ TEST_CASE("JIT compile time of the standard kernels for talos_reduced", "[.][jit
   double worst_ssa = 0, worst_generic = 0;
   for (std::size_t k = 0; k < code.size(); ++k) {
     const exec::Layout l = exec::layout(programs[k], constants);
-    const std::vector<double> in = random_input(programs[k], robot, static_cast<int>(tips.size()), rng);
+    const std::vector<double> in = test::random_input(programs[k], robot, static_cast<int>(tips.size()), rng);
     std::vector<double> generic(l.output_size());
     exec::execute(programs[k], constants, in.data(), generic.data());
     const std::vector<double> jitted = run(kernels.lookup(code[k].first), code[k].second, in);

@@ -15,17 +15,6 @@ using specialise::ScalarOp;
 using specialise::Traced;
 using specialise::Tracer;
 
-// A random valid input vector for a program (unit quaternions where the robot needs them).
-std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips, std::mt19937_64& rng) {
-  const State s = random_state(robot, tips, rng);
-  std::vector<double> in;
-  for (int v : p.inputs) {
-    const std::string& n = p.vars[v].name;
-    const VecX& x = n == "q" ? s.q : n == "qd" ? s.qd : n == "qdd" || n == "T" ? s.qdd : s.f0;
-    in.insert(in.end(), x.data(), x.data() + x.size());
-  }
-  return in;
-}
 
 void check_kernels(const Robot& robot) {
   const std::vector<int> tips = test::default_tips(robot);
@@ -39,7 +28,7 @@ void check_kernels(const Robot& robot) {
     CHECK(sp.input_count == l.input_size);
     CHECK(static_cast<int>(sp.outputs.size()) == l.output_size());
     for (int sample = 0; sample < 4; ++sample) {
-      const std::vector<double> in = random_input(p, robot, static_cast<int>(tips.size()), rng);
+      const std::vector<double> in = test::random_input(p, robot, static_cast<int>(tips.size()), rng);
       MatX generic(l.rows, l.cols), traced(l.rows, l.cols);
       exec::execute(p, constants, in.data(), generic.data());
       specialise::evaluate(sp, in.data(), traced.data());
