@@ -161,8 +161,7 @@ std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string&
   r->generated = generated;
   // soac emit's defaults: every leaf body is a tip (the four kernels here do not use tips,
   // but the constants are the ones the generated code was specialised with).
-  std::vector<int> tips;
-  for (int b : r->robot.leaf_bodies()) tips.push_back(*r->robot.find_frame(r->robot.bodies[b].name));
+  std::vector<int> tips = r->robot.default_tips();
   r->constants = exec::make_constants(r->robot, tips);
   rewrite::Options options;
   options.serial_chain = r->robot.is_serial_chain();

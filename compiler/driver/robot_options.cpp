@@ -16,11 +16,8 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required) {
 }
 
 std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names) {
+  if (names.empty()) return robot.default_tips();
   std::vector<int> tips;
-  if (names.empty()) {
-    for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
-    return tips;
-  }
   for (const auto& name : names) {
     if (auto f = robot.find_frame(name)) {
       tips.push_back(*f);

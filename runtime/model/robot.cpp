@@ -55,6 +55,12 @@ std::vector<int> Robot::leaf_bodies() const {
   return leaves;
 }
 
+std::vector<int> Robot::default_tips() const {
+  std::vector<int> tips;
+  for (int b : leaf_bodies()) tips.push_back(*find_frame(bodies[b].name));
+  return tips;
+}
+
 bool Robot::is_serial_chain() const {
   int roots = 0;
   for (const Body& b : bodies) {

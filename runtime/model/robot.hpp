@@ -80,6 +80,8 @@ struct Robot {
   std::optional<int> find_frame(const std::string& name) const;
   // Indices of bodies without children, in body order (the default tips).
   std::vector<int> leaf_bodies() const;
+  // The frames of the leaf bodies: the tips (B, J, f0) when none are named (README).
+  std::vector<int> default_tips() const;
   bool is_serial_chain() const;
   // Joint names in joint-space order, one entry per velocity coordinate block.
   std::vector<std::string> joint_order() const;

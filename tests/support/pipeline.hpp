@@ -73,13 +73,6 @@ inline std::vector<double> program_inputs(const exec::SweepProgram& p, const int
   return in;
 }
 
-// Leaf bodies' frames: the default tips (README, Conventions).
-inline std::vector<int> default_tips(const Robot& robot) {
-  std::vector<int> tips;
-  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
-  return tips;
-}
-
 inline double relative_difference(const MatX& a, const MatX& b) {
   const double scale = std::max({a.cwiseAbs().maxCoeff(), b.cwiseAbs().maxCoeff(), 1.0});
   return (a - b).cwiseAbs().maxCoeff() / scale;

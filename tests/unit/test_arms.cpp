@@ -382,8 +382,7 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
 
   // A single-root robot is one arm: arm 1 is the robot itself.
   const Robot tree = random_tree(3, RandomTreeOptions{5, false, true, true, 0.5});
-  std::vector<int> leaves;
-  for (int b : tree.leaf_bodies()) leaves.push_back(*tree.find_frame(tree.bodies[b].name));
+  std::vector<int> leaves = tree.default_tips();
   std::mt19937_64 rng(1);
   const interp::Evaluation one =
       interp::prepare(tree, random_state(tree, static_cast<int>(leaves.size()), rng), leaves);
@@ -394,8 +393,7 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
 
   // Baxter with every leaf a tip: the head holds 1, the right arm 2 (its fingers).
   const Robot robot = load_urdf(test::shared_robot_path("baxter.urdf"));
-  std::vector<int> tips;
-  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
+  std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng2(1);
   const interp::Evaluation bx =
       interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng2), tips);

@@ -11,8 +11,7 @@ using namespace soa;
 
 TEST_CASE("the runtime and JIT backends of Dynamics agree on every standard kernel", "[dynamics]") {
   const Robot robot = load_urdf(test::shared_robot_path("solo12.urdf"), LoadOptions{true});
-  std::vector<int> tips;
-  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
+  std::vector<int> tips = robot.default_tips();
   const auto runtime = pipeline::Dynamics::create(robot, tips, pipeline::Backend::Runtime);
   CHECK(runtime.backend() == pipeline::Backend::Runtime);
 #ifdef SOA_HAVE_LLVM_JIT

@@ -105,16 +105,16 @@ void check_against_runtime(const Robot& robot, const std::vector<int>& tips, con
 
 TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", "[emit-cpp]") {
   const Robot pendulum = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
-  check_against_runtime(pendulum, test::default_tips(pendulum), "double_pendulum");
+  check_against_runtime(pendulum, pendulum.default_tips(), "double_pendulum");
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
-  check_against_runtime(panda, test::default_tips(panda), "panda");
+  check_against_runtime(panda, panda.default_tips(), "panda");
   const Robot tree = random_tree(4, RandomTreeOptions{6, false, true, true, 0.5});
-  check_against_runtime(tree, test::default_tips(tree), "tree4");
+  check_against_runtime(tree, tree.default_tips(), "tree4");
 }
 
 TEST_CASE("generated code carries its provenance and is deterministic", "[emit-cpp]") {
   const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   const Generated a = generate(robot, tips, "double_pendulum");
   const Generated b = generate(robot, tips, "double_pendulum");
   CHECK(a.files.header == b.files.header);

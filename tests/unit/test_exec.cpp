@@ -28,7 +28,7 @@ const std::vector<std::string> kExpressions = {
 };
 
 void check_robot(const Robot& robot, std::uint64_t seed) {
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(seed);
   const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
   const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
@@ -65,7 +65,7 @@ TEST_CASE("the generic runtime agrees with the dense interpreter on random trees
 
 TEST_CASE("forward dynamics inverts inverse dynamics through the generic runtime", "[exec]") {
   const Robot robot = random_tree(77, RandomTreeOptions{9, true, true, true, 0.5});
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   const exec::SweepProgram id = lower::lower(test::parse("calM qdd + C"));
   const exec::SweepProgram fd = lower::lower(test::parse("(I - H psi K)* D^-1 (I - H psi K) (T - C)"));
@@ -83,12 +83,12 @@ TEST_CASE("forward dynamics inverts inverse dynamics through the generic runtime
 TEST_CASE("input and output layouts follow the declared order", "[exec]") {
   const Robot robot = random_tree(5, RandomTreeOptions{4, true, true, true, 0.5});
   const exec::SweepProgram p = lower::lower(test::parse("(I - H psi K)* D^-1 H psi B f0"), {"tipf", "dqdd", {"q", "f0"}});
-  const exec::Layout l = exec::layout(p, exec::make_constants(robot, test::default_tips(robot)));
+  const exec::Layout l = exec::layout(p, exec::make_constants(robot, robot.default_tips()));
   REQUIRE(l.inputs.size() == 2);
   CHECK(l.inputs[0].offset == 0);
   CHECK(l.inputs[0].size == robot.nq);
   CHECK(l.inputs[1].offset == robot.nq);
-  CHECK(l.inputs[1].size == 6 * static_cast<int>(test::default_tips(robot).size()));
+  CHECK(l.inputs[1].size == 6 * static_cast<int>(robot.default_tips().size()));
   CHECK(l.rows == robot.nv);
   CHECK(l.cols == 1);
 }

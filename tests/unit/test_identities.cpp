@@ -21,12 +21,6 @@ std::vector<verify::Claim> library() {
   return claims;
 }
 
-std::vector<int> leaf_tips(const Robot& robot) {
-  std::vector<int> tips;
-  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
-  return tips;
-}
-
 verify::Claim claim(const std::string& text) {
   auto src = std::make_shared<syntax::Source>(syntax::Source{"<test>", text});
   return {text, "test", syntax::parse_equation(src), false, false};
@@ -41,7 +35,7 @@ TEST_CASE("every library identity holds on every shared robot", "[identities]") 
     for (bool floating : {false, true}) {
       if (floating && !r.free_flyer) continue;
       const Robot robot = load_urdf(test::shared_robot_path(r.file), LoadOptions{floating});
-      const verify::Subject subject{&robot, leaf_tips(robot), 0};
+      const verify::Subject subject{&robot, robot.default_tips(), 0};
       for (const auto& c : claims) {
         const verify::Result res = verify::check(c, subject, verify::Options{2, 11, 1e-9});
         INFO(r.file << (floating ? " (free-flyer)" : "") << ": " << c.name << " max rel " << res.max_rel << " "
@@ -60,7 +54,7 @@ TEST_CASE("every library identity holds on random trees with mixed joints", "[id
     o.bodies = 2 + static_cast<int>(seed % 10);
     o.floating = seed % 2 == 0;
     const Robot robot = random_tree(seed, o);
-    const verify::Subject subject{&robot, leaf_tips(robot), 0};
+    const verify::Subject subject{&robot, robot.default_tips(), 0};
     for (const auto& c : claims) {
       const verify::Result res = verify::check(c, subject, verify::Options{3, seed, 1e-9});
       INFO(robot.source << ": " << c.name << " max rel " << res.max_rel << " " << res.note);
@@ -81,7 +75,7 @@ TEST_CASE("the serial-chain OMEGA form holds on chains and fails on trees", "[id
 
 TEST_CASE("false variants of true identities are reported FAIL", "[identities]") {
   const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
-  const verify::Subject subject{&robot, leaf_tips(robot), 0};
+  const verify::Subject subject{&robot, robot.default_tips(), 0};
   const char* false_variants[] = {
       // P-split with its last term dropped
       "phi M phi* = P + phitilde P + P phitilde*",

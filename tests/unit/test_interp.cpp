@@ -34,8 +34,7 @@ double relative_difference(const MatX& a, const MatX& b) {
 }
 
 void check_agreement(const Robot& robot, std::uint64_t seed) {
-  std::vector<int> tips;
-  for (int b : robot.leaf_bodies()) tips.push_back(*robot.find_frame(robot.bodies[b].name));
+  std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(seed);
   const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
   for (const auto& text : kExpressions) {

@@ -154,7 +154,7 @@ std::string message_of(F&& f) {
 enum class Path { ScalarPrograms, SweepPrograms, PipelineKernels };
 
 void check_robot(const Robot& robot, Path path = Path::ScalarPrograms) {
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   std::vector<std::pair<std::string, exec::SweepProgram>> programs;
   std::vector<emit::Kernel> pipeline_kernels;
@@ -445,7 +445,7 @@ TEST_CASE("bad names and options are the user's errors", "[jit]") {
 // the Talos (32 joints + free flyer), the issue's < 1 s target, and the JIT's accuracy.
 TEST_CASE("JIT compile time of the standard kernels for talos_reduced", "[.][jit-timing]") {
   const Robot robot = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   NamedPrograms code;
   std::vector<exec::SweepProgram> programs;

@@ -17,7 +17,7 @@ using specialise::Tracer;
 
 
 void check_kernels(const Robot& robot) {
-  const std::vector<int> tips = test::default_tips(robot);
+  const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   std::mt19937_64 rng(21);
   for (const auto& k : lower::standard_kernels()) {
@@ -39,7 +39,7 @@ void check_kernels(const Robot& robot) {
 
 specialise::ScalarProgram kernel_code(const Robot& robot, const std::string& name, const specialise::TraceOptions& o = {}) {
   for (const auto& k : lower::standard_kernels())
-    if (k.name == name) return specialise::specialise(test::kernel_program(k), exec::make_constants(robot, test::default_tips(robot)), o);
+    if (k.name == name) return specialise::specialise(test::kernel_program(k), exec::make_constants(robot, robot.default_tips()), o);
   FAIL("no kernel " << name);
   return {};
 }
