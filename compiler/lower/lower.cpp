@@ -131,6 +131,21 @@ public:
     return p;
   }
 
+  // A* W A as a Gram matrix (exec::Fill::Gram): per column j, the inward sweeps of A e_j
+  // and W A e_j; then out(i,j) = (A e_i) . (W A e_j).
+  exec::SweepProgram gram_program(const Expr& half, const Expr& weight, Space cols, std::string source) {
+    const int unit = fresh(cols, "e");
+    const int a = store(apply(half, {exec::var(unit, cols), ""}), "y", unit);
+    const Space rows = vars_[a].space;
+    const int wa = store(apply(weight, {exec::var(a, rows), ""}), "w", unit);
+    Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {a, wa}, unit);
+    exec::SweepProgram p = program(std::move(source));
+    p.output = {opt_.output, cols, cols, -1};
+    p.loops = std::move(s.loops);
+    p.columns = exec::Columns{cols, unit, std::move(s.column_loops), a, exec::Fill::Gram, wa};
+    return p;
+  }
+
 private:
   const LowerOptions& opt_;
   std::vector<exec::Var> vars_;
@@ -207,6 +222,21 @@ private:
     const int id = fresh(v.e.space());
     stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
     return {exec::var(id, v.e.space()), ""};
+  }
+
+  // v in a var of its own (a column of the Gram form: neither the unit nor an input).
+  int store(const Value& v, const std::string& name, int unit) {
+    if (v.e.kind() == VKind::Var && v.e.var() != unit && !is_input(v.e.var())) return v.e.var();
+    if (v.e.space() == Space::Tip) throw NotImplemented("lower: a Gram half in tip space");
+    const int id = fresh(v.e.space(), name);
+    stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
+    return id;
+  }
+
+  bool is_input(int var) const {
+    for (const auto& [name, id] : inputs_)
+      if (id == var) return true;
+    return false;
   }
 
   int output_var(const Value& v) {
@@ -458,6 +488,27 @@ std::optional<std::pair<std::string, int>> arm_symbol(const Expr& e) {
   return std::nullopt;
 }
 
+// x = A* W A with W a symmetric per-body block (D^-1, D, M, P, R): {A, W}. Both MINV's
+// calM^-1 = (I - H psi K)* D^-1 (I - H psi K) (001 Identity 6) and Lambda's derived
+// B* psi* H* D^-1 H psi B (002 eq. 4.9) have this form.
+std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x) {
+  if (!x.is(Op::Product)) return std::nullopt;
+  const auto kids = x.kids();
+  auto symmetric_block = [](const Expr& f) {
+    const Expr& s = f.is(Op::Inverse) ? f.kid(0) : f;
+    if (!s.is(Op::Symbol)) return false;
+    const std::string& n = s.name();
+    return n == "D" || n == "M" || (!f.is(Op::Inverse) && (n == "P" || n == "R"));
+  };
+  for (std::size_t m = 1; m + 1 < kids.size(); ++m) {
+    if (!symmetric_block(kids[m])) continue;
+    const Expr left = ir::product(std::vector<Expr>(kids.begin(), kids.begin() + static_cast<std::ptrdiff_t>(m)));
+    const Expr right = ir::product(std::vector<Expr>(kids.begin() + static_cast<std::ptrdiff_t>(m) + 1, kids.end()));
+    if (expand(ir::adjoint(right)) == expand(left)) return std::pair{right, kids[m]};
+  }
+  return std::nullopt;
+}
+
 exec::SweepProgram lower(const Expr& e, const LowerOptions& options) {
   // A sweep program runs over one robot's bodies; an arm is a robot of its own.
   if (const auto arm = arm_symbol(e))
@@ -483,6 +534,7 @@ exec::SweepProgram lower(const Expr& e, const LowerOptions& options) {
     const Expr causal = ir::product({ir::symbol("H"), ir::symbol("phi"), ir::symbol("R"), ir::adjoint(ir::symbol("H"))});
     return lowerer.column_program(causal, Space::Joint, exec::Fill::SymmetricFromAncestors, source);
   }
+  if (const auto g = gram_form(x)) return lowerer.gram_program(g->first, g->second, space_of(shape.cols), source);
   return lowerer.column_program(x, space_of(shape.cols), exec::Fill::Full, source);
 }
 

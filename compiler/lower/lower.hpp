@@ -28,6 +28,16 @@
 //   H* + H R phitilde* H*): each column is the inward sweep H phi R H* e_j from body(j)
 //   to the base, and the rows below body(j) come from symmetry (Fill::SymmetricFromAncestors)
 //   -- the composite-rigid-body algorithm, with R a rigid-body inertia (10 numbers).
+//   A product A* W A with W one symmetric per-body block (D^-1, D, M, P, R) -- MINV's
+//   calM^-1 = (I - H psi K)* D^-1 (I - H psi K) (001 Identity 6) and the derived Lambda
+//   B* psi* H* D^-1 H psi B -- goes the Gram way (exec::Fill::Gram): per column only A's
+//   sweep, A e_j and W A e_j, then out(i,j) = (A e_i) . (W A e_j) for i <= j, mirrored.
+//   A = I - H psi K is causal, so A e_j lives on body(j) and its ancestors (A is the
+//   inverse of the innovations factor I + H phi K: the explicit L^-1 of calM = L D L*), and
+//   the specialised dot products run over common ancestors only: O(N^2 d) operations, d
+//   the common-ancestor dofs, where A*'s outward sweep per column cost O(N^2) 6x6
+//   products. On Talos (50 dofs) this is 2.4x fewer operations for calM^-1; in the generic
+//   runtime, which cannot skip zeros, the Gram step is a dense O(N^3) product.
 // - Errors (UserError): calM^-1 left unrewritten ("rewrite first"), an inverse without a
 //   sweep form, a vector used as an operator, an undeclared or unknown input.
 #pragma once

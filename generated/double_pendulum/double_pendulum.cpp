@@ -19,7 +19,7 @@
 //   mass_matrix_inverse = calM^-1
 //     lowered: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     22 ops: 13 mul, 3 add, 3 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
+//     15 ops: 8 mul, 3 add, 1 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   jacobian = J
 //     lowered: (H phi B)*
 //       by def-J [000 eq. 3.3]
@@ -31,7 +31,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     39 ops: 23 mul, 4 add, 5 sub, 4 neg, 1 div, 0 sqrt, 1 sin, 1 cos
+//     25 ops: 17 mul, 3 add, 0 sub, 2 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   tip_force_correction = calM^-1 J* f0
 //     lowered: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]
@@ -242,35 +242,24 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v8 = v7 + 0.0006770830000000002;
   const double v9 = 1.0 / v8;
 
-  // column 0, link2: psi* H*
-  const double v10 = 0.1 * v9;
-  const double v11 = v1 * v10;
-  const double v12 = v11 * (-7.470817120622567);
-
-  // column 0, link2: (I - K* psi* H*)
-  const double v13 = v12 - v9;
-
   // column 1, link1: psi K
-  const double v14 = v1 * (-0.7470817120622568);
+  const double v10 = v1 * (-0.7470817120622568);
 
-  // column 1, link1: D^-1 (I - H psi K)
-  const double v15 = v14 - 1.0;
-  const double v16 = v9 * v15;
+  // column 1, link1: (I - H psi K)
+  const double v11 = v10 - 1.0;
 
-  // column 1, link2: psi* H*
-  const double v17 = 0.1 * v16;
-  const double v18 = v1 * v17;
-  const double v19 = (-7.470817120622567) * v18;
+  // column 1, link1: D^-1
+  const double v12 = v9 * v11;
 
-  // column 1, link2: (I - K* psi* H*)
-  const double v20 = v19 - v16;
-  const double v21 = 249.0272373540856 + v20;
+  // column 1, link2: Gram (A e_i)* W (A e_j)
+  const double v13 = v11 * v12;
+  const double v14 = v13 + 249.0272373540856;
 
   // output
   calMinv[0] = v9;
-  calMinv[1] = v13;
-  calMinv[2] = v16;
-  calMinv[3] = v21;
+  calMinv[1] = v12;
+  calMinv[2] = v12;
+  calMinv[3] = v14;
 }
 
 // J
@@ -320,57 +309,43 @@ void lambda(const double* q, double* Lambda) {
   // column 0, link1: psi B
   const double v10 = v1 * 0.7470817120622568;
 
-  // column 0, link1: psi* H* D^-1 H
+  // column 0, link1: D^-1
   const double v11 = v9 * v10;
 
-  // column 0, link2: psi* H* D^-1 H
-  const double v12 = 0.1 * v11;
-  const double v13 = v1 * v12;
-  const double v14 = v0 * v12;
-  const double v15 = -v14;
-  const double v16 = v13 * (-7.470817120622567);
-  const double v17 = v16 - v11;
-  const double v18 = v11 + v17;
-  const double v19 = 249.0272373540856 - v18;
-
   // column 4, link1: psi B
-  const double v20 = v1 * 0.1;
+  const double v12 = v1 * 0.1;
 
-  // column 4, link1: psi* H* D^-1 H
-  const double v21 = v9 * v20;
-
-  // column 4, link2: psi* H* D^-1 H
-  const double v22 = 0.1 * v21;
-  const double v23 = v1 * v22;
-  const double v24 = v0 * v22;
-  const double v25 = -v24;
-  const double v26 = (-7.470817120622567) * v23;
-  const double v27 = v26 - v21;
-  const double v28 = v21 + v27;
-  const double v29 = -v28;
+  // column 4, link1: D^-1
+  const double v13 = v9 * v12;
 
   // column 5, link1: psi B
-  const double v30 = v0 * 0.1;
+  const double v14 = v0 * 0.1;
 
-  // column 5, link1: psi* H* D^-1 H
-  const double v31 = v9 * v30;
+  // column 5, link1: D^-1
+  const double v15 = v9 * v14;
 
-  // column 5, link2: psi* H* D^-1 H
-  const double v32 = 0.1 * v31;
-  const double v33 = v1 * v32;
-  const double v34 = -v33;
-  const double v35 = v0 * v32;
-  const double v36 = (-7.470817120622567) * v33;
-  const double v37 = v31 - v36;
-  const double v38 = v31 - v37;
+  // column 0, link2: Gram (A e_i)* W (A e_j)
+  const double v16 = v10 * v11;
+  const double v17 = v16 + 249.0272373540856;
+
+  // column 4, link2: Gram (A e_i)* W (A e_j)
+  const double v18 = v10 * v13;
+  const double v19 = v12 * v13;
+
+  // column 5, link2: Gram (A e_i)* W (A e_j)
+  const double v20 = v10 * v15;
+  const double v21 = -v20;
+  const double v22 = v12 * v15;
+  const double v23 = -v22;
+  const double v24 = v14 * v15;
 
   // output
-  Lambda[0] = v19;
+  Lambda[0] = v17;
   Lambda[1] = 0.0;
   Lambda[2] = 0.0;
   Lambda[3] = 0.0;
-  Lambda[4] = v13;
-  Lambda[5] = v15;
+  Lambda[4] = v18;
+  Lambda[5] = v21;
   Lambda[6] = 0.0;
   Lambda[7] = 0.0;
   Lambda[8] = 0.0;
@@ -389,18 +364,18 @@ void lambda(const double* q, double* Lambda) {
   Lambda[21] = 0.0;
   Lambda[22] = 0.0;
   Lambda[23] = 0.0;
-  Lambda[24] = v29;
+  Lambda[24] = v18;
   Lambda[25] = 0.0;
   Lambda[26] = 0.0;
   Lambda[27] = 0.0;
-  Lambda[28] = v23;
-  Lambda[29] = v25;
-  Lambda[30] = v38;
+  Lambda[28] = v19;
+  Lambda[29] = v23;
+  Lambda[30] = v21;
   Lambda[31] = 0.0;
   Lambda[32] = 0.0;
   Lambda[33] = 0.0;
-  Lambda[34] = v34;
-  Lambda[35] = v35;
+  Lambda[34] = v23;
+  Lambda[35] = v24;
 }
 
 // calM^-1 J* f0

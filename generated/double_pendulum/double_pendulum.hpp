@@ -19,7 +19,7 @@
 //   mass_matrix_inverse = calM^-1
 //     lowered: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     22 ops: 13 mul, 3 add, 3 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
+//     15 ops: 8 mul, 3 add, 1 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   jacobian = J
 //     lowered: (H phi B)*
 //       by def-J [000 eq. 3.3]
@@ -31,7 +31,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     39 ops: 23 mul, 4 add, 5 sub, 4 neg, 1 div, 0 sqrt, 1 sin, 1 cos
+//     25 ops: 17 mul, 3 add, 0 sub, 2 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   tip_force_correction = calM^-1 J* f0
 //     lowered: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]

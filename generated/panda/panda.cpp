@@ -19,7 +19,7 @@
 //   mass_matrix_inverse = calM^-1
 //     lowered: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     3143 ops: 1724 mul, 649 add, 728 sub, 23 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     1853 ops: 1021 mul, 367 add, 446 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
 //     lowered: (H phi B)*
 //       by def-J [000 eq. 3.3]
@@ -31,7 +31,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     3143 ops: 1759 mul, 634 add, 717 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     2283 ops: 1284 mul, 470 add, 510 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0
 //     lowered: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]
@@ -5510,2690 +5510,1250 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v925 = v924 + 0.009213163777211224;
   const double v926 = 1.0 / v925;
 
-  // column 0, panda_link2: psi* H*
-  const double v927 = v799 * v926;
-  const double v928 = v800 * v926;
-  const double v929 = v908 * v927;
-  const double v930 = v909 * v928;
-  const double v931 = v929 + v930;
-
-  // column 0, panda_link3: psi* H*
-  const double v932 = (-0.316) * v931;
-  const double v933 = (-0.316) * v927;
-  const double v934 = v634 * v933;
-  const double v935 = v635 * v932;
-  const double v936 = v934 + v935;
-  const double v937 = v635 * v933;
-  const double v938 = v634 * v932;
-  const double v939 = v938 - v937;
-  const double v940 = v634 * v931;
-  const double v941 = v635 * v927;
-  const double v942 = v940 - v941;
-  const double v943 = v635 * v931;
-  const double v944 = v634 * v927;
-  const double v945 = v943 + v944;
-  const double v946 = v766 * v942;
-  const double v947 = v767 * v945;
-  const double v948 = v946 + v947;
-  const double v949 = v768 * v928;
-  const double v950 = v948 + v949;
-  const double v951 = v769 * v936;
-  const double v952 = v950 - v951;
-  const double v953 = v770 * v939;
-  const double v954 = v952 + v953;
-  const double v955 = v928 - v954;
-
-  // column 0, panda_link3: (I - K* psi* H*)
-  const double v956 = -v954;
-
-  // column 0, panda_link4: psi* H*
-  const double v957 = 0.0825 * v955;
-  const double v958 = 0.0825 * v945;
-  const double v959 = v939 + v957;
-  const double v960 = v430 * v958;
-  const double v961 = v431 * v936;
-  const double v962 = v960 + v961;
-  const double v963 = v431 * v958;
-  const double v964 = v430 * v936;
-  const double v965 = v964 - v963;
-  const double v966 = v430 * v955;
-  const double v967 = v431 * v942;
-  const double v968 = v966 + v967;
-  const double v969 = v431 * v955;
-  const double v970 = v430 * v942;
-  const double v971 = v969 - v970;
-  const double v972 = v588 * v968;
-  const double v973 = v589 * v971;
-  const double v974 = v972 + v973;
-  const double v975 = v590 * v945;
-  const double v976 = v974 - v975;
-  const double v977 = v591 * v962;
-  const double v978 = v976 - v977;
-  const double v979 = v592 * v965;
-  const double v980 = v978 + v979;
-  const double v981 = v593 * v959;
-  const double v982 = v980 - v981;
-  const double v983 = v945 + v982;
-
-  // column 0, panda_link4: (I - K* psi* H*)
-  const double v984 = v981 - v980;
-
-  // column 0, panda_link5: psi* H*
-  const double v985 = 0.384 * v983;
-  const double v986 = (-0.0825) * v983;
-  const double v987 = 0.384 * v968;
-  const double v988 = (-0.0825) * v971;
-  const double v989 = v988 - v987;
-  const double v990 = v985 - v962;
-  const double v991 = v965 - v986;
-  const double v992 = v959 + v989;
-  const double v993 = v273 * v992;
-  const double v994 = v274 * v990;
-  const double v995 = v993 + v994;
-  const double v996 = v274 * v992;
-  const double v997 = v273 * v990;
-  const double v998 = v996 - v997;
-  const double v999 = v273 * v983;
-  const double v1000 = v274 * v968;
-  const double v1001 = v999 + v1000;
-  const double v1002 = v274 * v983;
-  const double v1003 = v273 * v968;
-  const double v1004 = v1002 - v1003;
-  const double v1005 = v382 * v1001;
-  const double v1006 = v383 * v1004;
-  const double v1007 = v1005 + v1006;
-  const double v1008 = v384 * v971;
-  const double v1009 = v1007 + v1008;
-  const double v1010 = v385 * v995;
-  const double v1011 = v1009 + v1010;
-  const double v1012 = v386 * v998;
-  const double v1013 = v1011 + v1012;
-  const double v1014 = v387 * v991;
-  const double v1015 = v1013 + v1014;
-  const double v1016 = v971 - v1015;
-
-  // column 0, panda_link5: (I - K* psi* H*)
-  const double v1017 = -v1015;
-
-  // column 0, panda_link6: psi* H*
-  const double v1018 = v110 * v991;
-  const double v1019 = v111 * v995;
-  const double v1020 = v1018 + v1019;
-  const double v1021 = v111 * v991;
-  const double v1022 = v110 * v995;
-  const double v1023 = v1021 - v1022;
-  const double v1024 = v997 - v996;
-  const double v1025 = v110 * v1016;
-  const double v1026 = v111 * v1001;
-  const double v1027 = v1025 + v1026;
-  const double v1028 = v111 * v1016;
-  const double v1029 = v110 * v1001;
-  const double v1030 = v1028 - v1029;
-  const double v1031 = v1003 - v1002;
-  const double v1032 = v230 * v1027;
-  const double v1033 = v231 * v1030;
-  const double v1034 = v1032 + v1033;
-  const double v1035 = v232 * v1031;
-  const double v1036 = v1034 + v1035;
-  const double v1037 = v233 * v1020;
-  const double v1038 = v1036 + v1037;
-  const double v1039 = v234 * v1023;
-  const double v1040 = v1038 + v1039;
-  const double v1041 = v235 * v1024;
-  const double v1042 = v1040 + v1041;
-  const double v1043 = v1031 - v1042;
-
-  // column 0, panda_link6: (I - K* psi* H*)
-  const double v1044 = -v1042;
-
-  // column 0, panda_link7: psi* H*
-  const double v1045 = 0.088 * v1030;
-  const double v1046 = v1024 - v1045;
-  const double v1047 = v4 * v1046;
-  const double v1048 = v5 * v1020;
-  const double v1049 = v1047 + v1048;
-  const double v1050 = v5 * v1046;
-  const double v1051 = v4 * v1020;
-  const double v1052 = v1050 - v1051;
-  const double v1053 = v4 * v1043;
-  const double v1054 = v5 * v1027;
-  const double v1055 = v1053 + v1054;
-  const double v1056 = v5 * v1043;
-  const double v1057 = v4 * v1027;
-  const double v1058 = v1056 - v1057;
-  const double v1059 = v1029 - v1028;
-  const double v1060 = v77 * v1055;
-  const double v1061 = v78 * v1058;
-  const double v1062 = v1060 + v1061;
-  const double v1063 = v79 * v1059;
-  const double v1064 = v1062 + v1063;
-  const double v1065 = v80 * v1049;
-  const double v1066 = v1064 + v1065;
-  const double v1067 = v81 * v1052;
-  const double v1068 = v1066 + v1067;
-  const double v1069 = v1059 - v1068;
-
-  // column 0, panda_link7: (I - K* psi* H*)
-  const double v1070 = -v1068;
-
-  // column 0, panda_leftfinger: psi* H*
-  const double v1071 = 0.1654 * v1058;
-  const double v1072 = v3 * v1069;
-  const double v1073 = v1072 - v1071;
-  const double v1074 = v2 * v1069;
-  const double v1075 = 0.1654 * v1055;
-  const double v1076 = v1075 - v1074;
-  const double v1077 = v1049 - v1073;
-  const double v1078 = v1052 - v1076;
-  const double v1079 = 0.7071067811865475 * v1078;
-  const double v1080 = 0.7071067811865476 * v1077;
-  const double v1081 = v1079 + v1080;
-
-  // column 0, panda_leftfinger: (I - K* psi* H*)
-  const double v1082 = -v1081;
-
-  // column 0, panda_rightfinger: psi* H*
-  const double v1083 = v1 * v1069;
-  const double v1084 = v1071 + v1083;
-  const double v1085 = v0 * v1069;
-  const double v1086 = v1075 + v1085;
-  const double v1087 = v1049 + v1084;
-  const double v1088 = v1052 - v1086;
-  const double v1089 = 0.7071067811865475 * v1088;
-  const double v1090 = 0.7071067811865476 * v1087;
-  const double v1091 = v1089 + v1090;
-
   // column 1, panda_link1: psi K
-  const double v1092 = v800 * v909;
-  const double v1093 = v799 * v908;
-  const double v1094 = v1092 + v1093;
+  const double v927 = v800 * v909;
+  const double v928 = v799 * v908;
+  const double v929 = v927 + v928;
 
-  // column 1, panda_link1: D^-1 (I - H psi K)
-  const double v1095 = v926 * v1094;
-
-  // column 1, panda_link2: psi* H*
-  const double v1096 = v799 * v1095;
-  const double v1097 = v800 * v1095;
-  const double v1098 = v908 * v1096;
-  const double v1099 = v909 * v1097;
-  const double v1100 = v1098 + v1099;
-  const double v1101 = v907 + v1100;
-
-  // column 1, panda_link3: psi* H*
-  const double v1102 = (-0.316) * v1101;
-  const double v1103 = (-0.316) * v1096;
-  const double v1104 = v634 * v1103;
-  const double v1105 = v635 * v1102;
-  const double v1106 = v1104 + v1105;
-  const double v1107 = v635 * v1103;
-  const double v1108 = v634 * v1102;
-  const double v1109 = v1108 - v1107;
-  const double v1110 = v634 * v1101;
-  const double v1111 = v635 * v1096;
-  const double v1112 = v1110 - v1111;
-  const double v1113 = v635 * v1101;
-  const double v1114 = v634 * v1096;
-  const double v1115 = v1113 + v1114;
-  const double v1116 = v766 * v1112;
-  const double v1117 = v767 * v1115;
-  const double v1118 = v1116 + v1117;
-  const double v1119 = v768 * v1097;
-  const double v1120 = v1118 + v1119;
-  const double v1121 = v769 * v1106;
-  const double v1122 = v1120 - v1121;
-  const double v1123 = v770 * v1109;
-  const double v1124 = v1122 + v1123;
-  const double v1125 = v1097 - v1124;
-
-  // column 1, panda_link3: (I - K* psi* H*)
-  const double v1126 = -v1124;
-
-  // column 1, panda_link4: psi* H*
-  const double v1127 = 0.0825 * v1125;
-  const double v1128 = 0.0825 * v1115;
-  const double v1129 = v1109 + v1127;
-  const double v1130 = v430 * v1128;
-  const double v1131 = v431 * v1106;
-  const double v1132 = v1130 + v1131;
-  const double v1133 = v431 * v1128;
-  const double v1134 = v430 * v1106;
-  const double v1135 = v1134 - v1133;
-  const double v1136 = v430 * v1125;
-  const double v1137 = v431 * v1112;
-  const double v1138 = v1136 + v1137;
-  const double v1139 = v431 * v1125;
-  const double v1140 = v430 * v1112;
-  const double v1141 = v1139 - v1140;
-  const double v1142 = v588 * v1138;
-  const double v1143 = v589 * v1141;
-  const double v1144 = v1142 + v1143;
-  const double v1145 = v590 * v1115;
-  const double v1146 = v1144 - v1145;
-  const double v1147 = v591 * v1132;
-  const double v1148 = v1146 - v1147;
-  const double v1149 = v592 * v1135;
-  const double v1150 = v1148 + v1149;
-  const double v1151 = v593 * v1129;
-  const double v1152 = v1150 - v1151;
-  const double v1153 = v1115 + v1152;
-
-  // column 1, panda_link4: (I - K* psi* H*)
-  const double v1154 = v1151 - v1150;
-
-  // column 1, panda_link5: psi* H*
-  const double v1155 = 0.384 * v1153;
-  const double v1156 = (-0.0825) * v1153;
-  const double v1157 = 0.384 * v1138;
-  const double v1158 = (-0.0825) * v1141;
-  const double v1159 = v1158 - v1157;
-  const double v1160 = v1155 - v1132;
-  const double v1161 = v1135 - v1156;
-  const double v1162 = v1129 + v1159;
-  const double v1163 = v273 * v1162;
-  const double v1164 = v274 * v1160;
-  const double v1165 = v1163 + v1164;
-  const double v1166 = v274 * v1162;
-  const double v1167 = v273 * v1160;
-  const double v1168 = v1166 - v1167;
-  const double v1169 = v273 * v1153;
-  const double v1170 = v274 * v1138;
-  const double v1171 = v1169 + v1170;
-  const double v1172 = v274 * v1153;
-  const double v1173 = v273 * v1138;
-  const double v1174 = v1172 - v1173;
-  const double v1175 = v382 * v1171;
-  const double v1176 = v383 * v1174;
-  const double v1177 = v1175 + v1176;
-  const double v1178 = v384 * v1141;
-  const double v1179 = v1177 + v1178;
-  const double v1180 = v385 * v1165;
-  const double v1181 = v1179 + v1180;
-  const double v1182 = v386 * v1168;
-  const double v1183 = v1181 + v1182;
-  const double v1184 = v387 * v1161;
-  const double v1185 = v1183 + v1184;
-  const double v1186 = v1141 - v1185;
-
-  // column 1, panda_link5: (I - K* psi* H*)
-  const double v1187 = -v1185;
-
-  // column 1, panda_link6: psi* H*
-  const double v1188 = v110 * v1161;
-  const double v1189 = v111 * v1165;
-  const double v1190 = v1188 + v1189;
-  const double v1191 = v111 * v1161;
-  const double v1192 = v110 * v1165;
-  const double v1193 = v1191 - v1192;
-  const double v1194 = v1167 - v1166;
-  const double v1195 = v110 * v1186;
-  const double v1196 = v111 * v1171;
-  const double v1197 = v1195 + v1196;
-  const double v1198 = v111 * v1186;
-  const double v1199 = v110 * v1171;
-  const double v1200 = v1198 - v1199;
-  const double v1201 = v1173 - v1172;
-  const double v1202 = v230 * v1197;
-  const double v1203 = v231 * v1200;
-  const double v1204 = v1202 + v1203;
-  const double v1205 = v232 * v1201;
-  const double v1206 = v1204 + v1205;
-  const double v1207 = v233 * v1190;
-  const double v1208 = v1206 + v1207;
-  const double v1209 = v234 * v1193;
-  const double v1210 = v1208 + v1209;
-  const double v1211 = v235 * v1194;
-  const double v1212 = v1210 + v1211;
-  const double v1213 = v1201 - v1212;
-
-  // column 1, panda_link6: (I - K* psi* H*)
-  const double v1214 = -v1212;
-
-  // column 1, panda_link7: psi* H*
-  const double v1215 = 0.088 * v1200;
-  const double v1216 = v1194 - v1215;
-  const double v1217 = v4 * v1216;
-  const double v1218 = v5 * v1190;
-  const double v1219 = v1217 + v1218;
-  const double v1220 = v5 * v1216;
-  const double v1221 = v4 * v1190;
-  const double v1222 = v1220 - v1221;
-  const double v1223 = v4 * v1213;
-  const double v1224 = v5 * v1197;
-  const double v1225 = v1223 + v1224;
-  const double v1226 = v5 * v1213;
-  const double v1227 = v4 * v1197;
-  const double v1228 = v1226 - v1227;
-  const double v1229 = v1199 - v1198;
-  const double v1230 = v77 * v1225;
-  const double v1231 = v78 * v1228;
-  const double v1232 = v1230 + v1231;
-  const double v1233 = v79 * v1229;
-  const double v1234 = v1232 + v1233;
-  const double v1235 = v80 * v1219;
-  const double v1236 = v1234 + v1235;
-  const double v1237 = v81 * v1222;
-  const double v1238 = v1236 + v1237;
-  const double v1239 = v1229 - v1238;
-
-  // column 1, panda_link7: (I - K* psi* H*)
-  const double v1240 = -v1238;
-
-  // column 1, panda_leftfinger: psi* H*
-  const double v1241 = 0.1654 * v1228;
-  const double v1242 = v3 * v1239;
-  const double v1243 = v1242 - v1241;
-  const double v1244 = v2 * v1239;
-  const double v1245 = 0.1654 * v1225;
-  const double v1246 = v1245 - v1244;
-  const double v1247 = v1219 - v1243;
-  const double v1248 = v1222 - v1246;
-  const double v1249 = 0.7071067811865475 * v1248;
-  const double v1250 = 0.7071067811865476 * v1247;
-  const double v1251 = v1249 + v1250;
-
-  // column 1, panda_leftfinger: (I - K* psi* H*)
-  const double v1252 = -v1251;
-
-  // column 1, panda_rightfinger: psi* H*
-  const double v1253 = v1 * v1239;
-  const double v1254 = v1241 + v1253;
-  const double v1255 = v0 * v1239;
-  const double v1256 = v1245 + v1255;
-  const double v1257 = v1219 + v1254;
-  const double v1258 = v1222 - v1256;
-  const double v1259 = 0.7071067811865475 * v1258;
-  const double v1260 = 0.7071067811865476 * v1257;
-  const double v1261 = v1259 + v1260;
+  // column 1, panda_link1: D^-1
+  const double v930 = v926 * v929;
 
   // column 2, panda_link2: psi K
-  const double v1262 = v634 * v770;
-  const double v1263 = v635 * v769;
-  const double v1264 = v1263 - v1262;
-  const double v1265 = v635 * v770;
-  const double v1266 = v634 * v769;
-  const double v1267 = v1265 + v1266;
-  const double v1268 = (-0.316) * v1267;
-  const double v1269 = (-0.316) * v1264;
-  const double v1270 = v634 * v767;
-  const double v1271 = v635 * v766;
-  const double v1272 = v1271 - v1270;
-  const double v1273 = v635 * v767;
-  const double v1274 = v634 * v766;
-  const double v1275 = v1273 + v1274;
-  const double v1276 = v1268 + v1272;
-  const double v1277 = v1275 - v1269;
+  const double v931 = v634 * v770;
+  const double v932 = v635 * v769;
+  const double v933 = v932 - v931;
+  const double v934 = v635 * v770;
+  const double v935 = v634 * v769;
+  const double v936 = v934 + v935;
+  const double v937 = (-0.316) * v936;
+  const double v938 = (-0.316) * v933;
+  const double v939 = v634 * v767;
+  const double v940 = v635 * v766;
+  const double v941 = v940 - v939;
+  const double v942 = v635 * v767;
+  const double v943 = v634 * v766;
+  const double v944 = v942 + v943;
+  const double v945 = v937 + v941;
+  const double v946 = v944 - v938;
 
-  // column 2, panda_link2: D^-1 (I - H psi K)
-  const double v1278 = v1269 - v1275;
-  const double v1279 = v907 * v1278;
+  // column 2, panda_link2: (I - H psi K)
+  const double v947 = v938 - v944;
+
+  // column 2, panda_link2: D^-1
+  const double v948 = v907 * v947;
 
   // column 2, panda_link1: psi K
-  const double v1280 = v908 * v1277;
-  const double v1281 = v909 * v1277;
-  const double v1282 = v1276 - v1280;
-  const double v1283 = v768 + v1281;
-  const double v1284 = v800 * v1283;
-  const double v1285 = v799 * v1282;
+  const double v949 = v908 * v946;
+  const double v950 = v909 * v946;
+  const double v951 = v945 - v949;
+  const double v952 = v768 + v950;
+  const double v953 = v800 * v952;
+  const double v954 = v799 * v951;
 
-  // column 2, panda_link1: D^-1 (I - H psi K)
-  const double v1286 = v1285 - v1284;
-  const double v1287 = v926 * v1286;
+  // column 2, panda_link1: (I - H psi K)
+  const double v955 = v954 - v953;
 
-  // column 2, panda_link2: psi* H*
-  const double v1288 = v799 * v1287;
-  const double v1289 = v800 * v1287;
-  const double v1290 = v908 * v1288;
-  const double v1291 = v909 * v1289;
-  const double v1292 = v1290 + v1291;
-  const double v1293 = v1279 + v1292;
-
-  // column 2, panda_link3: psi* H*
-  const double v1294 = (-0.316) * v1293;
-  const double v1295 = (-0.316) * v1288;
-  const double v1296 = v634 * v1295;
-  const double v1297 = v635 * v1294;
-  const double v1298 = v1296 + v1297;
-  const double v1299 = v635 * v1295;
-  const double v1300 = v634 * v1294;
-  const double v1301 = v1300 - v1299;
-  const double v1302 = v634 * v1293;
-  const double v1303 = v635 * v1288;
-  const double v1304 = v1302 - v1303;
-  const double v1305 = v635 * v1293;
-  const double v1306 = v634 * v1288;
-  const double v1307 = v1305 + v1306;
-  const double v1308 = v766 * v1304;
-  const double v1309 = v767 * v1307;
-  const double v1310 = v1308 + v1309;
-  const double v1311 = v768 * v1289;
-  const double v1312 = v1310 + v1311;
-  const double v1313 = v769 * v1298;
-  const double v1314 = v1312 - v1313;
-  const double v1315 = v770 * v1301;
-  const double v1316 = v1314 + v1315;
-  const double v1317 = v1289 - v1316;
-  const double v1318 = v765 + v1317;
-
-  // column 2, panda_link3: (I - K* psi* H*)
-  const double v1319 = v765 - v1316;
-
-  // column 2, panda_link4: psi* H*
-  const double v1320 = 0.0825 * v1318;
-  const double v1321 = 0.0825 * v1307;
-  const double v1322 = v1301 + v1320;
-  const double v1323 = v430 * v1321;
-  const double v1324 = v431 * v1298;
-  const double v1325 = v1323 + v1324;
-  const double v1326 = v431 * v1321;
-  const double v1327 = v430 * v1298;
-  const double v1328 = v1327 - v1326;
-  const double v1329 = v430 * v1318;
-  const double v1330 = v431 * v1304;
-  const double v1331 = v1329 + v1330;
-  const double v1332 = v431 * v1318;
-  const double v1333 = v430 * v1304;
-  const double v1334 = v1332 - v1333;
-  const double v1335 = v588 * v1331;
-  const double v1336 = v589 * v1334;
-  const double v1337 = v1335 + v1336;
-  const double v1338 = v590 * v1307;
-  const double v1339 = v1337 - v1338;
-  const double v1340 = v591 * v1325;
-  const double v1341 = v1339 - v1340;
-  const double v1342 = v592 * v1328;
-  const double v1343 = v1341 + v1342;
-  const double v1344 = v593 * v1322;
-  const double v1345 = v1343 - v1344;
-  const double v1346 = v1307 + v1345;
-
-  // column 2, panda_link4: (I - K* psi* H*)
-  const double v1347 = v1344 - v1343;
-
-  // column 2, panda_link5: psi* H*
-  const double v1348 = 0.384 * v1346;
-  const double v1349 = (-0.0825) * v1346;
-  const double v1350 = 0.384 * v1331;
-  const double v1351 = (-0.0825) * v1334;
-  const double v1352 = v1351 - v1350;
-  const double v1353 = v1348 - v1325;
-  const double v1354 = v1328 - v1349;
-  const double v1355 = v1322 + v1352;
-  const double v1356 = v273 * v1355;
-  const double v1357 = v274 * v1353;
-  const double v1358 = v1356 + v1357;
-  const double v1359 = v274 * v1355;
-  const double v1360 = v273 * v1353;
-  const double v1361 = v1359 - v1360;
-  const double v1362 = v273 * v1346;
-  const double v1363 = v274 * v1331;
-  const double v1364 = v1362 + v1363;
-  const double v1365 = v274 * v1346;
-  const double v1366 = v273 * v1331;
-  const double v1367 = v1365 - v1366;
-  const double v1368 = v382 * v1364;
-  const double v1369 = v383 * v1367;
-  const double v1370 = v1368 + v1369;
-  const double v1371 = v384 * v1334;
-  const double v1372 = v1370 + v1371;
-  const double v1373 = v385 * v1358;
-  const double v1374 = v1372 + v1373;
-  const double v1375 = v386 * v1361;
-  const double v1376 = v1374 + v1375;
-  const double v1377 = v387 * v1354;
-  const double v1378 = v1376 + v1377;
-  const double v1379 = v1334 - v1378;
-
-  // column 2, panda_link5: (I - K* psi* H*)
-  const double v1380 = -v1378;
-
-  // column 2, panda_link6: psi* H*
-  const double v1381 = v110 * v1354;
-  const double v1382 = v111 * v1358;
-  const double v1383 = v1381 + v1382;
-  const double v1384 = v111 * v1354;
-  const double v1385 = v110 * v1358;
-  const double v1386 = v1384 - v1385;
-  const double v1387 = v1360 - v1359;
-  const double v1388 = v110 * v1379;
-  const double v1389 = v111 * v1364;
-  const double v1390 = v1388 + v1389;
-  const double v1391 = v111 * v1379;
-  const double v1392 = v110 * v1364;
-  const double v1393 = v1391 - v1392;
-  const double v1394 = v1366 - v1365;
-  const double v1395 = v230 * v1390;
-  const double v1396 = v231 * v1393;
-  const double v1397 = v1395 + v1396;
-  const double v1398 = v232 * v1394;
-  const double v1399 = v1397 + v1398;
-  const double v1400 = v233 * v1383;
-  const double v1401 = v1399 + v1400;
-  const double v1402 = v234 * v1386;
-  const double v1403 = v1401 + v1402;
-  const double v1404 = v235 * v1387;
-  const double v1405 = v1403 + v1404;
-  const double v1406 = v1394 - v1405;
-
-  // column 2, panda_link6: (I - K* psi* H*)
-  const double v1407 = -v1405;
-
-  // column 2, panda_link7: psi* H*
-  const double v1408 = 0.088 * v1393;
-  const double v1409 = v1387 - v1408;
-  const double v1410 = v4 * v1409;
-  const double v1411 = v5 * v1383;
-  const double v1412 = v1410 + v1411;
-  const double v1413 = v5 * v1409;
-  const double v1414 = v4 * v1383;
-  const double v1415 = v1413 - v1414;
-  const double v1416 = v4 * v1406;
-  const double v1417 = v5 * v1390;
-  const double v1418 = v1416 + v1417;
-  const double v1419 = v5 * v1406;
-  const double v1420 = v4 * v1390;
-  const double v1421 = v1419 - v1420;
-  const double v1422 = v1392 - v1391;
-  const double v1423 = v77 * v1418;
-  const double v1424 = v78 * v1421;
-  const double v1425 = v1423 + v1424;
-  const double v1426 = v79 * v1422;
-  const double v1427 = v1425 + v1426;
-  const double v1428 = v80 * v1412;
-  const double v1429 = v1427 + v1428;
-  const double v1430 = v81 * v1415;
-  const double v1431 = v1429 + v1430;
-  const double v1432 = v1422 - v1431;
-
-  // column 2, panda_link7: (I - K* psi* H*)
-  const double v1433 = -v1431;
-
-  // column 2, panda_leftfinger: psi* H*
-  const double v1434 = 0.1654 * v1421;
-  const double v1435 = v3 * v1432;
-  const double v1436 = v1435 - v1434;
-  const double v1437 = v2 * v1432;
-  const double v1438 = 0.1654 * v1418;
-  const double v1439 = v1438 - v1437;
-  const double v1440 = v1412 - v1436;
-  const double v1441 = v1415 - v1439;
-  const double v1442 = 0.7071067811865475 * v1441;
-  const double v1443 = 0.7071067811865476 * v1440;
-  const double v1444 = v1442 + v1443;
-
-  // column 2, panda_leftfinger: (I - K* psi* H*)
-  const double v1445 = -v1444;
-
-  // column 2, panda_rightfinger: psi* H*
-  const double v1446 = v1 * v1432;
-  const double v1447 = v1434 + v1446;
-  const double v1448 = v0 * v1432;
-  const double v1449 = v1438 + v1448;
-  const double v1450 = v1412 + v1447;
-  const double v1451 = v1415 - v1449;
-  const double v1452 = 0.7071067811865475 * v1451;
-  const double v1453 = 0.7071067811865476 * v1450;
-  const double v1454 = v1452 + v1453;
+  // column 2, panda_link1: D^-1
+  const double v956 = v926 * v955;
 
   // column 3, panda_link3: psi K
-  const double v1455 = v430 * v592;
-  const double v1456 = v431 * v591;
-  const double v1457 = v1456 - v1455;
-  const double v1458 = v431 * v592;
-  const double v1459 = v430 * v591;
-  const double v1460 = v1458 + v1459;
-  const double v1461 = 0.0825 * v1460;
-  const double v1462 = v593 * 0.0825;
-  const double v1463 = v430 * v589;
-  const double v1464 = v431 * v588;
-  const double v1465 = v1464 - v1463;
-  const double v1466 = v431 * v589;
-  const double v1467 = v430 * v588;
-  const double v1468 = v1466 + v1467;
-  const double v1469 = v590 + v1461;
-  const double v1470 = v1468 - v1462;
+  const double v957 = v430 * v592;
+  const double v958 = v431 * v591;
+  const double v959 = v958 - v957;
+  const double v960 = v431 * v592;
+  const double v961 = v430 * v591;
+  const double v962 = v960 + v961;
+  const double v963 = 0.0825 * v962;
+  const double v964 = v593 * 0.0825;
+  const double v965 = v430 * v589;
+  const double v966 = v431 * v588;
+  const double v967 = v966 - v965;
+  const double v968 = v431 * v589;
+  const double v969 = v430 * v588;
+  const double v970 = v968 + v969;
+  const double v971 = v590 + v963;
+  const double v972 = v970 - v964;
 
-  // column 3, panda_link3: D^-1 (I - H psi K)
-  const double v1471 = v1462 - v1468;
-  const double v1472 = v765 * v1471;
+  // column 3, panda_link3: (I - H psi K)
+  const double v973 = v964 - v970;
+
+  // column 3, panda_link3: D^-1
+  const double v974 = v765 * v973;
 
   // column 3, panda_link2: psi K
-  const double v1473 = v766 * v1470;
-  const double v1474 = v767 * v1470;
-  const double v1475 = v768 * v1470;
-  const double v1476 = v769 * v1470;
-  const double v1477 = v770 * v1470;
-  const double v1478 = v1465 - v1473;
-  const double v1479 = v1469 + v1474;
-  const double v1480 = v1457 - v1476;
-  const double v1481 = v593 + v1477;
-  const double v1482 = v634 * v1481;
-  const double v1483 = v635 * v1480;
-  const double v1484 = v1482 + v1483;
-  const double v1485 = v635 * v1481;
-  const double v1486 = v634 * v1480;
-  const double v1487 = v1486 - v1485;
-  const double v1488 = (-0.316) * v1487;
-  const double v1489 = (-0.316) * v1484;
-  const double v1490 = v634 * v1479;
-  const double v1491 = v635 * v1478;
-  const double v1492 = v1490 + v1491;
-  const double v1493 = v1475 - v1470;
-  const double v1494 = v635 * v1479;
-  const double v1495 = v634 * v1478;
-  const double v1496 = v1495 - v1494;
-  const double v1497 = v1488 + v1492;
-  const double v1498 = v1496 - v1489;
+  const double v975 = v766 * v972;
+  const double v976 = v767 * v972;
+  const double v977 = v768 * v972;
+  const double v978 = v769 * v972;
+  const double v979 = v770 * v972;
+  const double v980 = v967 - v975;
+  const double v981 = v971 + v976;
+  const double v982 = v959 - v978;
+  const double v983 = v593 + v979;
+  const double v984 = v634 * v983;
+  const double v985 = v635 * v982;
+  const double v986 = v984 + v985;
+  const double v987 = v635 * v983;
+  const double v988 = v634 * v982;
+  const double v989 = v988 - v987;
+  const double v990 = (-0.316) * v989;
+  const double v991 = (-0.316) * v986;
+  const double v992 = v634 * v981;
+  const double v993 = v635 * v980;
+  const double v994 = v992 + v993;
+  const double v995 = v977 - v972;
+  const double v996 = v635 * v981;
+  const double v997 = v634 * v980;
+  const double v998 = v997 - v996;
+  const double v999 = v990 + v994;
+  const double v1000 = v998 - v991;
 
-  // column 3, panda_link2: D^-1 (I - H psi K)
-  const double v1499 = v1489 - v1496;
-  const double v1500 = v907 * v1499;
+  // column 3, panda_link2: (I - H psi K)
+  const double v1001 = v991 - v998;
+
+  // column 3, panda_link2: D^-1
+  const double v1002 = v907 * v1001;
 
   // column 3, panda_link1: psi K
-  const double v1501 = v908 * v1498;
-  const double v1502 = v909 * v1498;
-  const double v1503 = v1497 - v1501;
-  const double v1504 = v1493 - v1502;
-  const double v1505 = v800 * v1504;
-  const double v1506 = v799 * v1503;
-  const double v1507 = v1505 + v1506;
+  const double v1003 = v908 * v1000;
+  const double v1004 = v909 * v1000;
+  const double v1005 = v999 - v1003;
+  const double v1006 = v995 - v1004;
+  const double v1007 = v800 * v1006;
+  const double v1008 = v799 * v1005;
+  const double v1009 = v1007 + v1008;
 
-  // column 3, panda_link1: D^-1 (I - H psi K)
-  const double v1508 = v926 * v1507;
-
-  // column 3, panda_link2: psi* H*
-  const double v1509 = v799 * v1508;
-  const double v1510 = v800 * v1508;
-  const double v1511 = v908 * v1509;
-  const double v1512 = v909 * v1510;
-  const double v1513 = v1511 + v1512;
-  const double v1514 = v1500 + v1513;
-
-  // column 3, panda_link3: psi* H*
-  const double v1515 = (-0.316) * v1514;
-  const double v1516 = (-0.316) * v1509;
-  const double v1517 = v634 * v1516;
-  const double v1518 = v635 * v1515;
-  const double v1519 = v1517 + v1518;
-  const double v1520 = v635 * v1516;
-  const double v1521 = v634 * v1515;
-  const double v1522 = v1521 - v1520;
-  const double v1523 = v634 * v1514;
-  const double v1524 = v635 * v1509;
-  const double v1525 = v1523 - v1524;
-  const double v1526 = v635 * v1514;
-  const double v1527 = v634 * v1509;
-  const double v1528 = v1526 + v1527;
-  const double v1529 = v766 * v1525;
-  const double v1530 = v767 * v1528;
-  const double v1531 = v1529 + v1530;
-  const double v1532 = v768 * v1510;
-  const double v1533 = v1531 + v1532;
-  const double v1534 = v769 * v1519;
-  const double v1535 = v1533 - v1534;
-  const double v1536 = v770 * v1522;
-  const double v1537 = v1535 + v1536;
-  const double v1538 = v1510 - v1537;
-  const double v1539 = v1472 + v1538;
-
-  // column 3, panda_link3: (I - K* psi* H*)
-  const double v1540 = v1472 - v1537;
-
-  // column 3, panda_link4: psi* H*
-  const double v1541 = 0.0825 * v1539;
-  const double v1542 = 0.0825 * v1528;
-  const double v1543 = v1522 + v1541;
-  const double v1544 = v430 * v1542;
-  const double v1545 = v431 * v1519;
-  const double v1546 = v1544 + v1545;
-  const double v1547 = v431 * v1542;
-  const double v1548 = v430 * v1519;
-  const double v1549 = v1548 - v1547;
-  const double v1550 = v430 * v1539;
-  const double v1551 = v431 * v1525;
-  const double v1552 = v1550 + v1551;
-  const double v1553 = v431 * v1539;
-  const double v1554 = v430 * v1525;
-  const double v1555 = v1553 - v1554;
-  const double v1556 = v588 * v1552;
-  const double v1557 = v589 * v1555;
-  const double v1558 = v1556 + v1557;
-  const double v1559 = v590 * v1528;
-  const double v1560 = v1558 - v1559;
-  const double v1561 = v591 * v1546;
-  const double v1562 = v1560 - v1561;
-  const double v1563 = v592 * v1549;
-  const double v1564 = v1562 + v1563;
-  const double v1565 = v593 * v1543;
-  const double v1566 = v1564 - v1565;
-  const double v1567 = v1528 + v1566;
-  const double v1568 = v587 - v1567;
-
-  // column 3, panda_link4: (I - K* psi* H*)
-  const double v1569 = v1565 - v1564;
-  const double v1570 = v587 + v1569;
-
-  // column 3, panda_link5: psi* H*
-  const double v1571 = 0.384 * v1568;
-  const double v1572 = (-0.0825) * v1568;
-  const double v1573 = 0.384 * v1552;
-  const double v1574 = (-0.0825) * v1555;
-  const double v1575 = v1574 - v1573;
-  const double v1576 = v1546 + v1571;
-  const double v1577 = v1549 + v1572;
-  const double v1578 = v1543 + v1575;
-  const double v1579 = v273 * v1578;
-  const double v1580 = v274 * v1576;
-  const double v1581 = v1579 - v1580;
-  const double v1582 = v274 * v1578;
-  const double v1583 = v273 * v1576;
-  const double v1584 = v1582 + v1583;
-  const double v1585 = v273 * v1568;
-  const double v1586 = v274 * v1552;
-  const double v1587 = v1586 - v1585;
-  const double v1588 = v274 * v1568;
-  const double v1589 = v273 * v1552;
-  const double v1590 = v1588 + v1589;
-  const double v1591 = v382 * v1587;
-  const double v1592 = v383 * v1590;
-  const double v1593 = v1591 - v1592;
-  const double v1594 = v384 * v1555;
-  const double v1595 = v1593 + v1594;
-  const double v1596 = v385 * v1581;
-  const double v1597 = v1595 + v1596;
-  const double v1598 = v386 * v1584;
-  const double v1599 = v1597 + v1598;
-  const double v1600 = v387 * v1577;
-  const double v1601 = v1599 + v1600;
-  const double v1602 = v1555 - v1601;
-
-  // column 3, panda_link5: (I - K* psi* H*)
-  const double v1603 = -v1601;
-
-  // column 3, panda_link6: psi* H*
-  const double v1604 = v110 * v1577;
-  const double v1605 = v111 * v1581;
-  const double v1606 = v1604 + v1605;
-  const double v1607 = v111 * v1577;
-  const double v1608 = v110 * v1581;
-  const double v1609 = v1607 - v1608;
-  const double v1610 = v110 * v1602;
-  const double v1611 = v111 * v1587;
-  const double v1612 = v1610 + v1611;
-  const double v1613 = v111 * v1602;
-  const double v1614 = v110 * v1587;
-  const double v1615 = v1613 - v1614;
-  const double v1616 = v230 * v1612;
-  const double v1617 = v231 * v1615;
-  const double v1618 = v1616 + v1617;
-  const double v1619 = v232 * v1590;
-  const double v1620 = v1618 + v1619;
-  const double v1621 = v233 * v1606;
-  const double v1622 = v1620 + v1621;
-  const double v1623 = v234 * v1609;
-  const double v1624 = v1622 + v1623;
-  const double v1625 = v235 * v1584;
-  const double v1626 = v1624 - v1625;
-  const double v1627 = v1590 - v1626;
-
-  // column 3, panda_link6: (I - K* psi* H*)
-  const double v1628 = v1625 - v1624;
-
-  // column 3, panda_link7: psi* H*
-  const double v1629 = 0.088 * v1615;
-  const double v1630 = v1584 + v1629;
-  const double v1631 = v4 * v1630;
-  const double v1632 = v5 * v1606;
-  const double v1633 = v1632 - v1631;
-  const double v1634 = v5 * v1630;
-  const double v1635 = v4 * v1606;
-  const double v1636 = v1634 + v1635;
-  const double v1637 = v4 * v1627;
-  const double v1638 = v5 * v1612;
-  const double v1639 = v1637 + v1638;
-  const double v1640 = v5 * v1627;
-  const double v1641 = v4 * v1612;
-  const double v1642 = v1640 - v1641;
-  const double v1643 = v1614 - v1613;
-  const double v1644 = v77 * v1639;
-  const double v1645 = v78 * v1642;
-  const double v1646 = v1644 + v1645;
-  const double v1647 = v79 * v1643;
-  const double v1648 = v1646 + v1647;
-  const double v1649 = v80 * v1633;
-  const double v1650 = v1648 + v1649;
-  const double v1651 = v81 * v1636;
-  const double v1652 = v1650 - v1651;
-  const double v1653 = v1643 - v1652;
-
-  // column 3, panda_link7: (I - K* psi* H*)
-  const double v1654 = v1651 - v1650;
-
-  // column 3, panda_leftfinger: psi* H*
-  const double v1655 = 0.1654 * v1642;
-  const double v1656 = v3 * v1653;
-  const double v1657 = v1656 - v1655;
-  const double v1658 = v2 * v1653;
-  const double v1659 = 0.1654 * v1639;
-  const double v1660 = v1659 - v1658;
-  const double v1661 = v1633 - v1657;
-  const double v1662 = v1636 + v1660;
-  const double v1663 = 0.7071067811865475 * v1662;
-  const double v1664 = 0.7071067811865476 * v1661;
-
-  // column 3, panda_leftfinger: (I - K* psi* H*)
-  const double v1665 = v1663 - v1664;
-
-  // column 3, panda_rightfinger: psi* H*
-  const double v1666 = v1 * v1653;
-  const double v1667 = v1655 + v1666;
-  const double v1668 = v0 * v1653;
-  const double v1669 = v1659 + v1668;
-  const double v1670 = v1633 + v1667;
-  const double v1671 = v1636 + v1669;
-  const double v1672 = 0.7071067811865475 * v1671;
-  const double v1673 = 0.7071067811865476 * v1670;
-  const double v1674 = v1673 - v1672;
+  // column 3, panda_link1: D^-1
+  const double v1010 = v926 * v1009;
 
   // column 4, panda_link4: psi K
-  const double v1675 = v273 * v386;
-  const double v1676 = v274 * v385;
-  const double v1677 = v1676 - v1675;
-  const double v1678 = v274 * v386;
-  const double v1679 = v273 * v385;
-  const double v1680 = v1678 + v1679;
-  const double v1681 = 0.384 * v1680;
-  const double v1682 = (-0.0825) * v1680;
-  const double v1683 = 0.384 * v1677;
-  const double v1684 = v387 * (-0.0825);
-  const double v1685 = v1684 - v1683;
-  const double v1686 = v273 * v383;
-  const double v1687 = v274 * v382;
-  const double v1688 = v1687 - v1686;
-  const double v1689 = v274 * v383;
-  const double v1690 = v273 * v382;
-  const double v1691 = v1689 + v1690;
-  const double v1692 = v1688 - v1681;
-  const double v1693 = v384 + v1682;
-  const double v1694 = v1685 - v1691;
+  const double v1011 = v273 * v386;
+  const double v1012 = v274 * v385;
+  const double v1013 = v1012 - v1011;
+  const double v1014 = v274 * v386;
+  const double v1015 = v273 * v385;
+  const double v1016 = v1014 + v1015;
+  const double v1017 = 0.384 * v1016;
+  const double v1018 = (-0.0825) * v1016;
+  const double v1019 = 0.384 * v1013;
+  const double v1020 = v387 * (-0.0825);
+  const double v1021 = v1020 - v1019;
+  const double v1022 = v273 * v383;
+  const double v1023 = v274 * v382;
+  const double v1024 = v1023 - v1022;
+  const double v1025 = v274 * v383;
+  const double v1026 = v273 * v382;
+  const double v1027 = v1025 + v1026;
+  const double v1028 = v1024 - v1017;
+  const double v1029 = v384 + v1018;
+  const double v1030 = v1021 - v1027;
 
-  // column 4, panda_link4: D^-1 (I - H psi K)
-  const double v1695 = v1691 - v1685;
-  const double v1696 = v587 * v1695;
+  // column 4, panda_link4: (I - H psi K)
+  const double v1031 = v1027 - v1021;
+
+  // column 4, panda_link4: D^-1
+  const double v1032 = v587 * v1031;
 
   // column 4, panda_link3: psi K
-  const double v1697 = v588 * v1694;
-  const double v1698 = v589 * v1694;
-  const double v1699 = v590 * v1694;
-  const double v1700 = v591 * v1694;
-  const double v1701 = v592 * v1694;
-  const double v1702 = v593 * v1694;
-  const double v1703 = v1692 - v1697;
-  const double v1704 = v1693 - v1698;
-  const double v1705 = v1677 - v1700;
-  const double v1706 = v387 - v1701;
-  const double v1707 = v1680 + v1702;
-  const double v1708 = v430 * v1706;
-  const double v1709 = v431 * v1705;
-  const double v1710 = v1709 - v1708;
-  const double v1711 = v431 * v1706;
-  const double v1712 = v430 * v1705;
-  const double v1713 = v1711 + v1712;
-  const double v1714 = 0.0825 * v1713;
-  const double v1715 = 0.0825 * v1707;
-  const double v1716 = v430 * v1704;
-  const double v1717 = v431 * v1703;
-  const double v1718 = v1717 - v1716;
-  const double v1719 = v1699 - v1694;
-  const double v1720 = v431 * v1704;
-  const double v1721 = v430 * v1703;
-  const double v1722 = v1720 + v1721;
-  const double v1723 = v1719 - v1714;
-  const double v1724 = v1715 + v1722;
+  const double v1033 = v588 * v1030;
+  const double v1034 = v589 * v1030;
+  const double v1035 = v590 * v1030;
+  const double v1036 = v591 * v1030;
+  const double v1037 = v592 * v1030;
+  const double v1038 = v593 * v1030;
+  const double v1039 = v1028 - v1033;
+  const double v1040 = v1029 - v1034;
+  const double v1041 = v1013 - v1036;
+  const double v1042 = v387 - v1037;
+  const double v1043 = v1016 + v1038;
+  const double v1044 = v430 * v1042;
+  const double v1045 = v431 * v1041;
+  const double v1046 = v1045 - v1044;
+  const double v1047 = v431 * v1042;
+  const double v1048 = v430 * v1041;
+  const double v1049 = v1047 + v1048;
+  const double v1050 = 0.0825 * v1049;
+  const double v1051 = 0.0825 * v1043;
+  const double v1052 = v430 * v1040;
+  const double v1053 = v431 * v1039;
+  const double v1054 = v1053 - v1052;
+  const double v1055 = v1035 - v1030;
+  const double v1056 = v431 * v1040;
+  const double v1057 = v430 * v1039;
+  const double v1058 = v1056 + v1057;
+  const double v1059 = v1055 - v1050;
+  const double v1060 = v1051 + v1058;
 
-  // column 4, panda_link3: D^-1 (I - H psi K)
-  const double v1725 = v765 * v1724;
+  // column 4, panda_link3: D^-1
+  const double v1061 = v765 * v1060;
 
   // column 4, panda_link2: psi K
-  const double v1726 = v766 * v1724;
-  const double v1727 = v767 * v1724;
-  const double v1728 = v768 * v1724;
-  const double v1729 = v769 * v1724;
-  const double v1730 = v770 * v1724;
-  const double v1731 = v1718 - v1726;
-  const double v1732 = v1723 - v1727;
-  const double v1733 = v1710 - v1729;
-  const double v1734 = v1707 - v1730;
-  const double v1735 = v634 * v1734;
-  const double v1736 = v635 * v1733;
-  const double v1737 = v1736 - v1735;
-  const double v1738 = v635 * v1734;
-  const double v1739 = v634 * v1733;
-  const double v1740 = v1738 + v1739;
-  const double v1741 = (-0.316) * v1740;
-  const double v1742 = (-0.316) * v1737;
-  const double v1743 = v634 * v1732;
-  const double v1744 = v635 * v1731;
-  const double v1745 = v1744 - v1743;
-  const double v1746 = v1728 - v1724;
-  const double v1747 = v635 * v1732;
-  const double v1748 = v634 * v1731;
-  const double v1749 = v1747 + v1748;
-  const double v1750 = v1741 + v1745;
-  const double v1751 = v1749 - v1742;
+  const double v1062 = v766 * v1060;
+  const double v1063 = v767 * v1060;
+  const double v1064 = v768 * v1060;
+  const double v1065 = v769 * v1060;
+  const double v1066 = v770 * v1060;
+  const double v1067 = v1054 - v1062;
+  const double v1068 = v1059 - v1063;
+  const double v1069 = v1046 - v1065;
+  const double v1070 = v1043 - v1066;
+  const double v1071 = v634 * v1070;
+  const double v1072 = v635 * v1069;
+  const double v1073 = v1072 - v1071;
+  const double v1074 = v635 * v1070;
+  const double v1075 = v634 * v1069;
+  const double v1076 = v1074 + v1075;
+  const double v1077 = (-0.316) * v1076;
+  const double v1078 = (-0.316) * v1073;
+  const double v1079 = v634 * v1068;
+  const double v1080 = v635 * v1067;
+  const double v1081 = v1080 - v1079;
+  const double v1082 = v1064 - v1060;
+  const double v1083 = v635 * v1068;
+  const double v1084 = v634 * v1067;
+  const double v1085 = v1083 + v1084;
+  const double v1086 = v1077 + v1081;
+  const double v1087 = v1085 - v1078;
 
-  // column 4, panda_link2: D^-1 (I - H psi K)
-  const double v1752 = v1742 - v1749;
-  const double v1753 = v907 * v1752;
+  // column 4, panda_link2: (I - H psi K)
+  const double v1088 = v1078 - v1085;
+
+  // column 4, panda_link2: D^-1
+  const double v1089 = v907 * v1088;
 
   // column 4, panda_link1: psi K
-  const double v1754 = v908 * v1751;
-  const double v1755 = v909 * v1751;
-  const double v1756 = v1750 - v1754;
-  const double v1757 = v1746 - v1755;
-  const double v1758 = v800 * v1757;
-  const double v1759 = v799 * v1756;
-  const double v1760 = v1758 + v1759;
+  const double v1090 = v908 * v1087;
+  const double v1091 = v909 * v1087;
+  const double v1092 = v1086 - v1090;
+  const double v1093 = v1082 - v1091;
+  const double v1094 = v800 * v1093;
+  const double v1095 = v799 * v1092;
+  const double v1096 = v1094 + v1095;
 
-  // column 4, panda_link1: D^-1 (I - H psi K)
-  const double v1761 = v926 * v1760;
-
-  // column 4, panda_link2: psi* H*
-  const double v1762 = v799 * v1761;
-  const double v1763 = v800 * v1761;
-  const double v1764 = v908 * v1762;
-  const double v1765 = v909 * v1763;
-  const double v1766 = v1764 + v1765;
-  const double v1767 = v1753 + v1766;
-
-  // column 4, panda_link3: psi* H*
-  const double v1768 = (-0.316) * v1767;
-  const double v1769 = (-0.316) * v1762;
-  const double v1770 = v634 * v1769;
-  const double v1771 = v635 * v1768;
-  const double v1772 = v1770 + v1771;
-  const double v1773 = v635 * v1769;
-  const double v1774 = v634 * v1768;
-  const double v1775 = v1774 - v1773;
-  const double v1776 = v634 * v1767;
-  const double v1777 = v635 * v1762;
-  const double v1778 = v1776 - v1777;
-  const double v1779 = v635 * v1767;
-  const double v1780 = v634 * v1762;
-  const double v1781 = v1779 + v1780;
-  const double v1782 = v766 * v1778;
-  const double v1783 = v767 * v1781;
-  const double v1784 = v1782 + v1783;
-  const double v1785 = v768 * v1763;
-  const double v1786 = v1784 + v1785;
-  const double v1787 = v769 * v1772;
-  const double v1788 = v1786 - v1787;
-  const double v1789 = v770 * v1775;
-  const double v1790 = v1788 + v1789;
-  const double v1791 = v1763 - v1790;
-  const double v1792 = v1791 - v1725;
-
-  // column 4, panda_link3: (I - K* psi* H*)
-  const double v1793 = v1725 + v1790;
-  const double v1794 = -v1793;
-
-  // column 4, panda_link4: psi* H*
-  const double v1795 = 0.0825 * v1792;
-  const double v1796 = 0.0825 * v1781;
-  const double v1797 = v1775 + v1795;
-  const double v1798 = v430 * v1796;
-  const double v1799 = v431 * v1772;
-  const double v1800 = v1798 + v1799;
-  const double v1801 = v431 * v1796;
-  const double v1802 = v430 * v1772;
-  const double v1803 = v1802 - v1801;
-  const double v1804 = v430 * v1792;
-  const double v1805 = v431 * v1778;
-  const double v1806 = v1804 + v1805;
-  const double v1807 = v431 * v1792;
-  const double v1808 = v430 * v1778;
-  const double v1809 = v1807 - v1808;
-  const double v1810 = v588 * v1806;
-  const double v1811 = v589 * v1809;
-  const double v1812 = v1810 + v1811;
-  const double v1813 = v590 * v1781;
-  const double v1814 = v1812 - v1813;
-  const double v1815 = v591 * v1800;
-  const double v1816 = v1814 - v1815;
-  const double v1817 = v592 * v1803;
-  const double v1818 = v1816 + v1817;
-  const double v1819 = v593 * v1797;
-  const double v1820 = v1818 - v1819;
-  const double v1821 = v1781 + v1820;
-  const double v1822 = v1696 - v1821;
-
-  // column 4, panda_link4: (I - K* psi* H*)
-  const double v1823 = v1819 - v1818;
-  const double v1824 = v1696 + v1823;
-
-  // column 4, panda_link5: psi* H*
-  const double v1825 = 0.384 * v1822;
-  const double v1826 = (-0.0825) * v1822;
-  const double v1827 = 0.384 * v1806;
-  const double v1828 = (-0.0825) * v1809;
-  const double v1829 = v1828 - v1827;
-  const double v1830 = v1800 + v1825;
-  const double v1831 = v1803 + v1826;
-  const double v1832 = v1797 + v1829;
-  const double v1833 = v273 * v1832;
-  const double v1834 = v274 * v1830;
-  const double v1835 = v1833 - v1834;
-  const double v1836 = v274 * v1832;
-  const double v1837 = v273 * v1830;
-  const double v1838 = v1836 + v1837;
-  const double v1839 = v273 * v1822;
-  const double v1840 = v274 * v1806;
-  const double v1841 = v1840 - v1839;
-  const double v1842 = v274 * v1822;
-  const double v1843 = v273 * v1806;
-  const double v1844 = v1842 + v1843;
-  const double v1845 = v382 * v1841;
-  const double v1846 = v383 * v1844;
-  const double v1847 = v1845 - v1846;
-  const double v1848 = v384 * v1809;
-  const double v1849 = v1847 + v1848;
-  const double v1850 = v385 * v1835;
-  const double v1851 = v1849 + v1850;
-  const double v1852 = v386 * v1838;
-  const double v1853 = v1851 + v1852;
-  const double v1854 = v387 * v1831;
-  const double v1855 = v1853 + v1854;
-  const double v1856 = v1809 - v1855;
-  const double v1857 = v381 + v1856;
-
-  // column 4, panda_link5: (I - K* psi* H*)
-  const double v1858 = v381 - v1855;
-
-  // column 4, panda_link6: psi* H*
-  const double v1859 = v110 * v1831;
-  const double v1860 = v111 * v1835;
-  const double v1861 = v1859 + v1860;
-  const double v1862 = v111 * v1831;
-  const double v1863 = v110 * v1835;
-  const double v1864 = v1862 - v1863;
-  const double v1865 = v110 * v1857;
-  const double v1866 = v111 * v1841;
-  const double v1867 = v1865 + v1866;
-  const double v1868 = v111 * v1857;
-  const double v1869 = v110 * v1841;
-  const double v1870 = v1868 - v1869;
-  const double v1871 = v230 * v1867;
-  const double v1872 = v231 * v1870;
-  const double v1873 = v1871 + v1872;
-  const double v1874 = v232 * v1844;
-  const double v1875 = v1873 + v1874;
-  const double v1876 = v233 * v1861;
-  const double v1877 = v1875 + v1876;
-  const double v1878 = v234 * v1864;
-  const double v1879 = v1877 + v1878;
-  const double v1880 = v235 * v1838;
-  const double v1881 = v1879 - v1880;
-  const double v1882 = v1844 - v1881;
-
-  // column 4, panda_link6: (I - K* psi* H*)
-  const double v1883 = v1880 - v1879;
-
-  // column 4, panda_link7: psi* H*
-  const double v1884 = 0.088 * v1870;
-  const double v1885 = v1838 + v1884;
-  const double v1886 = v4 * v1885;
-  const double v1887 = v5 * v1861;
-  const double v1888 = v1887 - v1886;
-  const double v1889 = v5 * v1885;
-  const double v1890 = v4 * v1861;
-  const double v1891 = v1889 + v1890;
-  const double v1892 = v4 * v1882;
-  const double v1893 = v5 * v1867;
-  const double v1894 = v1892 + v1893;
-  const double v1895 = v5 * v1882;
-  const double v1896 = v4 * v1867;
-  const double v1897 = v1895 - v1896;
-  const double v1898 = v1869 - v1868;
-  const double v1899 = v77 * v1894;
-  const double v1900 = v78 * v1897;
-  const double v1901 = v1899 + v1900;
-  const double v1902 = v79 * v1898;
-  const double v1903 = v1901 + v1902;
-  const double v1904 = v80 * v1888;
-  const double v1905 = v1903 + v1904;
-  const double v1906 = v81 * v1891;
-  const double v1907 = v1905 - v1906;
-  const double v1908 = v1898 - v1907;
-
-  // column 4, panda_link7: (I - K* psi* H*)
-  const double v1909 = v1906 - v1905;
-
-  // column 4, panda_leftfinger: psi* H*
-  const double v1910 = 0.1654 * v1897;
-  const double v1911 = v3 * v1908;
-  const double v1912 = v1911 - v1910;
-  const double v1913 = v2 * v1908;
-  const double v1914 = 0.1654 * v1894;
-  const double v1915 = v1914 - v1913;
-  const double v1916 = v1888 - v1912;
-  const double v1917 = v1891 + v1915;
-  const double v1918 = 0.7071067811865475 * v1917;
-  const double v1919 = 0.7071067811865476 * v1916;
-
-  // column 4, panda_leftfinger: (I - K* psi* H*)
-  const double v1920 = v1918 - v1919;
-
-  // column 4, panda_rightfinger: psi* H*
-  const double v1921 = v1 * v1908;
-  const double v1922 = v1910 + v1921;
-  const double v1923 = v0 * v1908;
-  const double v1924 = v1914 + v1923;
-  const double v1925 = v1888 + v1922;
-  const double v1926 = v1891 + v1924;
-  const double v1927 = 0.7071067811865475 * v1926;
-  const double v1928 = 0.7071067811865476 * v1925;
-  const double v1929 = v1928 - v1927;
+  // column 4, panda_link1: D^-1
+  const double v1097 = v926 * v1096;
 
   // column 5, panda_link5: psi K
-  const double v1930 = v110 * v234;
-  const double v1931 = v111 * v233;
-  const double v1932 = v1931 - v1930;
-  const double v1933 = v111 * v234;
-  const double v1934 = v110 * v233;
-  const double v1935 = v1933 + v1934;
-  const double v1936 = v110 * v231;
-  const double v1937 = v111 * v230;
-  const double v1938 = v1937 - v1936;
-  const double v1939 = v111 * v231;
-  const double v1940 = v110 * v230;
-  const double v1941 = v1939 + v1940;
+  const double v1098 = v110 * v234;
+  const double v1099 = v111 * v233;
+  const double v1100 = v1099 - v1098;
+  const double v1101 = v111 * v234;
+  const double v1102 = v110 * v233;
+  const double v1103 = v1101 + v1102;
+  const double v1104 = v110 * v231;
+  const double v1105 = v111 * v230;
+  const double v1106 = v1105 - v1104;
+  const double v1107 = v111 * v231;
+  const double v1108 = v110 * v230;
+  const double v1109 = v1107 + v1108;
 
-  // column 5, panda_link5: D^-1 (I - H psi K)
-  const double v1942 = v381 * v1941;
+  // column 5, panda_link5: D^-1
+  const double v1110 = v381 * v1109;
 
   // column 5, panda_link4: psi K
-  const double v1943 = v382 * v1941;
-  const double v1944 = v383 * v1941;
-  const double v1945 = v384 * v1941;
-  const double v1946 = v385 * v1941;
-  const double v1947 = v386 * v1941;
-  const double v1948 = v387 * v1941;
-  const double v1949 = v1938 - v1943;
-  const double v1950 = v232 + v1944;
-  const double v1951 = v1941 - v1945;
-  const double v1952 = v1932 - v1946;
-  const double v1953 = v235 + v1947;
-  const double v1954 = v1935 - v1948;
-  const double v1955 = v273 * v1953;
-  const double v1956 = v274 * v1952;
-  const double v1957 = v1955 + v1956;
-  const double v1958 = v274 * v1953;
-  const double v1959 = v273 * v1952;
-  const double v1960 = v1958 - v1959;
-  const double v1961 = 0.384 * v1960;
-  const double v1962 = (-0.0825) * v1960;
-  const double v1963 = 0.384 * v1957;
-  const double v1964 = (-0.0825) * v1954;
-  const double v1965 = v1964 - v1963;
-  const double v1966 = v273 * v1950;
-  const double v1967 = v274 * v1949;
-  const double v1968 = v1966 + v1967;
-  const double v1969 = v274 * v1950;
-  const double v1970 = v273 * v1949;
-  const double v1971 = v1969 - v1970;
-  const double v1972 = v1961 + v1968;
-  const double v1973 = v1951 - v1962;
-  const double v1974 = v1965 + v1971;
+  const double v1111 = v382 * v1109;
+  const double v1112 = v383 * v1109;
+  const double v1113 = v384 * v1109;
+  const double v1114 = v385 * v1109;
+  const double v1115 = v386 * v1109;
+  const double v1116 = v387 * v1109;
+  const double v1117 = v1106 - v1111;
+  const double v1118 = v232 + v1112;
+  const double v1119 = v1109 - v1113;
+  const double v1120 = v1100 - v1114;
+  const double v1121 = v235 + v1115;
+  const double v1122 = v1103 - v1116;
+  const double v1123 = v273 * v1121;
+  const double v1124 = v274 * v1120;
+  const double v1125 = v1123 + v1124;
+  const double v1126 = v274 * v1121;
+  const double v1127 = v273 * v1120;
+  const double v1128 = v1126 - v1127;
+  const double v1129 = 0.384 * v1128;
+  const double v1130 = (-0.0825) * v1128;
+  const double v1131 = 0.384 * v1125;
+  const double v1132 = (-0.0825) * v1122;
+  const double v1133 = v1132 - v1131;
+  const double v1134 = v273 * v1118;
+  const double v1135 = v274 * v1117;
+  const double v1136 = v1134 + v1135;
+  const double v1137 = v274 * v1118;
+  const double v1138 = v273 * v1117;
+  const double v1139 = v1137 - v1138;
+  const double v1140 = v1129 + v1136;
+  const double v1141 = v1119 - v1130;
+  const double v1142 = v1133 + v1139;
 
-  // column 5, panda_link4: D^-1 (I - H psi K)
-  const double v1975 = v587 * v1974;
+  // column 5, panda_link4: D^-1
+  const double v1143 = v587 * v1142;
 
   // column 5, panda_link3: psi K
-  const double v1976 = v588 * v1974;
-  const double v1977 = v589 * v1974;
-  const double v1978 = v590 * v1974;
-  const double v1979 = v591 * v1974;
-  const double v1980 = v592 * v1974;
-  const double v1981 = v593 * v1974;
-  const double v1982 = v1972 - v1976;
-  const double v1983 = v1973 - v1977;
-  const double v1984 = v1957 - v1979;
-  const double v1985 = v1954 - v1980;
-  const double v1986 = v430 * v1985;
-  const double v1987 = v431 * v1984;
-  const double v1988 = v1987 - v1986;
-  const double v1989 = v1981 - v1960;
-  const double v1990 = v431 * v1985;
-  const double v1991 = v430 * v1984;
-  const double v1992 = v1990 + v1991;
-  const double v1993 = 0.0825 * v1992;
-  const double v1994 = 0.0825 * v1989;
-  const double v1995 = v430 * v1983;
-  const double v1996 = v431 * v1982;
-  const double v1997 = v1996 - v1995;
-  const double v1998 = v1978 - v1974;
-  const double v1999 = v431 * v1983;
-  const double v2000 = v430 * v1982;
-  const double v2001 = v1999 + v2000;
-  const double v2002 = v1998 - v1993;
-  const double v2003 = v1994 + v2001;
+  const double v1144 = v588 * v1142;
+  const double v1145 = v589 * v1142;
+  const double v1146 = v590 * v1142;
+  const double v1147 = v591 * v1142;
+  const double v1148 = v592 * v1142;
+  const double v1149 = v593 * v1142;
+  const double v1150 = v1140 - v1144;
+  const double v1151 = v1141 - v1145;
+  const double v1152 = v1125 - v1147;
+  const double v1153 = v1122 - v1148;
+  const double v1154 = v430 * v1153;
+  const double v1155 = v431 * v1152;
+  const double v1156 = v1155 - v1154;
+  const double v1157 = v1149 - v1128;
+  const double v1158 = v431 * v1153;
+  const double v1159 = v430 * v1152;
+  const double v1160 = v1158 + v1159;
+  const double v1161 = 0.0825 * v1160;
+  const double v1162 = 0.0825 * v1157;
+  const double v1163 = v430 * v1151;
+  const double v1164 = v431 * v1150;
+  const double v1165 = v1164 - v1163;
+  const double v1166 = v1146 - v1142;
+  const double v1167 = v431 * v1151;
+  const double v1168 = v430 * v1150;
+  const double v1169 = v1167 + v1168;
+  const double v1170 = v1166 - v1161;
+  const double v1171 = v1162 + v1169;
 
-  // column 5, panda_link3: D^-1 (I - H psi K)
-  const double v2004 = v765 * v2003;
+  // column 5, panda_link3: D^-1
+  const double v1172 = v765 * v1171;
 
   // column 5, panda_link2: psi K
-  const double v2005 = v766 * v2003;
-  const double v2006 = v767 * v2003;
-  const double v2007 = v768 * v2003;
-  const double v2008 = v769 * v2003;
-  const double v2009 = v770 * v2003;
-  const double v2010 = v1997 - v2005;
-  const double v2011 = v2002 - v2006;
-  const double v2012 = v1988 - v2008;
-  const double v2013 = v1989 - v2009;
-  const double v2014 = v634 * v2013;
-  const double v2015 = v635 * v2012;
-  const double v2016 = v2015 - v2014;
-  const double v2017 = v635 * v2013;
-  const double v2018 = v634 * v2012;
-  const double v2019 = v2017 + v2018;
-  const double v2020 = (-0.316) * v2019;
-  const double v2021 = (-0.316) * v2016;
-  const double v2022 = v634 * v2011;
-  const double v2023 = v635 * v2010;
-  const double v2024 = v2023 - v2022;
-  const double v2025 = v2007 - v2003;
-  const double v2026 = v635 * v2011;
-  const double v2027 = v634 * v2010;
-  const double v2028 = v2026 + v2027;
-  const double v2029 = v2020 + v2024;
-  const double v2030 = v2028 - v2021;
+  const double v1173 = v766 * v1171;
+  const double v1174 = v767 * v1171;
+  const double v1175 = v768 * v1171;
+  const double v1176 = v769 * v1171;
+  const double v1177 = v770 * v1171;
+  const double v1178 = v1165 - v1173;
+  const double v1179 = v1170 - v1174;
+  const double v1180 = v1156 - v1176;
+  const double v1181 = v1157 - v1177;
+  const double v1182 = v634 * v1181;
+  const double v1183 = v635 * v1180;
+  const double v1184 = v1183 - v1182;
+  const double v1185 = v635 * v1181;
+  const double v1186 = v634 * v1180;
+  const double v1187 = v1185 + v1186;
+  const double v1188 = (-0.316) * v1187;
+  const double v1189 = (-0.316) * v1184;
+  const double v1190 = v634 * v1179;
+  const double v1191 = v635 * v1178;
+  const double v1192 = v1191 - v1190;
+  const double v1193 = v1175 - v1171;
+  const double v1194 = v635 * v1179;
+  const double v1195 = v634 * v1178;
+  const double v1196 = v1194 + v1195;
+  const double v1197 = v1188 + v1192;
+  const double v1198 = v1196 - v1189;
 
-  // column 5, panda_link2: D^-1 (I - H psi K)
-  const double v2031 = v2021 - v2028;
-  const double v2032 = v907 * v2031;
+  // column 5, panda_link2: (I - H psi K)
+  const double v1199 = v1189 - v1196;
+
+  // column 5, panda_link2: D^-1
+  const double v1200 = v907 * v1199;
 
   // column 5, panda_link1: psi K
-  const double v2033 = v908 * v2030;
-  const double v2034 = v909 * v2030;
-  const double v2035 = v2029 - v2033;
-  const double v2036 = v2025 - v2034;
-  const double v2037 = v800 * v2036;
-  const double v2038 = v799 * v2035;
-  const double v2039 = v2037 + v2038;
+  const double v1201 = v908 * v1198;
+  const double v1202 = v909 * v1198;
+  const double v1203 = v1197 - v1201;
+  const double v1204 = v1193 - v1202;
+  const double v1205 = v800 * v1204;
+  const double v1206 = v799 * v1203;
+  const double v1207 = v1205 + v1206;
 
-  // column 5, panda_link1: D^-1 (I - H psi K)
-  const double v2040 = v926 * v2039;
-
-  // column 5, panda_link2: psi* H*
-  const double v2041 = v799 * v2040;
-  const double v2042 = v800 * v2040;
-  const double v2043 = v908 * v2041;
-  const double v2044 = v909 * v2042;
-  const double v2045 = v2043 + v2044;
-  const double v2046 = v2032 + v2045;
-
-  // column 5, panda_link3: psi* H*
-  const double v2047 = (-0.316) * v2046;
-  const double v2048 = (-0.316) * v2041;
-  const double v2049 = v634 * v2048;
-  const double v2050 = v635 * v2047;
-  const double v2051 = v2049 + v2050;
-  const double v2052 = v635 * v2048;
-  const double v2053 = v634 * v2047;
-  const double v2054 = v2053 - v2052;
-  const double v2055 = v634 * v2046;
-  const double v2056 = v635 * v2041;
-  const double v2057 = v2055 - v2056;
-  const double v2058 = v635 * v2046;
-  const double v2059 = v634 * v2041;
-  const double v2060 = v2058 + v2059;
-  const double v2061 = v766 * v2057;
-  const double v2062 = v767 * v2060;
-  const double v2063 = v2061 + v2062;
-  const double v2064 = v768 * v2042;
-  const double v2065 = v2063 + v2064;
-  const double v2066 = v769 * v2051;
-  const double v2067 = v2065 - v2066;
-  const double v2068 = v770 * v2054;
-  const double v2069 = v2067 + v2068;
-  const double v2070 = v2042 - v2069;
-  const double v2071 = v2070 - v2004;
-
-  // column 5, panda_link3: (I - K* psi* H*)
-  const double v2072 = v2004 + v2069;
-  const double v2073 = -v2072;
-
-  // column 5, panda_link4: psi* H*
-  const double v2074 = 0.0825 * v2071;
-  const double v2075 = 0.0825 * v2060;
-  const double v2076 = v2054 + v2074;
-  const double v2077 = v430 * v2075;
-  const double v2078 = v431 * v2051;
-  const double v2079 = v2077 + v2078;
-  const double v2080 = v431 * v2075;
-  const double v2081 = v430 * v2051;
-  const double v2082 = v2081 - v2080;
-  const double v2083 = v430 * v2071;
-  const double v2084 = v431 * v2057;
-  const double v2085 = v2083 + v2084;
-  const double v2086 = v431 * v2071;
-  const double v2087 = v430 * v2057;
-  const double v2088 = v2086 - v2087;
-  const double v2089 = v588 * v2085;
-  const double v2090 = v589 * v2088;
-  const double v2091 = v2089 + v2090;
-  const double v2092 = v590 * v2060;
-  const double v2093 = v2091 - v2092;
-  const double v2094 = v591 * v2079;
-  const double v2095 = v2093 - v2094;
-  const double v2096 = v592 * v2082;
-  const double v2097 = v2095 + v2096;
-  const double v2098 = v593 * v2076;
-  const double v2099 = v2097 - v2098;
-  const double v2100 = v2060 + v2099;
-  const double v2101 = v1975 + v2100;
-
-  // column 5, panda_link4: (I - K* psi* H*)
-  const double v2102 = v2098 - v2097;
-  const double v2103 = v2102 - v1975;
-
-  // column 5, panda_link5: psi* H*
-  const double v2104 = 0.384 * v2101;
-  const double v2105 = (-0.0825) * v2101;
-  const double v2106 = 0.384 * v2085;
-  const double v2107 = (-0.0825) * v2088;
-  const double v2108 = v2107 - v2106;
-  const double v2109 = v2104 - v2079;
-  const double v2110 = v2082 - v2105;
-  const double v2111 = v2076 + v2108;
-  const double v2112 = v273 * v2111;
-  const double v2113 = v274 * v2109;
-  const double v2114 = v2112 + v2113;
-  const double v2115 = v274 * v2111;
-  const double v2116 = v273 * v2109;
-  const double v2117 = v2115 - v2116;
-  const double v2118 = v273 * v2101;
-  const double v2119 = v274 * v2085;
-  const double v2120 = v2118 + v2119;
-  const double v2121 = v274 * v2101;
-  const double v2122 = v273 * v2085;
-  const double v2123 = v2121 - v2122;
-  const double v2124 = v382 * v2120;
-  const double v2125 = v383 * v2123;
-  const double v2126 = v2124 + v2125;
-  const double v2127 = v384 * v2088;
-  const double v2128 = v2126 + v2127;
-  const double v2129 = v385 * v2114;
-  const double v2130 = v2128 + v2129;
-  const double v2131 = v386 * v2117;
-  const double v2132 = v2130 + v2131;
-  const double v2133 = v387 * v2110;
-  const double v2134 = v2132 + v2133;
-  const double v2135 = v2088 - v2134;
-  const double v2136 = v2135 - v1942;
-
-  // column 5, panda_link5: (I - K* psi* H*)
-  const double v2137 = v1942 + v2134;
-  const double v2138 = -v2137;
-
-  // column 5, panda_link6: psi* H*
-  const double v2139 = v110 * v2110;
-  const double v2140 = v111 * v2114;
-  const double v2141 = v2139 + v2140;
-  const double v2142 = v111 * v2110;
-  const double v2143 = v110 * v2114;
-  const double v2144 = v2142 - v2143;
-  const double v2145 = v2116 - v2115;
-  const double v2146 = v110 * v2136;
-  const double v2147 = v111 * v2120;
-  const double v2148 = v2146 + v2147;
-  const double v2149 = v111 * v2136;
-  const double v2150 = v110 * v2120;
-  const double v2151 = v2149 - v2150;
-  const double v2152 = v2122 - v2121;
-  const double v2153 = v230 * v2148;
-  const double v2154 = v231 * v2151;
-  const double v2155 = v2153 + v2154;
-  const double v2156 = v232 * v2152;
-  const double v2157 = v2155 + v2156;
-  const double v2158 = v233 * v2141;
-  const double v2159 = v2157 + v2158;
-  const double v2160 = v234 * v2144;
-  const double v2161 = v2159 + v2160;
-  const double v2162 = v235 * v2145;
-  const double v2163 = v2161 + v2162;
-  const double v2164 = v2152 - v2163;
-  const double v2165 = v229 + v2164;
-
-  // column 5, panda_link6: (I - K* psi* H*)
-  const double v2166 = v229 - v2163;
-
-  // column 5, panda_link7: psi* H*
-  const double v2167 = 0.088 * v2151;
-  const double v2168 = v2145 - v2167;
-  const double v2169 = v4 * v2168;
-  const double v2170 = v5 * v2141;
-  const double v2171 = v2169 + v2170;
-  const double v2172 = v5 * v2168;
-  const double v2173 = v4 * v2141;
-  const double v2174 = v2172 - v2173;
-  const double v2175 = v4 * v2165;
-  const double v2176 = v5 * v2148;
-  const double v2177 = v2175 + v2176;
-  const double v2178 = v5 * v2165;
-  const double v2179 = v4 * v2148;
-  const double v2180 = v2178 - v2179;
-  const double v2181 = v2150 - v2149;
-  const double v2182 = v77 * v2177;
-  const double v2183 = v78 * v2180;
-  const double v2184 = v2182 + v2183;
-  const double v2185 = v79 * v2181;
-  const double v2186 = v2184 + v2185;
-  const double v2187 = v80 * v2171;
-  const double v2188 = v2186 + v2187;
-  const double v2189 = v81 * v2174;
-  const double v2190 = v2188 + v2189;
-  const double v2191 = v2181 - v2190;
-
-  // column 5, panda_link7: (I - K* psi* H*)
-  const double v2192 = -v2190;
-
-  // column 5, panda_leftfinger: psi* H*
-  const double v2193 = 0.1654 * v2180;
-  const double v2194 = v3 * v2191;
-  const double v2195 = v2194 - v2193;
-  const double v2196 = v2 * v2191;
-  const double v2197 = 0.1654 * v2177;
-  const double v2198 = v2197 - v2196;
-  const double v2199 = v2171 - v2195;
-  const double v2200 = v2174 - v2198;
-  const double v2201 = 0.7071067811865475 * v2200;
-  const double v2202 = 0.7071067811865476 * v2199;
-  const double v2203 = v2201 + v2202;
-
-  // column 5, panda_leftfinger: (I - K* psi* H*)
-  const double v2204 = -v2203;
-
-  // column 5, panda_rightfinger: psi* H*
-  const double v2205 = v1 * v2191;
-  const double v2206 = v2193 + v2205;
-  const double v2207 = v0 * v2191;
-  const double v2208 = v2197 + v2207;
-  const double v2209 = v2171 + v2206;
-  const double v2210 = v2174 - v2208;
-  const double v2211 = 0.7071067811865475 * v2210;
-  const double v2212 = 0.7071067811865476 * v2209;
-  const double v2213 = v2211 + v2212;
+  // column 5, panda_link1: D^-1
+  const double v1208 = v926 * v1207;
 
   // column 6, panda_link6: psi K
-  const double v2214 = v4 * v81;
-  const double v2215 = v5 * v80;
-  const double v2216 = v2215 - v2214;
-  const double v2217 = v5 * v81;
-  const double v2218 = v4 * v80;
-  const double v2219 = v2217 + v2218;
-  const double v2220 = 0.088 * v2219;
-  const double v2221 = v4 * v78;
-  const double v2222 = v5 * v77;
-  const double v2223 = v2222 - v2221;
-  const double v2224 = v5 * v78;
-  const double v2225 = v4 * v77;
-  const double v2226 = v2224 + v2225;
-  const double v2227 = v79 + v2220;
+  const double v1209 = v4 * v81;
+  const double v1210 = v5 * v80;
+  const double v1211 = v1210 - v1209;
+  const double v1212 = v5 * v81;
+  const double v1213 = v4 * v80;
+  const double v1214 = v1212 + v1213;
+  const double v1215 = 0.088 * v1214;
+  const double v1216 = v4 * v78;
+  const double v1217 = v5 * v77;
+  const double v1218 = v1217 - v1216;
+  const double v1219 = v5 * v78;
+  const double v1220 = v4 * v77;
+  const double v1221 = v1219 + v1220;
+  const double v1222 = v79 + v1215;
 
-  // column 6, panda_link6: D^-1 (I - H psi K)
-  const double v2228 = v229 * v2226;
+  // column 6, panda_link6: D^-1
+  const double v1223 = v229 * v1221;
 
   // column 6, panda_link5: psi K
-  const double v2229 = v230 * v2226;
-  const double v2230 = v231 * v2226;
-  const double v2231 = v232 * v2226;
-  const double v2232 = v233 * v2226;
-  const double v2233 = v234 * v2226;
-  const double v2234 = v235 * v2226;
-  const double v2235 = v2223 - v2229;
-  const double v2236 = v2227 + v2230;
-  const double v2237 = v2216 - v2232;
-  const double v2238 = v110 * v2233;
-  const double v2239 = v111 * v2237;
-  const double v2240 = v2238 + v2239;
-  const double v2241 = v2234 - v2219;
-  const double v2242 = v111 * v2233;
-  const double v2243 = v110 * v2237;
-  const double v2244 = v2243 - v2242;
-  const double v2245 = v110 * v2236;
-  const double v2246 = v111 * v2235;
-  const double v2247 = v2245 + v2246;
-  const double v2248 = v2231 - v2226;
-  const double v2249 = v111 * v2236;
-  const double v2250 = v110 * v2235;
-  const double v2251 = v2250 - v2249;
+  const double v1224 = v230 * v1221;
+  const double v1225 = v231 * v1221;
+  const double v1226 = v232 * v1221;
+  const double v1227 = v233 * v1221;
+  const double v1228 = v234 * v1221;
+  const double v1229 = v235 * v1221;
+  const double v1230 = v1218 - v1224;
+  const double v1231 = v1222 + v1225;
+  const double v1232 = v1211 - v1227;
+  const double v1233 = v110 * v1228;
+  const double v1234 = v111 * v1232;
+  const double v1235 = v1233 + v1234;
+  const double v1236 = v1229 - v1214;
+  const double v1237 = v111 * v1228;
+  const double v1238 = v110 * v1232;
+  const double v1239 = v1238 - v1237;
+  const double v1240 = v110 * v1231;
+  const double v1241 = v111 * v1230;
+  const double v1242 = v1240 + v1241;
+  const double v1243 = v1226 - v1221;
+  const double v1244 = v111 * v1231;
+  const double v1245 = v110 * v1230;
+  const double v1246 = v1245 - v1244;
 
-  // column 6, panda_link5: D^-1 (I - H psi K)
-  const double v2252 = v2249 - v2250;
-  const double v2253 = v381 * v2252;
+  // column 6, panda_link5: (I - H psi K)
+  const double v1247 = v1244 - v1245;
+
+  // column 6, panda_link5: D^-1
+  const double v1248 = v381 * v1247;
 
   // column 6, panda_link4: psi K
-  const double v2254 = v382 * v2251;
-  const double v2255 = v383 * v2251;
-  const double v2256 = v384 * v2251;
-  const double v2257 = v385 * v2251;
-  const double v2258 = v386 * v2251;
-  const double v2259 = v387 * v2251;
-  const double v2260 = v2247 - v2254;
-  const double v2261 = v2248 - v2255;
-  const double v2262 = v2251 - v2256;
-  const double v2263 = v2240 - v2257;
-  const double v2264 = v2241 - v2258;
-  const double v2265 = v2244 - v2259;
-  const double v2266 = v273 * v2264;
-  const double v2267 = v274 * v2263;
-  const double v2268 = v2267 - v2266;
-  const double v2269 = v274 * v2264;
-  const double v2270 = v273 * v2263;
-  const double v2271 = v2269 + v2270;
-  const double v2272 = 0.384 * v2271;
-  const double v2273 = (-0.0825) * v2271;
-  const double v2274 = 0.384 * v2268;
-  const double v2275 = (-0.0825) * v2265;
-  const double v2276 = v2275 - v2274;
-  const double v2277 = v273 * v2261;
-  const double v2278 = v274 * v2260;
-  const double v2279 = v2278 - v2277;
-  const double v2280 = v274 * v2261;
-  const double v2281 = v273 * v2260;
-  const double v2282 = v2280 + v2281;
-  const double v2283 = v2279 - v2272;
-  const double v2284 = v2262 + v2273;
-  const double v2285 = v2276 - v2282;
+  const double v1249 = v382 * v1246;
+  const double v1250 = v383 * v1246;
+  const double v1251 = v384 * v1246;
+  const double v1252 = v385 * v1246;
+  const double v1253 = v386 * v1246;
+  const double v1254 = v387 * v1246;
+  const double v1255 = v1242 - v1249;
+  const double v1256 = v1243 - v1250;
+  const double v1257 = v1246 - v1251;
+  const double v1258 = v1235 - v1252;
+  const double v1259 = v1236 - v1253;
+  const double v1260 = v1239 - v1254;
+  const double v1261 = v273 * v1259;
+  const double v1262 = v274 * v1258;
+  const double v1263 = v1262 - v1261;
+  const double v1264 = v274 * v1259;
+  const double v1265 = v273 * v1258;
+  const double v1266 = v1264 + v1265;
+  const double v1267 = 0.384 * v1266;
+  const double v1268 = (-0.0825) * v1266;
+  const double v1269 = 0.384 * v1263;
+  const double v1270 = (-0.0825) * v1260;
+  const double v1271 = v1270 - v1269;
+  const double v1272 = v273 * v1256;
+  const double v1273 = v274 * v1255;
+  const double v1274 = v1273 - v1272;
+  const double v1275 = v274 * v1256;
+  const double v1276 = v273 * v1255;
+  const double v1277 = v1275 + v1276;
+  const double v1278 = v1274 - v1267;
+  const double v1279 = v1257 + v1268;
+  const double v1280 = v1271 - v1277;
 
-  // column 6, panda_link4: D^-1 (I - H psi K)
-  const double v2286 = v2282 - v2276;
-  const double v2287 = v587 * v2286;
+  // column 6, panda_link4: (I - H psi K)
+  const double v1281 = v1277 - v1271;
+
+  // column 6, panda_link4: D^-1
+  const double v1282 = v587 * v1281;
 
   // column 6, panda_link3: psi K
-  const double v2288 = v588 * v2285;
-  const double v2289 = v589 * v2285;
-  const double v2290 = v590 * v2285;
-  const double v2291 = v591 * v2285;
-  const double v2292 = v592 * v2285;
-  const double v2293 = v593 * v2285;
-  const double v2294 = v2283 - v2288;
-  const double v2295 = v2284 - v2289;
-  const double v2296 = v2268 - v2291;
-  const double v2297 = v2265 - v2292;
-  const double v2298 = v2271 + v2293;
-  const double v2299 = v430 * v2297;
-  const double v2300 = v431 * v2296;
-  const double v2301 = v2300 - v2299;
-  const double v2302 = v431 * v2297;
-  const double v2303 = v430 * v2296;
-  const double v2304 = v2302 + v2303;
-  const double v2305 = 0.0825 * v2304;
-  const double v2306 = 0.0825 * v2298;
-  const double v2307 = v430 * v2295;
-  const double v2308 = v431 * v2294;
-  const double v2309 = v2308 - v2307;
-  const double v2310 = v2290 - v2285;
-  const double v2311 = v431 * v2295;
-  const double v2312 = v430 * v2294;
-  const double v2313 = v2311 + v2312;
-  const double v2314 = v2310 - v2305;
-  const double v2315 = v2306 + v2313;
+  const double v1283 = v588 * v1280;
+  const double v1284 = v589 * v1280;
+  const double v1285 = v590 * v1280;
+  const double v1286 = v591 * v1280;
+  const double v1287 = v592 * v1280;
+  const double v1288 = v593 * v1280;
+  const double v1289 = v1278 - v1283;
+  const double v1290 = v1279 - v1284;
+  const double v1291 = v1263 - v1286;
+  const double v1292 = v1260 - v1287;
+  const double v1293 = v1266 + v1288;
+  const double v1294 = v430 * v1292;
+  const double v1295 = v431 * v1291;
+  const double v1296 = v1295 - v1294;
+  const double v1297 = v431 * v1292;
+  const double v1298 = v430 * v1291;
+  const double v1299 = v1297 + v1298;
+  const double v1300 = 0.0825 * v1299;
+  const double v1301 = 0.0825 * v1293;
+  const double v1302 = v430 * v1290;
+  const double v1303 = v431 * v1289;
+  const double v1304 = v1303 - v1302;
+  const double v1305 = v1285 - v1280;
+  const double v1306 = v431 * v1290;
+  const double v1307 = v430 * v1289;
+  const double v1308 = v1306 + v1307;
+  const double v1309 = v1305 - v1300;
+  const double v1310 = v1301 + v1308;
 
-  // column 6, panda_link3: D^-1 (I - H psi K)
-  const double v2316 = v765 * v2315;
+  // column 6, panda_link3: D^-1
+  const double v1311 = v765 * v1310;
 
   // column 6, panda_link2: psi K
-  const double v2317 = v766 * v2315;
-  const double v2318 = v767 * v2315;
-  const double v2319 = v768 * v2315;
-  const double v2320 = v769 * v2315;
-  const double v2321 = v770 * v2315;
-  const double v2322 = v2309 - v2317;
-  const double v2323 = v2314 - v2318;
-  const double v2324 = v2301 - v2320;
-  const double v2325 = v2298 - v2321;
-  const double v2326 = v634 * v2325;
-  const double v2327 = v635 * v2324;
-  const double v2328 = v2327 - v2326;
-  const double v2329 = v635 * v2325;
-  const double v2330 = v634 * v2324;
-  const double v2331 = v2329 + v2330;
-  const double v2332 = (-0.316) * v2331;
-  const double v2333 = (-0.316) * v2328;
-  const double v2334 = v634 * v2323;
-  const double v2335 = v635 * v2322;
-  const double v2336 = v2335 - v2334;
-  const double v2337 = v2319 - v2315;
-  const double v2338 = v635 * v2323;
-  const double v2339 = v634 * v2322;
-  const double v2340 = v2338 + v2339;
-  const double v2341 = v2332 + v2336;
-  const double v2342 = v2340 - v2333;
+  const double v1312 = v766 * v1310;
+  const double v1313 = v767 * v1310;
+  const double v1314 = v768 * v1310;
+  const double v1315 = v769 * v1310;
+  const double v1316 = v770 * v1310;
+  const double v1317 = v1304 - v1312;
+  const double v1318 = v1309 - v1313;
+  const double v1319 = v1296 - v1315;
+  const double v1320 = v1293 - v1316;
+  const double v1321 = v634 * v1320;
+  const double v1322 = v635 * v1319;
+  const double v1323 = v1322 - v1321;
+  const double v1324 = v635 * v1320;
+  const double v1325 = v634 * v1319;
+  const double v1326 = v1324 + v1325;
+  const double v1327 = (-0.316) * v1326;
+  const double v1328 = (-0.316) * v1323;
+  const double v1329 = v634 * v1318;
+  const double v1330 = v635 * v1317;
+  const double v1331 = v1330 - v1329;
+  const double v1332 = v1314 - v1310;
+  const double v1333 = v635 * v1318;
+  const double v1334 = v634 * v1317;
+  const double v1335 = v1333 + v1334;
+  const double v1336 = v1327 + v1331;
+  const double v1337 = v1335 - v1328;
 
-  // column 6, panda_link2: D^-1 (I - H psi K)
-  const double v2343 = v2333 - v2340;
-  const double v2344 = v907 * v2343;
+  // column 6, panda_link2: (I - H psi K)
+  const double v1338 = v1328 - v1335;
+
+  // column 6, panda_link2: D^-1
+  const double v1339 = v907 * v1338;
 
   // column 6, panda_link1: psi K
-  const double v2345 = v908 * v2342;
-  const double v2346 = v909 * v2342;
-  const double v2347 = v2341 - v2345;
-  const double v2348 = v2337 - v2346;
-  const double v2349 = v800 * v2348;
-  const double v2350 = v799 * v2347;
-  const double v2351 = v2349 + v2350;
+  const double v1340 = v908 * v1337;
+  const double v1341 = v909 * v1337;
+  const double v1342 = v1336 - v1340;
+  const double v1343 = v1332 - v1341;
+  const double v1344 = v800 * v1343;
+  const double v1345 = v799 * v1342;
+  const double v1346 = v1344 + v1345;
 
-  // column 6, panda_link1: D^-1 (I - H psi K)
-  const double v2352 = v926 * v2351;
-
-  // column 6, panda_link2: psi* H*
-  const double v2353 = v799 * v2352;
-  const double v2354 = v800 * v2352;
-  const double v2355 = v908 * v2353;
-  const double v2356 = v909 * v2354;
-  const double v2357 = v2355 + v2356;
-  const double v2358 = v2344 + v2357;
-
-  // column 6, panda_link3: psi* H*
-  const double v2359 = (-0.316) * v2358;
-  const double v2360 = (-0.316) * v2353;
-  const double v2361 = v634 * v2360;
-  const double v2362 = v635 * v2359;
-  const double v2363 = v2361 + v2362;
-  const double v2364 = v635 * v2360;
-  const double v2365 = v634 * v2359;
-  const double v2366 = v2365 - v2364;
-  const double v2367 = v634 * v2358;
-  const double v2368 = v635 * v2353;
-  const double v2369 = v2367 - v2368;
-  const double v2370 = v635 * v2358;
-  const double v2371 = v634 * v2353;
-  const double v2372 = v2370 + v2371;
-  const double v2373 = v766 * v2369;
-  const double v2374 = v767 * v2372;
-  const double v2375 = v2373 + v2374;
-  const double v2376 = v768 * v2354;
-  const double v2377 = v2375 + v2376;
-  const double v2378 = v769 * v2363;
-  const double v2379 = v2377 - v2378;
-  const double v2380 = v770 * v2366;
-  const double v2381 = v2379 + v2380;
-  const double v2382 = v2354 - v2381;
-  const double v2383 = v2382 - v2316;
-
-  // column 6, panda_link3: (I - K* psi* H*)
-  const double v2384 = v2316 + v2381;
-  const double v2385 = -v2384;
-
-  // column 6, panda_link4: psi* H*
-  const double v2386 = 0.0825 * v2383;
-  const double v2387 = 0.0825 * v2372;
-  const double v2388 = v2366 + v2386;
-  const double v2389 = v430 * v2387;
-  const double v2390 = v431 * v2363;
-  const double v2391 = v2389 + v2390;
-  const double v2392 = v431 * v2387;
-  const double v2393 = v430 * v2363;
-  const double v2394 = v2393 - v2392;
-  const double v2395 = v430 * v2383;
-  const double v2396 = v431 * v2369;
-  const double v2397 = v2395 + v2396;
-  const double v2398 = v431 * v2383;
-  const double v2399 = v430 * v2369;
-  const double v2400 = v2398 - v2399;
-  const double v2401 = v588 * v2397;
-  const double v2402 = v589 * v2400;
-  const double v2403 = v2401 + v2402;
-  const double v2404 = v590 * v2372;
-  const double v2405 = v2403 - v2404;
-  const double v2406 = v591 * v2391;
-  const double v2407 = v2405 - v2406;
-  const double v2408 = v592 * v2394;
-  const double v2409 = v2407 + v2408;
-  const double v2410 = v593 * v2388;
-  const double v2411 = v2409 - v2410;
-  const double v2412 = v2372 + v2411;
-  const double v2413 = v2287 - v2412;
-
-  // column 6, panda_link4: (I - K* psi* H*)
-  const double v2414 = v2410 - v2409;
-  const double v2415 = v2287 + v2414;
-
-  // column 6, panda_link5: psi* H*
-  const double v2416 = 0.384 * v2413;
-  const double v2417 = (-0.0825) * v2413;
-  const double v2418 = 0.384 * v2397;
-  const double v2419 = (-0.0825) * v2400;
-  const double v2420 = v2419 - v2418;
-  const double v2421 = v2391 + v2416;
-  const double v2422 = v2394 + v2417;
-  const double v2423 = v2388 + v2420;
-  const double v2424 = v273 * v2423;
-  const double v2425 = v274 * v2421;
-  const double v2426 = v2424 - v2425;
-  const double v2427 = v274 * v2423;
-  const double v2428 = v273 * v2421;
-  const double v2429 = v2427 + v2428;
-  const double v2430 = v273 * v2413;
-  const double v2431 = v274 * v2397;
-  const double v2432 = v2431 - v2430;
-  const double v2433 = v274 * v2413;
-  const double v2434 = v273 * v2397;
-  const double v2435 = v2433 + v2434;
-  const double v2436 = v382 * v2432;
-  const double v2437 = v383 * v2435;
-  const double v2438 = v2436 - v2437;
-  const double v2439 = v384 * v2400;
-  const double v2440 = v2438 + v2439;
-  const double v2441 = v385 * v2426;
-  const double v2442 = v2440 + v2441;
-  const double v2443 = v386 * v2429;
-  const double v2444 = v2442 + v2443;
-  const double v2445 = v387 * v2422;
-  const double v2446 = v2444 + v2445;
-  const double v2447 = v2400 - v2446;
-  const double v2448 = v2253 + v2447;
-
-  // column 6, panda_link5: (I - K* psi* H*)
-  const double v2449 = v2253 - v2446;
-
-  // column 6, panda_link6: psi* H*
-  const double v2450 = v110 * v2422;
-  const double v2451 = v111 * v2426;
-  const double v2452 = v2450 + v2451;
-  const double v2453 = v111 * v2422;
-  const double v2454 = v110 * v2426;
-  const double v2455 = v2453 - v2454;
-  const double v2456 = v110 * v2448;
-  const double v2457 = v111 * v2432;
-  const double v2458 = v2456 + v2457;
-  const double v2459 = v111 * v2448;
-  const double v2460 = v110 * v2432;
-  const double v2461 = v2459 - v2460;
-  const double v2462 = v230 * v2458;
-  const double v2463 = v231 * v2461;
-  const double v2464 = v2462 + v2463;
-  const double v2465 = v232 * v2435;
-  const double v2466 = v2464 + v2465;
-  const double v2467 = v233 * v2452;
-  const double v2468 = v2466 + v2467;
-  const double v2469 = v234 * v2455;
-  const double v2470 = v2468 + v2469;
-  const double v2471 = v235 * v2429;
-  const double v2472 = v2470 - v2471;
-  const double v2473 = v2435 - v2472;
-  const double v2474 = v2473 - v2228;
-
-  // column 6, panda_link6: (I - K* psi* H*)
-  const double v2475 = v2471 - v2470;
-  const double v2476 = v2475 - v2228;
-
-  // column 6, panda_link7: psi* H*
-  const double v2477 = 0.088 * v2461;
-  const double v2478 = v2429 + v2477;
-  const double v2479 = v4 * v2478;
-  const double v2480 = v5 * v2452;
-  const double v2481 = v2480 - v2479;
-  const double v2482 = v5 * v2478;
-  const double v2483 = v4 * v2452;
-  const double v2484 = v2482 + v2483;
-  const double v2485 = v4 * v2474;
-  const double v2486 = v5 * v2458;
-  const double v2487 = v2485 + v2486;
-  const double v2488 = v5 * v2474;
-  const double v2489 = v4 * v2458;
-  const double v2490 = v2488 - v2489;
-  const double v2491 = v2460 - v2459;
-  const double v2492 = v77 * v2487;
-  const double v2493 = v78 * v2490;
-  const double v2494 = v2492 + v2493;
-  const double v2495 = v79 * v2491;
-  const double v2496 = v2494 + v2495;
-  const double v2497 = v80 * v2481;
-  const double v2498 = v2496 + v2497;
-  const double v2499 = v81 * v2484;
-  const double v2500 = v2498 - v2499;
-  const double v2501 = v2491 - v2500;
-  const double v2502 = v76 + v2501;
-
-  // column 6, panda_link7: (I - K* psi* H*)
-  const double v2503 = v2499 - v2498;
-  const double v2504 = v76 + v2503;
-
-  // column 6, panda_leftfinger: psi* H*
-  const double v2505 = 0.1654 * v2490;
-  const double v2506 = v3 * v2502;
-  const double v2507 = v2506 - v2505;
-  const double v2508 = v2 * v2502;
-  const double v2509 = 0.1654 * v2487;
-  const double v2510 = v2509 - v2508;
-  const double v2511 = v2481 - v2507;
-  const double v2512 = v2484 + v2510;
-  const double v2513 = 0.7071067811865475 * v2512;
-  const double v2514 = 0.7071067811865476 * v2511;
-
-  // column 6, panda_leftfinger: (I - K* psi* H*)
-  const double v2515 = v2513 - v2514;
-
-  // column 6, panda_rightfinger: psi* H*
-  const double v2516 = v1 * v2502;
-  const double v2517 = v2505 + v2516;
-  const double v2518 = v0 * v2502;
-  const double v2519 = v2509 + v2518;
-  const double v2520 = v2481 + v2517;
-  const double v2521 = v2484 + v2519;
-  const double v2522 = 0.7071067811865475 * v2521;
-  const double v2523 = 0.7071067811865476 * v2520;
-  const double v2524 = v2523 - v2522;
+  // column 6, panda_link1: D^-1
+  const double v1347 = v926 * v1346;
 
   // column 7, panda_link6: psi K
-  const double v2525 = 0.7071067811865475 * v4;
-  const double v2526 = 0.7071067811865476 * v5;
-  const double v2527 = v2526 - v2525;
-  const double v2528 = 0.7071067811865475 * v5;
-  const double v2529 = 0.7071067811865476 * v4;
-  const double v2530 = v2528 + v2529;
-  const double v2531 = 0.088 * v2530;
-  const double v2532 = v4 * 0.11695546160825496;
-  const double v2533 = v5 * (-0.11695546160825494);
-  const double v2534 = v2533 - v2532;
-  const double v2535 = v5 * 0.11695546160825496;
-  const double v2536 = v4 * (-0.11695546160825494);
-  const double v2537 = v2535 + v2536;
+  const double v1348 = 0.7071067811865475 * v4;
+  const double v1349 = 0.7071067811865476 * v5;
+  const double v1350 = v1349 - v1348;
+  const double v1351 = 0.7071067811865475 * v5;
+  const double v1352 = 0.7071067811865476 * v4;
+  const double v1353 = v1351 + v1352;
+  const double v1354 = 0.088 * v1353;
+  const double v1355 = v4 * 0.11695546160825496;
+  const double v1356 = v5 * (-0.11695546160825494);
+  const double v1357 = v1356 - v1355;
+  const double v1358 = v5 * 0.11695546160825496;
+  const double v1359 = v4 * (-0.11695546160825494);
+  const double v1360 = v1358 + v1359;
 
-  // column 7, panda_link6: D^-1 (I - H psi K)
-  const double v2538 = v229 * v2537;
+  // column 7, panda_link6: D^-1
+  const double v1361 = v229 * v1360;
 
   // column 7, panda_link5: psi K
-  const double v2539 = v230 * v2537;
-  const double v2540 = v231 * v2537;
-  const double v2541 = v232 * v2537;
-  const double v2542 = v233 * v2537;
-  const double v2543 = v234 * v2537;
-  const double v2544 = v235 * v2537;
-  const double v2545 = v2534 - v2539;
-  const double v2546 = v2531 + v2540;
-  const double v2547 = v2527 - v2542;
-  const double v2548 = v110 * v2543;
-  const double v2549 = v111 * v2547;
-  const double v2550 = v2548 + v2549;
-  const double v2551 = v2544 - v2530;
-  const double v2552 = v111 * v2543;
-  const double v2553 = v110 * v2547;
-  const double v2554 = v2553 - v2552;
-  const double v2555 = v110 * v2546;
-  const double v2556 = v111 * v2545;
-  const double v2557 = v2555 + v2556;
-  const double v2558 = v2541 - v2537;
-  const double v2559 = v111 * v2546;
-  const double v2560 = v110 * v2545;
-  const double v2561 = v2560 - v2559;
+  const double v1362 = v230 * v1360;
+  const double v1363 = v231 * v1360;
+  const double v1364 = v232 * v1360;
+  const double v1365 = v233 * v1360;
+  const double v1366 = v234 * v1360;
+  const double v1367 = v235 * v1360;
+  const double v1368 = v1357 - v1362;
+  const double v1369 = v1354 + v1363;
+  const double v1370 = v1350 - v1365;
+  const double v1371 = v110 * v1366;
+  const double v1372 = v111 * v1370;
+  const double v1373 = v1371 + v1372;
+  const double v1374 = v1367 - v1353;
+  const double v1375 = v111 * v1366;
+  const double v1376 = v110 * v1370;
+  const double v1377 = v1376 - v1375;
+  const double v1378 = v110 * v1369;
+  const double v1379 = v111 * v1368;
+  const double v1380 = v1378 + v1379;
+  const double v1381 = v1364 - v1360;
+  const double v1382 = v111 * v1369;
+  const double v1383 = v110 * v1368;
+  const double v1384 = v1383 - v1382;
 
-  // column 7, panda_link5: D^-1 (I - H psi K)
-  const double v2562 = v2559 - v2560;
-  const double v2563 = v381 * v2562;
+  // column 7, panda_link5: (I - H psi K)
+  const double v1385 = v1382 - v1383;
+
+  // column 7, panda_link5: D^-1
+  const double v1386 = v381 * v1385;
 
   // column 7, panda_link4: psi K
-  const double v2564 = v382 * v2561;
-  const double v2565 = v383 * v2561;
-  const double v2566 = v384 * v2561;
-  const double v2567 = v385 * v2561;
-  const double v2568 = v386 * v2561;
-  const double v2569 = v387 * v2561;
-  const double v2570 = v2557 - v2564;
-  const double v2571 = v2558 - v2565;
-  const double v2572 = v2561 - v2566;
-  const double v2573 = v2550 - v2567;
-  const double v2574 = v2551 - v2568;
-  const double v2575 = v2554 - v2569;
-  const double v2576 = v273 * v2574;
-  const double v2577 = v274 * v2573;
-  const double v2578 = v2577 - v2576;
-  const double v2579 = v274 * v2574;
-  const double v2580 = v273 * v2573;
-  const double v2581 = v2579 + v2580;
-  const double v2582 = 0.384 * v2581;
-  const double v2583 = (-0.0825) * v2581;
-  const double v2584 = 0.384 * v2578;
-  const double v2585 = (-0.0825) * v2575;
-  const double v2586 = v2585 - v2584;
-  const double v2587 = v273 * v2571;
-  const double v2588 = v274 * v2570;
-  const double v2589 = v2588 - v2587;
-  const double v2590 = v274 * v2571;
-  const double v2591 = v273 * v2570;
-  const double v2592 = v2590 + v2591;
-  const double v2593 = v2589 - v2582;
-  const double v2594 = v2572 + v2583;
-  const double v2595 = v2586 - v2592;
+  const double v1387 = v382 * v1384;
+  const double v1388 = v383 * v1384;
+  const double v1389 = v384 * v1384;
+  const double v1390 = v385 * v1384;
+  const double v1391 = v386 * v1384;
+  const double v1392 = v387 * v1384;
+  const double v1393 = v1380 - v1387;
+  const double v1394 = v1381 - v1388;
+  const double v1395 = v1384 - v1389;
+  const double v1396 = v1373 - v1390;
+  const double v1397 = v1374 - v1391;
+  const double v1398 = v1377 - v1392;
+  const double v1399 = v273 * v1397;
+  const double v1400 = v274 * v1396;
+  const double v1401 = v1400 - v1399;
+  const double v1402 = v274 * v1397;
+  const double v1403 = v273 * v1396;
+  const double v1404 = v1402 + v1403;
+  const double v1405 = 0.384 * v1404;
+  const double v1406 = (-0.0825) * v1404;
+  const double v1407 = 0.384 * v1401;
+  const double v1408 = (-0.0825) * v1398;
+  const double v1409 = v1408 - v1407;
+  const double v1410 = v273 * v1394;
+  const double v1411 = v274 * v1393;
+  const double v1412 = v1411 - v1410;
+  const double v1413 = v274 * v1394;
+  const double v1414 = v273 * v1393;
+  const double v1415 = v1413 + v1414;
+  const double v1416 = v1412 - v1405;
+  const double v1417 = v1395 + v1406;
+  const double v1418 = v1409 - v1415;
 
-  // column 7, panda_link4: D^-1 (I - H psi K)
-  const double v2596 = v2592 - v2586;
-  const double v2597 = v587 * v2596;
+  // column 7, panda_link4: (I - H psi K)
+  const double v1419 = v1415 - v1409;
+
+  // column 7, panda_link4: D^-1
+  const double v1420 = v587 * v1419;
 
   // column 7, panda_link3: psi K
-  const double v2598 = v588 * v2595;
-  const double v2599 = v589 * v2595;
-  const double v2600 = v590 * v2595;
-  const double v2601 = v591 * v2595;
-  const double v2602 = v592 * v2595;
-  const double v2603 = v593 * v2595;
-  const double v2604 = v2593 - v2598;
-  const double v2605 = v2594 - v2599;
-  const double v2606 = v2578 - v2601;
-  const double v2607 = v2575 - v2602;
-  const double v2608 = v2581 + v2603;
-  const double v2609 = v430 * v2607;
-  const double v2610 = v431 * v2606;
-  const double v2611 = v2610 - v2609;
-  const double v2612 = v431 * v2607;
-  const double v2613 = v430 * v2606;
-  const double v2614 = v2612 + v2613;
-  const double v2615 = 0.0825 * v2614;
-  const double v2616 = 0.0825 * v2608;
-  const double v2617 = v430 * v2605;
-  const double v2618 = v431 * v2604;
-  const double v2619 = v2618 - v2617;
-  const double v2620 = v2600 - v2595;
-  const double v2621 = v431 * v2605;
-  const double v2622 = v430 * v2604;
-  const double v2623 = v2621 + v2622;
-  const double v2624 = v2620 - v2615;
-  const double v2625 = v2616 + v2623;
+  const double v1421 = v588 * v1418;
+  const double v1422 = v589 * v1418;
+  const double v1423 = v590 * v1418;
+  const double v1424 = v591 * v1418;
+  const double v1425 = v592 * v1418;
+  const double v1426 = v593 * v1418;
+  const double v1427 = v1416 - v1421;
+  const double v1428 = v1417 - v1422;
+  const double v1429 = v1401 - v1424;
+  const double v1430 = v1398 - v1425;
+  const double v1431 = v1404 + v1426;
+  const double v1432 = v430 * v1430;
+  const double v1433 = v431 * v1429;
+  const double v1434 = v1433 - v1432;
+  const double v1435 = v431 * v1430;
+  const double v1436 = v430 * v1429;
+  const double v1437 = v1435 + v1436;
+  const double v1438 = 0.0825 * v1437;
+  const double v1439 = 0.0825 * v1431;
+  const double v1440 = v430 * v1428;
+  const double v1441 = v431 * v1427;
+  const double v1442 = v1441 - v1440;
+  const double v1443 = v1423 - v1418;
+  const double v1444 = v431 * v1428;
+  const double v1445 = v430 * v1427;
+  const double v1446 = v1444 + v1445;
+  const double v1447 = v1443 - v1438;
+  const double v1448 = v1439 + v1446;
 
-  // column 7, panda_link3: D^-1 (I - H psi K)
-  const double v2626 = v765 * v2625;
+  // column 7, panda_link3: D^-1
+  const double v1449 = v765 * v1448;
 
   // column 7, panda_link2: psi K
-  const double v2627 = v766 * v2625;
-  const double v2628 = v767 * v2625;
-  const double v2629 = v768 * v2625;
-  const double v2630 = v769 * v2625;
-  const double v2631 = v770 * v2625;
-  const double v2632 = v2619 - v2627;
-  const double v2633 = v2624 - v2628;
-  const double v2634 = v2611 - v2630;
-  const double v2635 = v2608 - v2631;
-  const double v2636 = v634 * v2635;
-  const double v2637 = v635 * v2634;
-  const double v2638 = v2637 - v2636;
-  const double v2639 = v635 * v2635;
-  const double v2640 = v634 * v2634;
-  const double v2641 = v2639 + v2640;
-  const double v2642 = (-0.316) * v2641;
-  const double v2643 = (-0.316) * v2638;
-  const double v2644 = v634 * v2633;
-  const double v2645 = v635 * v2632;
-  const double v2646 = v2645 - v2644;
-  const double v2647 = v2629 - v2625;
-  const double v2648 = v635 * v2633;
-  const double v2649 = v634 * v2632;
-  const double v2650 = v2648 + v2649;
-  const double v2651 = v2642 + v2646;
-  const double v2652 = v2650 - v2643;
+  const double v1450 = v766 * v1448;
+  const double v1451 = v767 * v1448;
+  const double v1452 = v768 * v1448;
+  const double v1453 = v769 * v1448;
+  const double v1454 = v770 * v1448;
+  const double v1455 = v1442 - v1450;
+  const double v1456 = v1447 - v1451;
+  const double v1457 = v1434 - v1453;
+  const double v1458 = v1431 - v1454;
+  const double v1459 = v634 * v1458;
+  const double v1460 = v635 * v1457;
+  const double v1461 = v1460 - v1459;
+  const double v1462 = v635 * v1458;
+  const double v1463 = v634 * v1457;
+  const double v1464 = v1462 + v1463;
+  const double v1465 = (-0.316) * v1464;
+  const double v1466 = (-0.316) * v1461;
+  const double v1467 = v634 * v1456;
+  const double v1468 = v635 * v1455;
+  const double v1469 = v1468 - v1467;
+  const double v1470 = v1452 - v1448;
+  const double v1471 = v635 * v1456;
+  const double v1472 = v634 * v1455;
+  const double v1473 = v1471 + v1472;
+  const double v1474 = v1465 + v1469;
+  const double v1475 = v1473 - v1466;
 
-  // column 7, panda_link2: D^-1 (I - H psi K)
-  const double v2653 = v2643 - v2650;
-  const double v2654 = v907 * v2653;
+  // column 7, panda_link2: (I - H psi K)
+  const double v1476 = v1466 - v1473;
+
+  // column 7, panda_link2: D^-1
+  const double v1477 = v907 * v1476;
 
   // column 7, panda_link1: psi K
-  const double v2655 = v908 * v2652;
-  const double v2656 = v909 * v2652;
-  const double v2657 = v2651 - v2655;
-  const double v2658 = v2647 - v2656;
-  const double v2659 = v800 * v2658;
-  const double v2660 = v799 * v2657;
-  const double v2661 = v2659 + v2660;
+  const double v1478 = v908 * v1475;
+  const double v1479 = v909 * v1475;
+  const double v1480 = v1474 - v1478;
+  const double v1481 = v1470 - v1479;
+  const double v1482 = v800 * v1481;
+  const double v1483 = v799 * v1480;
+  const double v1484 = v1482 + v1483;
 
-  // column 7, panda_link1: D^-1 (I - H psi K)
-  const double v2662 = v926 * v2661;
-
-  // column 7, panda_link2: psi* H*
-  const double v2663 = v799 * v2662;
-  const double v2664 = v800 * v2662;
-  const double v2665 = v908 * v2663;
-  const double v2666 = v909 * v2664;
-  const double v2667 = v2665 + v2666;
-  const double v2668 = v2654 + v2667;
-
-  // column 7, panda_link3: psi* H*
-  const double v2669 = (-0.316) * v2668;
-  const double v2670 = (-0.316) * v2663;
-  const double v2671 = v634 * v2670;
-  const double v2672 = v635 * v2669;
-  const double v2673 = v2671 + v2672;
-  const double v2674 = v635 * v2670;
-  const double v2675 = v634 * v2669;
-  const double v2676 = v2675 - v2674;
-  const double v2677 = v634 * v2668;
-  const double v2678 = v635 * v2663;
-  const double v2679 = v2677 - v2678;
-  const double v2680 = v635 * v2668;
-  const double v2681 = v634 * v2663;
-  const double v2682 = v2680 + v2681;
-  const double v2683 = v766 * v2679;
-  const double v2684 = v767 * v2682;
-  const double v2685 = v2683 + v2684;
-  const double v2686 = v768 * v2664;
-  const double v2687 = v2685 + v2686;
-  const double v2688 = v769 * v2673;
-  const double v2689 = v2687 - v2688;
-  const double v2690 = v770 * v2676;
-  const double v2691 = v2689 + v2690;
-  const double v2692 = v2664 - v2691;
-  const double v2693 = v2692 - v2626;
-
-  // column 7, panda_link3: (I - K* psi* H*)
-  const double v2694 = v2626 + v2691;
-  const double v2695 = -v2694;
-
-  // column 7, panda_link4: psi* H*
-  const double v2696 = 0.0825 * v2693;
-  const double v2697 = 0.0825 * v2682;
-  const double v2698 = v2676 + v2696;
-  const double v2699 = v430 * v2697;
-  const double v2700 = v431 * v2673;
-  const double v2701 = v2699 + v2700;
-  const double v2702 = v431 * v2697;
-  const double v2703 = v430 * v2673;
-  const double v2704 = v2703 - v2702;
-  const double v2705 = v430 * v2693;
-  const double v2706 = v431 * v2679;
-  const double v2707 = v2705 + v2706;
-  const double v2708 = v431 * v2693;
-  const double v2709 = v430 * v2679;
-  const double v2710 = v2708 - v2709;
-  const double v2711 = v588 * v2707;
-  const double v2712 = v589 * v2710;
-  const double v2713 = v2711 + v2712;
-  const double v2714 = v590 * v2682;
-  const double v2715 = v2713 - v2714;
-  const double v2716 = v591 * v2701;
-  const double v2717 = v2715 - v2716;
-  const double v2718 = v592 * v2704;
-  const double v2719 = v2717 + v2718;
-  const double v2720 = v593 * v2698;
-  const double v2721 = v2719 - v2720;
-  const double v2722 = v2682 + v2721;
-  const double v2723 = v2597 - v2722;
-
-  // column 7, panda_link4: (I - K* psi* H*)
-  const double v2724 = v2720 - v2719;
-  const double v2725 = v2597 + v2724;
-
-  // column 7, panda_link5: psi* H*
-  const double v2726 = 0.384 * v2723;
-  const double v2727 = (-0.0825) * v2723;
-  const double v2728 = 0.384 * v2707;
-  const double v2729 = (-0.0825) * v2710;
-  const double v2730 = v2729 - v2728;
-  const double v2731 = v2701 + v2726;
-  const double v2732 = v2704 + v2727;
-  const double v2733 = v2698 + v2730;
-  const double v2734 = v273 * v2733;
-  const double v2735 = v274 * v2731;
-  const double v2736 = v2734 - v2735;
-  const double v2737 = v274 * v2733;
-  const double v2738 = v273 * v2731;
-  const double v2739 = v2737 + v2738;
-  const double v2740 = v273 * v2723;
-  const double v2741 = v274 * v2707;
-  const double v2742 = v2741 - v2740;
-  const double v2743 = v274 * v2723;
-  const double v2744 = v273 * v2707;
-  const double v2745 = v2743 + v2744;
-  const double v2746 = v382 * v2742;
-  const double v2747 = v383 * v2745;
-  const double v2748 = v2746 - v2747;
-  const double v2749 = v384 * v2710;
-  const double v2750 = v2748 + v2749;
-  const double v2751 = v385 * v2736;
-  const double v2752 = v2750 + v2751;
-  const double v2753 = v386 * v2739;
-  const double v2754 = v2752 + v2753;
-  const double v2755 = v387 * v2732;
-  const double v2756 = v2754 + v2755;
-  const double v2757 = v2710 - v2756;
-  const double v2758 = v2563 + v2757;
-
-  // column 7, panda_link5: (I - K* psi* H*)
-  const double v2759 = v2563 - v2756;
-
-  // column 7, panda_link6: psi* H*
-  const double v2760 = v110 * v2732;
-  const double v2761 = v111 * v2736;
-  const double v2762 = v2760 + v2761;
-  const double v2763 = v111 * v2732;
-  const double v2764 = v110 * v2736;
-  const double v2765 = v2763 - v2764;
-  const double v2766 = v110 * v2758;
-  const double v2767 = v111 * v2742;
-  const double v2768 = v2766 + v2767;
-  const double v2769 = v111 * v2758;
-  const double v2770 = v110 * v2742;
-  const double v2771 = v2769 - v2770;
-  const double v2772 = v230 * v2768;
-  const double v2773 = v231 * v2771;
-  const double v2774 = v2772 + v2773;
-  const double v2775 = v232 * v2745;
-  const double v2776 = v2774 + v2775;
-  const double v2777 = v233 * v2762;
-  const double v2778 = v2776 + v2777;
-  const double v2779 = v234 * v2765;
-  const double v2780 = v2778 + v2779;
-  const double v2781 = v235 * v2739;
-  const double v2782 = v2780 - v2781;
-  const double v2783 = v2745 - v2782;
-  const double v2784 = v2783 - v2538;
-
-  // column 7, panda_link6: (I - K* psi* H*)
-  const double v2785 = v2781 - v2780;
-  const double v2786 = v2785 - v2538;
-
-  // column 7, panda_link7: psi* H*
-  const double v2787 = 0.088 * v2771;
-  const double v2788 = v2739 + v2787;
-  const double v2789 = v4 * v2788;
-  const double v2790 = v5 * v2762;
-  const double v2791 = v2790 - v2789;
-  const double v2792 = v5 * v2788;
-  const double v2793 = v4 * v2762;
-  const double v2794 = v2792 + v2793;
-  const double v2795 = v4 * v2784;
-  const double v2796 = v5 * v2768;
-  const double v2797 = v2795 + v2796;
-  const double v2798 = v5 * v2784;
-  const double v2799 = v4 * v2768;
-  const double v2800 = v2798 - v2799;
-  const double v2801 = v2770 - v2769;
-  const double v2802 = v77 * v2797;
-  const double v2803 = v78 * v2800;
-  const double v2804 = v2802 + v2803;
-  const double v2805 = v79 * v2801;
-  const double v2806 = v2804 + v2805;
-  const double v2807 = v80 * v2791;
-  const double v2808 = v2806 + v2807;
-  const double v2809 = v81 * v2794;
-  const double v2810 = v2808 - v2809;
-  const double v2811 = v2801 - v2810;
-
-  // column 7, panda_link7: (I - K* psi* H*)
-  const double v2812 = v2809 - v2808;
-
-  // column 7, panda_leftfinger: psi* H*
-  const double v2813 = 0.1654 * v2800;
-  const double v2814 = v3 * v2811;
-  const double v2815 = v2814 - v2813;
-  const double v2816 = v2 * v2811;
-  const double v2817 = 0.1654 * v2797;
-  const double v2818 = v2817 - v2816;
-  const double v2819 = v2791 - v2815;
-  const double v2820 = v2794 + v2818;
-  const double v2821 = 0.7071067811865475 * v2820;
-  const double v2822 = 0.7071067811865476 * v2819;
-
-  // column 7, panda_leftfinger: (I - K* psi* H*)
-  const double v2823 = v2821 - v2822;
-  const double v2824 = v2823 + 66.66666666666667;
-
-  // column 7, panda_rightfinger: psi* H*
-  const double v2825 = v1 * v2811;
-  const double v2826 = v2813 + v2825;
-  const double v2827 = v0 * v2811;
-  const double v2828 = v2817 + v2827;
-  const double v2829 = v2791 + v2826;
-  const double v2830 = v2794 + v2828;
-  const double v2831 = 0.7071067811865475 * v2830;
-  const double v2832 = 0.7071067811865476 * v2829;
-  const double v2833 = v2832 - v2831;
+  // column 7, panda_link1: D^-1
+  const double v1485 = v926 * v1484;
 
   // column 8, panda_link6: psi K
-  const double v2834 = v4 * (-0.7071067811865475);
-  const double v2835 = v5 * (-0.7071067811865476);
-  const double v2836 = v2835 - v2834;
-  const double v2837 = v5 * (-0.7071067811865475);
-  const double v2838 = v4 * (-0.7071067811865476);
-  const double v2839 = v2837 + v2838;
-  const double v2840 = 0.088 * v2839;
-  const double v2841 = v4 * (-0.11695546160825496);
-  const double v2842 = v5 * 0.11695546160825494;
-  const double v2843 = v2842 - v2841;
-  const double v2844 = v5 * (-0.11695546160825496);
-  const double v2845 = v4 * 0.11695546160825494;
-  const double v2846 = v2844 + v2845;
+  const double v1486 = v4 * (-0.7071067811865475);
+  const double v1487 = v5 * (-0.7071067811865476);
+  const double v1488 = v1487 - v1486;
+  const double v1489 = v5 * (-0.7071067811865475);
+  const double v1490 = v4 * (-0.7071067811865476);
+  const double v1491 = v1489 + v1490;
+  const double v1492 = 0.088 * v1491;
+  const double v1493 = v4 * (-0.11695546160825496);
+  const double v1494 = v5 * 0.11695546160825494;
+  const double v1495 = v1494 - v1493;
+  const double v1496 = v5 * (-0.11695546160825496);
+  const double v1497 = v4 * 0.11695546160825494;
+  const double v1498 = v1496 + v1497;
 
-  // column 8, panda_link6: D^-1 (I - H psi K)
-  const double v2847 = v229 * v2846;
+  // column 8, panda_link6: D^-1
+  const double v1499 = v229 * v1498;
 
   // column 8, panda_link5: psi K
-  const double v2848 = v230 * v2846;
-  const double v2849 = v231 * v2846;
-  const double v2850 = v232 * v2846;
-  const double v2851 = v233 * v2846;
-  const double v2852 = v234 * v2846;
-  const double v2853 = v235 * v2846;
-  const double v2854 = v2843 - v2848;
-  const double v2855 = v2840 + v2849;
-  const double v2856 = v2836 - v2851;
-  const double v2857 = v110 * v2852;
-  const double v2858 = v111 * v2856;
-  const double v2859 = v2857 + v2858;
-  const double v2860 = v2853 - v2839;
-  const double v2861 = v111 * v2852;
-  const double v2862 = v110 * v2856;
-  const double v2863 = v2862 - v2861;
-  const double v2864 = v110 * v2855;
-  const double v2865 = v111 * v2854;
-  const double v2866 = v2864 + v2865;
-  const double v2867 = v2850 - v2846;
-  const double v2868 = v111 * v2855;
-  const double v2869 = v110 * v2854;
-  const double v2870 = v2869 - v2868;
+  const double v1500 = v230 * v1498;
+  const double v1501 = v231 * v1498;
+  const double v1502 = v232 * v1498;
+  const double v1503 = v233 * v1498;
+  const double v1504 = v234 * v1498;
+  const double v1505 = v235 * v1498;
+  const double v1506 = v1495 - v1500;
+  const double v1507 = v1492 + v1501;
+  const double v1508 = v1488 - v1503;
+  const double v1509 = v110 * v1504;
+  const double v1510 = v111 * v1508;
+  const double v1511 = v1509 + v1510;
+  const double v1512 = v1505 - v1491;
+  const double v1513 = v111 * v1504;
+  const double v1514 = v110 * v1508;
+  const double v1515 = v1514 - v1513;
+  const double v1516 = v110 * v1507;
+  const double v1517 = v111 * v1506;
+  const double v1518 = v1516 + v1517;
+  const double v1519 = v1502 - v1498;
+  const double v1520 = v111 * v1507;
+  const double v1521 = v110 * v1506;
+  const double v1522 = v1521 - v1520;
 
-  // column 8, panda_link5: D^-1 (I - H psi K)
-  const double v2871 = v2868 - v2869;
-  const double v2872 = v381 * v2871;
+  // column 8, panda_link5: (I - H psi K)
+  const double v1523 = v1520 - v1521;
+
+  // column 8, panda_link5: D^-1
+  const double v1524 = v381 * v1523;
 
   // column 8, panda_link4: psi K
-  const double v2873 = v382 * v2870;
-  const double v2874 = v383 * v2870;
-  const double v2875 = v384 * v2870;
-  const double v2876 = v385 * v2870;
-  const double v2877 = v386 * v2870;
-  const double v2878 = v387 * v2870;
-  const double v2879 = v2866 - v2873;
-  const double v2880 = v2867 - v2874;
-  const double v2881 = v2870 - v2875;
-  const double v2882 = v2859 - v2876;
-  const double v2883 = v2860 - v2877;
-  const double v2884 = v2863 - v2878;
-  const double v2885 = v273 * v2883;
-  const double v2886 = v274 * v2882;
-  const double v2887 = v2886 - v2885;
-  const double v2888 = v274 * v2883;
-  const double v2889 = v273 * v2882;
-  const double v2890 = v2888 + v2889;
-  const double v2891 = 0.384 * v2890;
-  const double v2892 = (-0.0825) * v2890;
-  const double v2893 = 0.384 * v2887;
-  const double v2894 = (-0.0825) * v2884;
-  const double v2895 = v2894 - v2893;
-  const double v2896 = v273 * v2880;
-  const double v2897 = v274 * v2879;
-  const double v2898 = v2897 - v2896;
-  const double v2899 = v274 * v2880;
-  const double v2900 = v273 * v2879;
-  const double v2901 = v2899 + v2900;
-  const double v2902 = v2898 - v2891;
-  const double v2903 = v2881 + v2892;
-  const double v2904 = v2895 - v2901;
+  const double v1525 = v382 * v1522;
+  const double v1526 = v383 * v1522;
+  const double v1527 = v384 * v1522;
+  const double v1528 = v385 * v1522;
+  const double v1529 = v386 * v1522;
+  const double v1530 = v387 * v1522;
+  const double v1531 = v1518 - v1525;
+  const double v1532 = v1519 - v1526;
+  const double v1533 = v1522 - v1527;
+  const double v1534 = v1511 - v1528;
+  const double v1535 = v1512 - v1529;
+  const double v1536 = v1515 - v1530;
+  const double v1537 = v273 * v1535;
+  const double v1538 = v274 * v1534;
+  const double v1539 = v1538 - v1537;
+  const double v1540 = v274 * v1535;
+  const double v1541 = v273 * v1534;
+  const double v1542 = v1540 + v1541;
+  const double v1543 = 0.384 * v1542;
+  const double v1544 = (-0.0825) * v1542;
+  const double v1545 = 0.384 * v1539;
+  const double v1546 = (-0.0825) * v1536;
+  const double v1547 = v1546 - v1545;
+  const double v1548 = v273 * v1532;
+  const double v1549 = v274 * v1531;
+  const double v1550 = v1549 - v1548;
+  const double v1551 = v274 * v1532;
+  const double v1552 = v273 * v1531;
+  const double v1553 = v1551 + v1552;
+  const double v1554 = v1550 - v1543;
+  const double v1555 = v1533 + v1544;
+  const double v1556 = v1547 - v1553;
 
-  // column 8, panda_link4: D^-1 (I - H psi K)
-  const double v2905 = v2901 - v2895;
-  const double v2906 = v587 * v2905;
+  // column 8, panda_link4: (I - H psi K)
+  const double v1557 = v1553 - v1547;
+
+  // column 8, panda_link4: D^-1
+  const double v1558 = v587 * v1557;
 
   // column 8, panda_link3: psi K
-  const double v2907 = v588 * v2904;
-  const double v2908 = v589 * v2904;
-  const double v2909 = v590 * v2904;
-  const double v2910 = v591 * v2904;
-  const double v2911 = v592 * v2904;
-  const double v2912 = v593 * v2904;
-  const double v2913 = v2902 - v2907;
-  const double v2914 = v2903 - v2908;
-  const double v2915 = v2887 - v2910;
-  const double v2916 = v2884 - v2911;
-  const double v2917 = v2890 + v2912;
-  const double v2918 = v430 * v2916;
-  const double v2919 = v431 * v2915;
-  const double v2920 = v2919 - v2918;
-  const double v2921 = v431 * v2916;
-  const double v2922 = v430 * v2915;
-  const double v2923 = v2921 + v2922;
-  const double v2924 = 0.0825 * v2923;
-  const double v2925 = 0.0825 * v2917;
-  const double v2926 = v430 * v2914;
-  const double v2927 = v431 * v2913;
-  const double v2928 = v2927 - v2926;
-  const double v2929 = v2909 - v2904;
-  const double v2930 = v431 * v2914;
-  const double v2931 = v430 * v2913;
-  const double v2932 = v2930 + v2931;
-  const double v2933 = v2929 - v2924;
-  const double v2934 = v2925 + v2932;
+  const double v1559 = v588 * v1556;
+  const double v1560 = v589 * v1556;
+  const double v1561 = v590 * v1556;
+  const double v1562 = v591 * v1556;
+  const double v1563 = v592 * v1556;
+  const double v1564 = v593 * v1556;
+  const double v1565 = v1554 - v1559;
+  const double v1566 = v1555 - v1560;
+  const double v1567 = v1539 - v1562;
+  const double v1568 = v1536 - v1563;
+  const double v1569 = v1542 + v1564;
+  const double v1570 = v430 * v1568;
+  const double v1571 = v431 * v1567;
+  const double v1572 = v1571 - v1570;
+  const double v1573 = v431 * v1568;
+  const double v1574 = v430 * v1567;
+  const double v1575 = v1573 + v1574;
+  const double v1576 = 0.0825 * v1575;
+  const double v1577 = 0.0825 * v1569;
+  const double v1578 = v430 * v1566;
+  const double v1579 = v431 * v1565;
+  const double v1580 = v1579 - v1578;
+  const double v1581 = v1561 - v1556;
+  const double v1582 = v431 * v1566;
+  const double v1583 = v430 * v1565;
+  const double v1584 = v1582 + v1583;
+  const double v1585 = v1581 - v1576;
+  const double v1586 = v1577 + v1584;
 
-  // column 8, panda_link3: D^-1 (I - H psi K)
-  const double v2935 = v765 * v2934;
+  // column 8, panda_link3: D^-1
+  const double v1587 = v765 * v1586;
 
   // column 8, panda_link2: psi K
-  const double v2936 = v766 * v2934;
-  const double v2937 = v767 * v2934;
-  const double v2938 = v768 * v2934;
-  const double v2939 = v769 * v2934;
-  const double v2940 = v770 * v2934;
-  const double v2941 = v2928 - v2936;
-  const double v2942 = v2933 - v2937;
-  const double v2943 = v2920 - v2939;
-  const double v2944 = v2917 - v2940;
-  const double v2945 = v634 * v2944;
-  const double v2946 = v635 * v2943;
-  const double v2947 = v2946 - v2945;
-  const double v2948 = v635 * v2944;
-  const double v2949 = v634 * v2943;
-  const double v2950 = v2948 + v2949;
-  const double v2951 = (-0.316) * v2950;
-  const double v2952 = (-0.316) * v2947;
-  const double v2953 = v634 * v2942;
-  const double v2954 = v635 * v2941;
-  const double v2955 = v2954 - v2953;
-  const double v2956 = v2938 - v2934;
-  const double v2957 = v635 * v2942;
-  const double v2958 = v634 * v2941;
-  const double v2959 = v2957 + v2958;
-  const double v2960 = v2951 + v2955;
-  const double v2961 = v2959 - v2952;
+  const double v1588 = v766 * v1586;
+  const double v1589 = v767 * v1586;
+  const double v1590 = v768 * v1586;
+  const double v1591 = v769 * v1586;
+  const double v1592 = v770 * v1586;
+  const double v1593 = v1580 - v1588;
+  const double v1594 = v1585 - v1589;
+  const double v1595 = v1572 - v1591;
+  const double v1596 = v1569 - v1592;
+  const double v1597 = v634 * v1596;
+  const double v1598 = v635 * v1595;
+  const double v1599 = v1598 - v1597;
+  const double v1600 = v635 * v1596;
+  const double v1601 = v634 * v1595;
+  const double v1602 = v1600 + v1601;
+  const double v1603 = (-0.316) * v1602;
+  const double v1604 = (-0.316) * v1599;
+  const double v1605 = v634 * v1594;
+  const double v1606 = v635 * v1593;
+  const double v1607 = v1606 - v1605;
+  const double v1608 = v1590 - v1586;
+  const double v1609 = v635 * v1594;
+  const double v1610 = v634 * v1593;
+  const double v1611 = v1609 + v1610;
+  const double v1612 = v1603 + v1607;
+  const double v1613 = v1611 - v1604;
 
-  // column 8, panda_link2: D^-1 (I - H psi K)
-  const double v2962 = v2952 - v2959;
-  const double v2963 = v907 * v2962;
+  // column 8, panda_link2: (I - H psi K)
+  const double v1614 = v1604 - v1611;
+
+  // column 8, panda_link2: D^-1
+  const double v1615 = v907 * v1614;
 
   // column 8, panda_link1: psi K
-  const double v2964 = v908 * v2961;
-  const double v2965 = v909 * v2961;
-  const double v2966 = v2960 - v2964;
-  const double v2967 = v2956 - v2965;
-  const double v2968 = v800 * v2967;
-  const double v2969 = v799 * v2966;
-  const double v2970 = v2968 + v2969;
+  const double v1616 = v908 * v1613;
+  const double v1617 = v909 * v1613;
+  const double v1618 = v1612 - v1616;
+  const double v1619 = v1608 - v1617;
+  const double v1620 = v800 * v1619;
+  const double v1621 = v799 * v1618;
+  const double v1622 = v1620 + v1621;
 
-  // column 8, panda_link1: D^-1 (I - H psi K)
-  const double v2971 = v926 * v2970;
+  // column 8, panda_link1: D^-1
+  const double v1623 = v926 * v1622;
 
-  // column 8, panda_link2: psi* H*
-  const double v2972 = v799 * v2971;
-  const double v2973 = v800 * v2971;
-  const double v2974 = v908 * v2972;
-  const double v2975 = v909 * v2973;
-  const double v2976 = v2974 + v2975;
-  const double v2977 = v2963 + v2976;
+  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1624 = v929 * v930;
+  const double v1625 = v907 + v1624;
 
-  // column 8, panda_link3: psi* H*
-  const double v2978 = (-0.316) * v2977;
-  const double v2979 = (-0.316) * v2972;
-  const double v2980 = v634 * v2979;
-  const double v2981 = v635 * v2978;
-  const double v2982 = v2980 + v2981;
-  const double v2983 = v635 * v2979;
-  const double v2984 = v634 * v2978;
-  const double v2985 = v2984 - v2983;
-  const double v2986 = v634 * v2977;
-  const double v2987 = v635 * v2972;
-  const double v2988 = v2986 - v2987;
-  const double v2989 = v635 * v2977;
-  const double v2990 = v634 * v2972;
-  const double v2991 = v2989 + v2990;
-  const double v2992 = v766 * v2988;
-  const double v2993 = v767 * v2991;
-  const double v2994 = v2992 + v2993;
-  const double v2995 = v768 * v2973;
-  const double v2996 = v2994 + v2995;
-  const double v2997 = v769 * v2982;
-  const double v2998 = v2996 - v2997;
-  const double v2999 = v770 * v2985;
-  const double v3000 = v2998 + v2999;
-  const double v3001 = v2973 - v3000;
-  const double v3002 = v3001 - v2935;
+  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1626 = v929 * v956;
+  const double v1627 = v948 + v1626;
 
-  // column 8, panda_link3: (I - K* psi* H*)
-  const double v3003 = v2935 + v3000;
-  const double v3004 = -v3003;
+  // column 2, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1628 = v955 * v956;
+  const double v1629 = v947 * v948;
+  const double v1630 = v1628 + v1629;
+  const double v1631 = v765 + v1630;
 
-  // column 8, panda_link4: psi* H*
-  const double v3005 = 0.0825 * v3002;
-  const double v3006 = 0.0825 * v2991;
-  const double v3007 = v2985 + v3005;
-  const double v3008 = v430 * v3006;
-  const double v3009 = v431 * v2982;
-  const double v3010 = v3008 + v3009;
-  const double v3011 = v431 * v3006;
-  const double v3012 = v430 * v2982;
-  const double v3013 = v3012 - v3011;
-  const double v3014 = v430 * v3002;
-  const double v3015 = v431 * v2988;
-  const double v3016 = v3014 + v3015;
-  const double v3017 = v431 * v3002;
-  const double v3018 = v430 * v2988;
-  const double v3019 = v3017 - v3018;
-  const double v3020 = v588 * v3016;
-  const double v3021 = v589 * v3019;
-  const double v3022 = v3020 + v3021;
-  const double v3023 = v590 * v2991;
-  const double v3024 = v3022 - v3023;
-  const double v3025 = v591 * v3010;
-  const double v3026 = v3024 - v3025;
-  const double v3027 = v592 * v3013;
-  const double v3028 = v3026 + v3027;
-  const double v3029 = v593 * v3007;
-  const double v3030 = v3028 - v3029;
-  const double v3031 = v2991 + v3030;
-  const double v3032 = v2906 - v3031;
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1632 = v929 * v1010;
+  const double v1633 = v1002 + v1632;
 
-  // column 8, panda_link4: (I - K* psi* H*)
-  const double v3033 = v3029 - v3028;
-  const double v3034 = v2906 + v3033;
+  // column 3, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1634 = v955 * v1010;
+  const double v1635 = v947 * v1002;
+  const double v1636 = v1634 + v1635;
+  const double v1637 = v974 + v1636;
 
-  // column 8, panda_link5: psi* H*
-  const double v3035 = 0.384 * v3032;
-  const double v3036 = (-0.0825) * v3032;
-  const double v3037 = 0.384 * v3016;
-  const double v3038 = (-0.0825) * v3019;
-  const double v3039 = v3038 - v3037;
-  const double v3040 = v3010 + v3035;
-  const double v3041 = v3013 + v3036;
-  const double v3042 = v3007 + v3039;
-  const double v3043 = v273 * v3042;
-  const double v3044 = v274 * v3040;
-  const double v3045 = v3043 - v3044;
-  const double v3046 = v274 * v3042;
-  const double v3047 = v273 * v3040;
-  const double v3048 = v3046 + v3047;
-  const double v3049 = v273 * v3032;
-  const double v3050 = v274 * v3016;
-  const double v3051 = v3050 - v3049;
-  const double v3052 = v274 * v3032;
-  const double v3053 = v273 * v3016;
-  const double v3054 = v3052 + v3053;
-  const double v3055 = v382 * v3051;
-  const double v3056 = v383 * v3054;
-  const double v3057 = v3055 - v3056;
-  const double v3058 = v384 * v3019;
-  const double v3059 = v3057 + v3058;
-  const double v3060 = v385 * v3045;
-  const double v3061 = v3059 + v3060;
-  const double v3062 = v386 * v3048;
-  const double v3063 = v3061 + v3062;
-  const double v3064 = v387 * v3041;
-  const double v3065 = v3063 + v3064;
-  const double v3066 = v3019 - v3065;
-  const double v3067 = v2872 + v3066;
+  // column 3, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1638 = v1009 * v1010;
+  const double v1639 = v1001 * v1002;
+  const double v1640 = v1638 + v1639;
+  const double v1641 = v973 * v974;
+  const double v1642 = v1640 + v1641;
+  const double v1643 = v587 + v1642;
 
-  // column 8, panda_link5: (I - K* psi* H*)
-  const double v3068 = v2872 - v3065;
+  // column 4, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1644 = v929 * v1097;
+  const double v1645 = v1089 + v1644;
 
-  // column 8, panda_link6: psi* H*
-  const double v3069 = v110 * v3041;
-  const double v3070 = v111 * v3045;
-  const double v3071 = v3069 + v3070;
-  const double v3072 = v111 * v3041;
-  const double v3073 = v110 * v3045;
-  const double v3074 = v3072 - v3073;
-  const double v3075 = v110 * v3067;
-  const double v3076 = v111 * v3051;
-  const double v3077 = v3075 + v3076;
-  const double v3078 = v111 * v3067;
-  const double v3079 = v110 * v3051;
-  const double v3080 = v3078 - v3079;
-  const double v3081 = v230 * v3077;
-  const double v3082 = v231 * v3080;
-  const double v3083 = v3081 + v3082;
-  const double v3084 = v232 * v3054;
-  const double v3085 = v3083 + v3084;
-  const double v3086 = v233 * v3071;
-  const double v3087 = v3085 + v3086;
-  const double v3088 = v234 * v3074;
-  const double v3089 = v3087 + v3088;
-  const double v3090 = v235 * v3048;
-  const double v3091 = v3089 - v3090;
-  const double v3092 = v3054 - v3091;
-  const double v3093 = v3092 - v2847;
+  // column 4, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1646 = v955 * v1097;
+  const double v1647 = v947 * v1089;
+  const double v1648 = v1646 + v1647;
+  const double v1649 = v1648 - v1061;
 
-  // column 8, panda_link6: (I - K* psi* H*)
-  const double v3094 = v3090 - v3089;
-  const double v3095 = v3094 - v2847;
+  // column 4, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1650 = v1009 * v1097;
+  const double v1651 = v1001 * v1089;
+  const double v1652 = v1650 + v1651;
+  const double v1653 = v973 * v1061;
+  const double v1654 = v1652 - v1653;
+  const double v1655 = v1032 + v1654;
 
-  // column 8, panda_link7: psi* H*
-  const double v3096 = 0.088 * v3080;
-  const double v3097 = v3048 + v3096;
-  const double v3098 = v4 * v3097;
-  const double v3099 = v5 * v3071;
-  const double v3100 = v3099 - v3098;
-  const double v3101 = v5 * v3097;
-  const double v3102 = v4 * v3071;
-  const double v3103 = v3101 + v3102;
-  const double v3104 = v4 * v3093;
-  const double v3105 = v5 * v3077;
-  const double v3106 = v3104 + v3105;
-  const double v3107 = v5 * v3093;
-  const double v3108 = v4 * v3077;
-  const double v3109 = v3107 - v3108;
-  const double v3110 = v3079 - v3078;
-  const double v3111 = v77 * v3106;
-  const double v3112 = v78 * v3109;
-  const double v3113 = v3111 + v3112;
-  const double v3114 = v79 * v3110;
-  const double v3115 = v3113 + v3114;
-  const double v3116 = v80 * v3100;
-  const double v3117 = v3115 + v3116;
-  const double v3118 = v81 * v3103;
-  const double v3119 = v3117 - v3118;
-  const double v3120 = v3110 - v3119;
+  // column 4, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1656 = v1096 * v1097;
+  const double v1657 = v1088 * v1089;
+  const double v1658 = v1656 + v1657;
+  const double v1659 = v1060 * v1061;
+  const double v1660 = v1658 + v1659;
+  const double v1661 = v1031 * v1032;
+  const double v1662 = v1660 + v1661;
+  const double v1663 = v381 + v1662;
 
-  // column 8, panda_link7: (I - K* psi* H*)
-  const double v3121 = v3118 - v3117;
+  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1664 = v929 * v1208;
+  const double v1665 = v1200 + v1664;
 
-  // column 8, panda_leftfinger: psi* H*
-  const double v3122 = 0.1654 * v3109;
-  const double v3123 = v3 * v3120;
-  const double v3124 = v3123 - v3122;
-  const double v3125 = v2 * v3120;
-  const double v3126 = 0.1654 * v3106;
-  const double v3127 = v3126 - v3125;
-  const double v3128 = v3100 - v3124;
-  const double v3129 = v3103 + v3127;
-  const double v3130 = 0.7071067811865475 * v3129;
-  const double v3131 = 0.7071067811865476 * v3128;
+  // column 5, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1666 = v955 * v1208;
+  const double v1667 = v947 * v1200;
+  const double v1668 = v1666 + v1667;
+  const double v1669 = v1668 - v1172;
 
-  // column 8, panda_leftfinger: (I - K* psi* H*)
-  const double v3132 = v3130 - v3131;
+  // column 5, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1670 = v1009 * v1208;
+  const double v1671 = v1001 * v1200;
+  const double v1672 = v1670 + v1671;
+  const double v1673 = v973 * v1172;
+  const double v1674 = v1672 - v1673;
+  const double v1675 = v1674 - v1143;
 
-  // column 8, panda_rightfinger: psi* H*
-  const double v3133 = v1 * v3120;
-  const double v3134 = v3122 + v3133;
-  const double v3135 = v0 * v3120;
-  const double v3136 = v3126 + v3135;
-  const double v3137 = v3100 + v3134;
-  const double v3138 = v3103 + v3136;
-  const double v3139 = 0.7071067811865475 * v3138;
-  const double v3140 = 0.7071067811865476 * v3137;
-  const double v3141 = v3140 - v3139;
+  // column 5, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1676 = v1096 * v1208;
+  const double v1677 = v1088 * v1200;
+  const double v1678 = v1676 + v1677;
+  const double v1679 = v1060 * v1172;
+  const double v1680 = v1678 + v1679;
+  const double v1681 = v1031 * v1143;
+  const double v1682 = v1680 - v1681;
+  const double v1683 = v1682 - v1110;
 
-  // column 8, panda_rightfinger: (I - K* psi* H*)
-  const double v3142 = 66.66666666666667 + v3141;
+  // column 5, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1684 = v1207 * v1208;
+  const double v1685 = v1199 * v1200;
+  const double v1686 = v1684 + v1685;
+  const double v1687 = v1171 * v1172;
+  const double v1688 = v1686 + v1687;
+  const double v1689 = v1142 * v1143;
+  const double v1690 = v1688 + v1689;
+  const double v1691 = v1109 * v1110;
+  const double v1692 = v1690 + v1691;
+  const double v1693 = v229 + v1692;
+
+  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1694 = v929 * v1347;
+  const double v1695 = v1339 + v1694;
+
+  // column 6, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1696 = v955 * v1347;
+  const double v1697 = v947 * v1339;
+  const double v1698 = v1696 + v1697;
+  const double v1699 = v1698 - v1311;
+
+  // column 6, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1700 = v1009 * v1347;
+  const double v1701 = v1001 * v1339;
+  const double v1702 = v1700 + v1701;
+  const double v1703 = v973 * v1311;
+  const double v1704 = v1702 - v1703;
+  const double v1705 = v1282 + v1704;
+
+  // column 6, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1706 = v1096 * v1347;
+  const double v1707 = v1088 * v1339;
+  const double v1708 = v1706 + v1707;
+  const double v1709 = v1060 * v1311;
+  const double v1710 = v1708 + v1709;
+  const double v1711 = v1031 * v1282;
+  const double v1712 = v1710 + v1711;
+  const double v1713 = v1248 + v1712;
+
+  // column 6, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1714 = v1207 * v1347;
+  const double v1715 = v1199 * v1339;
+  const double v1716 = v1714 + v1715;
+  const double v1717 = v1171 * v1311;
+  const double v1718 = v1716 + v1717;
+  const double v1719 = v1142 * v1282;
+  const double v1720 = v1718 - v1719;
+  const double v1721 = v1109 * v1248;
+  const double v1722 = v1720 - v1721;
+  const double v1723 = v1722 - v1223;
+
+  // column 6, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1724 = v1346 * v1347;
+  const double v1725 = v1338 * v1339;
+  const double v1726 = v1724 + v1725;
+  const double v1727 = v1310 * v1311;
+  const double v1728 = v1726 + v1727;
+  const double v1729 = v1281 * v1282;
+  const double v1730 = v1728 + v1729;
+  const double v1731 = v1247 * v1248;
+  const double v1732 = v1730 + v1731;
+  const double v1733 = v1221 * v1223;
+  const double v1734 = v1732 + v1733;
+  const double v1735 = v76 + v1734;
+
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1736 = v929 * v1485;
+  const double v1737 = v1477 + v1736;
+
+  // column 7, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1738 = v955 * v1485;
+  const double v1739 = v947 * v1477;
+  const double v1740 = v1738 + v1739;
+  const double v1741 = v1740 - v1449;
+
+  // column 7, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1742 = v1009 * v1485;
+  const double v1743 = v1001 * v1477;
+  const double v1744 = v1742 + v1743;
+  const double v1745 = v973 * v1449;
+  const double v1746 = v1744 - v1745;
+  const double v1747 = v1420 + v1746;
+
+  // column 7, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1748 = v1096 * v1485;
+  const double v1749 = v1088 * v1477;
+  const double v1750 = v1748 + v1749;
+  const double v1751 = v1060 * v1449;
+  const double v1752 = v1750 + v1751;
+  const double v1753 = v1031 * v1420;
+  const double v1754 = v1752 + v1753;
+  const double v1755 = v1386 + v1754;
+
+  // column 7, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1756 = v1207 * v1485;
+  const double v1757 = v1199 * v1477;
+  const double v1758 = v1756 + v1757;
+  const double v1759 = v1171 * v1449;
+  const double v1760 = v1758 + v1759;
+  const double v1761 = v1142 * v1420;
+  const double v1762 = v1760 - v1761;
+  const double v1763 = v1109 * v1386;
+  const double v1764 = v1762 - v1763;
+  const double v1765 = v1764 - v1361;
+
+  // column 7, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1766 = v1346 * v1485;
+  const double v1767 = v1338 * v1477;
+  const double v1768 = v1766 + v1767;
+  const double v1769 = v1310 * v1449;
+  const double v1770 = v1768 + v1769;
+  const double v1771 = v1281 * v1420;
+  const double v1772 = v1770 + v1771;
+  const double v1773 = v1247 * v1386;
+  const double v1774 = v1772 + v1773;
+  const double v1775 = v1221 * v1361;
+  const double v1776 = v1774 + v1775;
+
+  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v1777 = v1484 * v1485;
+  const double v1778 = v1476 * v1477;
+  const double v1779 = v1777 + v1778;
+  const double v1780 = v1448 * v1449;
+  const double v1781 = v1779 + v1780;
+  const double v1782 = v1419 * v1420;
+  const double v1783 = v1781 + v1782;
+  const double v1784 = v1385 * v1386;
+  const double v1785 = v1783 + v1784;
+  const double v1786 = v1360 * v1361;
+  const double v1787 = v1785 + v1786;
+  const double v1788 = v1787 + 66.66666666666667;
+
+  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1789 = v929 * v1623;
+  const double v1790 = v1615 + v1789;
+
+  // column 8, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1791 = v955 * v1623;
+  const double v1792 = v947 * v1615;
+  const double v1793 = v1791 + v1792;
+  const double v1794 = v1793 - v1587;
+
+  // column 8, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1795 = v1009 * v1623;
+  const double v1796 = v1001 * v1615;
+  const double v1797 = v1795 + v1796;
+  const double v1798 = v973 * v1587;
+  const double v1799 = v1797 - v1798;
+  const double v1800 = v1558 + v1799;
+
+  // column 8, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1801 = v1096 * v1623;
+  const double v1802 = v1088 * v1615;
+  const double v1803 = v1801 + v1802;
+  const double v1804 = v1060 * v1587;
+  const double v1805 = v1803 + v1804;
+  const double v1806 = v1031 * v1558;
+  const double v1807 = v1805 + v1806;
+  const double v1808 = v1524 + v1807;
+
+  // column 8, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1809 = v1207 * v1623;
+  const double v1810 = v1199 * v1615;
+  const double v1811 = v1809 + v1810;
+  const double v1812 = v1171 * v1587;
+  const double v1813 = v1811 + v1812;
+  const double v1814 = v1142 * v1558;
+  const double v1815 = v1813 - v1814;
+  const double v1816 = v1109 * v1524;
+  const double v1817 = v1815 - v1816;
+  const double v1818 = v1817 - v1499;
+
+  // column 8, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1819 = v1346 * v1623;
+  const double v1820 = v1338 * v1615;
+  const double v1821 = v1819 + v1820;
+  const double v1822 = v1310 * v1587;
+  const double v1823 = v1821 + v1822;
+  const double v1824 = v1281 * v1558;
+  const double v1825 = v1823 + v1824;
+  const double v1826 = v1247 * v1524;
+  const double v1827 = v1825 + v1826;
+  const double v1828 = v1221 * v1499;
+  const double v1829 = v1827 + v1828;
+
+  // column 8, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v1830 = v1484 * v1623;
+  const double v1831 = v1476 * v1615;
+  const double v1832 = v1830 + v1831;
+  const double v1833 = v1448 * v1587;
+  const double v1834 = v1832 + v1833;
+  const double v1835 = v1419 * v1558;
+  const double v1836 = v1834 + v1835;
+  const double v1837 = v1385 * v1524;
+  const double v1838 = v1836 + v1837;
+  const double v1839 = v1360 * v1499;
+  const double v1840 = v1838 + v1839;
+
+  // column 8, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1841 = v1622 * v1623;
+  const double v1842 = v1614 * v1615;
+  const double v1843 = v1841 + v1842;
+  const double v1844 = v1586 * v1587;
+  const double v1845 = v1843 + v1844;
+  const double v1846 = v1557 * v1558;
+  const double v1847 = v1845 + v1846;
+  const double v1848 = v1523 * v1524;
+  const double v1849 = v1847 + v1848;
+  const double v1850 = v1498 * v1499;
+  const double v1851 = v1849 + v1850;
+  const double v1852 = 66.66666666666667 + v1851;
 
   // output
   calMinv[0] = v926;
-  calMinv[1] = v931;
+  calMinv[1] = v930;
   calMinv[2] = v956;
-  calMinv[3] = v984;
-  calMinv[4] = v1017;
-  calMinv[5] = v1044;
-  calMinv[6] = v1070;
-  calMinv[7] = v1082;
-  calMinv[8] = v1091;
-  calMinv[9] = v1095;
-  calMinv[10] = v1101;
-  calMinv[11] = v1126;
-  calMinv[12] = v1154;
-  calMinv[13] = v1187;
-  calMinv[14] = v1214;
-  calMinv[15] = v1240;
-  calMinv[16] = v1252;
-  calMinv[17] = v1261;
-  calMinv[18] = v1287;
-  calMinv[19] = v1293;
-  calMinv[20] = v1319;
-  calMinv[21] = v1347;
-  calMinv[22] = v1380;
-  calMinv[23] = v1407;
-  calMinv[24] = v1433;
-  calMinv[25] = v1445;
-  calMinv[26] = v1454;
-  calMinv[27] = v1508;
-  calMinv[28] = v1514;
-  calMinv[29] = v1540;
-  calMinv[30] = v1570;
-  calMinv[31] = v1603;
-  calMinv[32] = v1628;
-  calMinv[33] = v1654;
-  calMinv[34] = v1665;
-  calMinv[35] = v1674;
-  calMinv[36] = v1761;
-  calMinv[37] = v1767;
-  calMinv[38] = v1794;
-  calMinv[39] = v1824;
-  calMinv[40] = v1858;
-  calMinv[41] = v1883;
-  calMinv[42] = v1909;
-  calMinv[43] = v1920;
-  calMinv[44] = v1929;
-  calMinv[45] = v2040;
-  calMinv[46] = v2046;
-  calMinv[47] = v2073;
-  calMinv[48] = v2103;
-  calMinv[49] = v2138;
-  calMinv[50] = v2166;
-  calMinv[51] = v2192;
-  calMinv[52] = v2204;
-  calMinv[53] = v2213;
-  calMinv[54] = v2352;
-  calMinv[55] = v2358;
-  calMinv[56] = v2385;
-  calMinv[57] = v2415;
-  calMinv[58] = v2449;
-  calMinv[59] = v2476;
-  calMinv[60] = v2504;
-  calMinv[61] = v2515;
-  calMinv[62] = v2524;
-  calMinv[63] = v2662;
-  calMinv[64] = v2668;
-  calMinv[65] = v2695;
-  calMinv[66] = v2725;
-  calMinv[67] = v2759;
-  calMinv[68] = v2786;
-  calMinv[69] = v2812;
-  calMinv[70] = v2824;
-  calMinv[71] = v2833;
-  calMinv[72] = v2971;
-  calMinv[73] = v2977;
-  calMinv[74] = v3004;
-  calMinv[75] = v3034;
-  calMinv[76] = v3068;
-  calMinv[77] = v3095;
-  calMinv[78] = v3121;
-  calMinv[79] = v3132;
-  calMinv[80] = v3142;
+  calMinv[3] = v1010;
+  calMinv[4] = v1097;
+  calMinv[5] = v1208;
+  calMinv[6] = v1347;
+  calMinv[7] = v1485;
+  calMinv[8] = v1623;
+  calMinv[9] = v930;
+  calMinv[10] = v1625;
+  calMinv[11] = v1627;
+  calMinv[12] = v1633;
+  calMinv[13] = v1645;
+  calMinv[14] = v1665;
+  calMinv[15] = v1695;
+  calMinv[16] = v1737;
+  calMinv[17] = v1790;
+  calMinv[18] = v956;
+  calMinv[19] = v1627;
+  calMinv[20] = v1631;
+  calMinv[21] = v1637;
+  calMinv[22] = v1649;
+  calMinv[23] = v1669;
+  calMinv[24] = v1699;
+  calMinv[25] = v1741;
+  calMinv[26] = v1794;
+  calMinv[27] = v1010;
+  calMinv[28] = v1633;
+  calMinv[29] = v1637;
+  calMinv[30] = v1643;
+  calMinv[31] = v1655;
+  calMinv[32] = v1675;
+  calMinv[33] = v1705;
+  calMinv[34] = v1747;
+  calMinv[35] = v1800;
+  calMinv[36] = v1097;
+  calMinv[37] = v1645;
+  calMinv[38] = v1649;
+  calMinv[39] = v1655;
+  calMinv[40] = v1663;
+  calMinv[41] = v1683;
+  calMinv[42] = v1713;
+  calMinv[43] = v1755;
+  calMinv[44] = v1808;
+  calMinv[45] = v1208;
+  calMinv[46] = v1665;
+  calMinv[47] = v1669;
+  calMinv[48] = v1675;
+  calMinv[49] = v1683;
+  calMinv[50] = v1693;
+  calMinv[51] = v1723;
+  calMinv[52] = v1765;
+  calMinv[53] = v1818;
+  calMinv[54] = v1347;
+  calMinv[55] = v1695;
+  calMinv[56] = v1699;
+  calMinv[57] = v1705;
+  calMinv[58] = v1713;
+  calMinv[59] = v1723;
+  calMinv[60] = v1735;
+  calMinv[61] = v1776;
+  calMinv[62] = v1829;
+  calMinv[63] = v1485;
+  calMinv[64] = v1737;
+  calMinv[65] = v1741;
+  calMinv[66] = v1747;
+  calMinv[67] = v1755;
+  calMinv[68] = v1765;
+  calMinv[69] = v1776;
+  calMinv[70] = v1788;
+  calMinv[71] = v1840;
+  calMinv[72] = v1623;
+  calMinv[73] = v1790;
+  calMinv[74] = v1794;
+  calMinv[75] = v1800;
+  calMinv[76] = v1808;
+  calMinv[77] = v1818;
+  calMinv[78] = v1829;
+  calMinv[79] = v1840;
+  calMinv[80] = v1852;
 }
 
 // J
@@ -9801,2477 +8361,1603 @@ void lambda(const double* q, double* Lambda) {
   const double v931 = 0.7071067811865475 * v4;
   const double v932 = v930 + v931;
 
+  // column 0, panda_link6: D^-1
+  const double v933 = v229 * v932;
+
   // column 0, panda_link5: psi B
-  const double v933 = v230 * v932;
-  const double v934 = v231 * v932;
-  const double v935 = v232 * v932;
-  const double v936 = v233 * v932;
-  const double v937 = v234 * v932;
-  const double v938 = v235 * v932;
-  const double v939 = v929 - v933;
-  const double v940 = v110 * v937;
-  const double v941 = v111 * v936;
-  const double v942 = v940 - v941;
-  const double v943 = v111 * v937;
-  const double v944 = v110 * v936;
-  const double v945 = v943 + v944;
-  const double v946 = v110 * v934;
-  const double v947 = v111 * v939;
-  const double v948 = v946 + v947;
-  const double v949 = v935 - v932;
-  const double v950 = v111 * v934;
-  const double v951 = v110 * v939;
-  const double v952 = v951 - v950;
+  const double v934 = v230 * v932;
+  const double v935 = v231 * v932;
+  const double v936 = v232 * v932;
+  const double v937 = v233 * v932;
+  const double v938 = v234 * v932;
+  const double v939 = v235 * v932;
+  const double v940 = v929 - v934;
+  const double v941 = v110 * v938;
+  const double v942 = v111 * v937;
+  const double v943 = v941 - v942;
+  const double v944 = v111 * v938;
+  const double v945 = v110 * v937;
+  const double v946 = v944 + v945;
+  const double v947 = v110 * v935;
+  const double v948 = v111 * v940;
+  const double v949 = v947 + v948;
+  const double v950 = v936 - v932;
+  const double v951 = v111 * v935;
+  const double v952 = v110 * v940;
+  const double v953 = v952 - v951;
+
+  // column 0, panda_link5: D^-1
+  const double v954 = v381 * v953;
 
   // column 0, panda_link4: psi B
-  const double v953 = v382 * v952;
-  const double v954 = v383 * v952;
-  const double v955 = v384 * v952;
-  const double v956 = v385 * v952;
-  const double v957 = v386 * v952;
-  const double v958 = v387 * v952;
-  const double v959 = v948 - v953;
-  const double v960 = v949 - v954;
-  const double v961 = v952 - v955;
-  const double v962 = v942 - v956;
-  const double v963 = v938 - v957;
-  const double v964 = v945 + v958;
-  const double v965 = v273 * v963;
-  const double v966 = v274 * v962;
-  const double v967 = v966 - v965;
-  const double v968 = v274 * v963;
-  const double v969 = v273 * v962;
-  const double v970 = v968 + v969;
-  const double v971 = 0.384 * v970;
-  const double v972 = (-0.0825) * v970;
-  const double v973 = 0.384 * v967;
-  const double v974 = (-0.0825) * v964;
-  const double v975 = v973 + v974;
-  const double v976 = v273 * v960;
-  const double v977 = v274 * v959;
-  const double v978 = v977 - v976;
-  const double v979 = v274 * v960;
-  const double v980 = v273 * v959;
-  const double v981 = v979 + v980;
-  const double v982 = v978 - v971;
-  const double v983 = v961 + v972;
-  const double v984 = v975 + v981;
+  const double v955 = v382 * v953;
+  const double v956 = v383 * v953;
+  const double v957 = v384 * v953;
+  const double v958 = v385 * v953;
+  const double v959 = v386 * v953;
+  const double v960 = v387 * v953;
+  const double v961 = v949 - v955;
+  const double v962 = v950 - v956;
+  const double v963 = v953 - v957;
+  const double v964 = v943 - v958;
+  const double v965 = v939 - v959;
+  const double v966 = v946 + v960;
+  const double v967 = v273 * v965;
+  const double v968 = v274 * v964;
+  const double v969 = v968 - v967;
+  const double v970 = v274 * v965;
+  const double v971 = v273 * v964;
+  const double v972 = v970 + v971;
+  const double v973 = 0.384 * v972;
+  const double v974 = (-0.0825) * v972;
+  const double v975 = 0.384 * v969;
+  const double v976 = (-0.0825) * v966;
+  const double v977 = v975 + v976;
+  const double v978 = v273 * v962;
+  const double v979 = v274 * v961;
+  const double v980 = v979 - v978;
+  const double v981 = v274 * v962;
+  const double v982 = v273 * v961;
+  const double v983 = v981 + v982;
+  const double v984 = v980 - v973;
+  const double v985 = v963 + v974;
+  const double v986 = v977 + v983;
+
+  // column 0, panda_link4: D^-1
+  const double v987 = v587 * v986;
 
   // column 0, panda_link3: psi B
-  const double v985 = v588 * v984;
-  const double v986 = v589 * v984;
-  const double v987 = v590 * v984;
-  const double v988 = v591 * v984;
-  const double v989 = v592 * v984;
-  const double v990 = v593 * v984;
-  const double v991 = v982 + v985;
-  const double v992 = v983 + v986;
-  const double v993 = v967 + v988;
-  const double v994 = v989 - v964;
-  const double v995 = v430 * v994;
-  const double v996 = v431 * v993;
-  const double v997 = v996 - v995;
-  const double v998 = v970 - v990;
-  const double v999 = v431 * v994;
-  const double v1000 = v430 * v993;
-  const double v1001 = v999 + v1000;
-  const double v1002 = 0.0825 * v1001;
-  const double v1003 = 0.0825 * v998;
-  const double v1004 = v430 * v992;
-  const double v1005 = v431 * v991;
-  const double v1006 = v1005 - v1004;
-  const double v1007 = v984 - v987;
-  const double v1008 = v431 * v992;
-  const double v1009 = v430 * v991;
-  const double v1010 = v1008 + v1009;
-  const double v1011 = v1007 - v1002;
-  const double v1012 = v1003 + v1010;
+  const double v988 = v588 * v986;
+  const double v989 = v589 * v986;
+  const double v990 = v590 * v986;
+  const double v991 = v591 * v986;
+  const double v992 = v592 * v986;
+  const double v993 = v593 * v986;
+  const double v994 = v984 + v988;
+  const double v995 = v985 + v989;
+  const double v996 = v969 + v991;
+  const double v997 = v992 - v966;
+  const double v998 = v430 * v997;
+  const double v999 = v431 * v996;
+  const double v1000 = v999 - v998;
+  const double v1001 = v972 - v993;
+  const double v1002 = v431 * v997;
+  const double v1003 = v430 * v996;
+  const double v1004 = v1002 + v1003;
+  const double v1005 = 0.0825 * v1004;
+  const double v1006 = 0.0825 * v1001;
+  const double v1007 = v430 * v995;
+  const double v1008 = v431 * v994;
+  const double v1009 = v1008 - v1007;
+  const double v1010 = v986 - v990;
+  const double v1011 = v431 * v995;
+  const double v1012 = v430 * v994;
+  const double v1013 = v1011 + v1012;
+  const double v1014 = v1010 - v1005;
+  const double v1015 = v1006 + v1013;
+
+  // column 0, panda_link3: D^-1
+  const double v1016 = v765 * v1015;
 
   // column 0, panda_link2: psi B
-  const double v1013 = v766 * v1012;
-  const double v1014 = v767 * v1012;
-  const double v1015 = v768 * v1012;
-  const double v1016 = v769 * v1012;
-  const double v1017 = v770 * v1012;
-  const double v1018 = v1006 - v1013;
-  const double v1019 = v1011 - v1014;
-  const double v1020 = v997 - v1016;
-  const double v1021 = v998 - v1017;
-  const double v1022 = v634 * v1021;
-  const double v1023 = v635 * v1020;
-  const double v1024 = v1023 - v1022;
-  const double v1025 = v635 * v1021;
-  const double v1026 = v634 * v1020;
-  const double v1027 = v1025 + v1026;
-  const double v1028 = (-0.316) * v1027;
-  const double v1029 = (-0.316) * v1024;
-  const double v1030 = v634 * v1019;
-  const double v1031 = v635 * v1018;
-  const double v1032 = v1031 - v1030;
-  const double v1033 = v1015 - v1012;
-  const double v1034 = v635 * v1019;
-  const double v1035 = v634 * v1018;
-  const double v1036 = v1034 + v1035;
-  const double v1037 = v1028 + v1032;
-  const double v1038 = v1036 - v1029;
+  const double v1017 = v766 * v1015;
+  const double v1018 = v767 * v1015;
+  const double v1019 = v768 * v1015;
+  const double v1020 = v769 * v1015;
+  const double v1021 = v770 * v1015;
+  const double v1022 = v1009 - v1017;
+  const double v1023 = v1014 - v1018;
+  const double v1024 = v1000 - v1020;
+  const double v1025 = v1001 - v1021;
+  const double v1026 = v634 * v1025;
+  const double v1027 = v635 * v1024;
+  const double v1028 = v1027 - v1026;
+  const double v1029 = v635 * v1025;
+  const double v1030 = v634 * v1024;
+  const double v1031 = v1029 + v1030;
+  const double v1032 = (-0.316) * v1031;
+  const double v1033 = (-0.316) * v1028;
+  const double v1034 = v634 * v1023;
+  const double v1035 = v635 * v1022;
+  const double v1036 = v1035 - v1034;
+  const double v1037 = v1019 - v1015;
+  const double v1038 = v635 * v1023;
+  const double v1039 = v634 * v1022;
+  const double v1040 = v1038 + v1039;
+  const double v1041 = v1032 + v1036;
+  const double v1042 = v1040 - v1033;
+
+  // column 0, panda_link2: D^-1
+  const double v1043 = v907 * v1042;
 
   // column 0, panda_link1: psi B
-  const double v1039 = v908 * v1038;
-  const double v1040 = v909 * v1038;
-  const double v1041 = v1037 - v1039;
-  const double v1042 = v1033 - v1040;
-  const double v1043 = v800 * v1042;
-  const double v1044 = v799 * v1041;
-  const double v1045 = v1043 + v1044;
+  const double v1044 = v908 * v1042;
+  const double v1045 = v909 * v1042;
+  const double v1046 = v1041 - v1044;
+  const double v1047 = v1037 - v1045;
+  const double v1048 = v800 * v1047;
+  const double v1049 = v799 * v1046;
+  const double v1050 = v1048 + v1049;
 
-  // column 0, panda_link1: psi* H* D^-1 H
-  const double v1046 = v926 * v1045;
-
-  // column 0, panda_link2: psi* H* D^-1 H
-  const double v1047 = v907 * v1038;
-  const double v1048 = v799 * v1046;
-  const double v1049 = v800 * v1046;
-  const double v1050 = v908 * v1048;
-  const double v1051 = v909 * v1049;
-  const double v1052 = v1050 + v1051;
-  const double v1053 = v1047 - v1052;
-
-  // column 0, panda_link3: psi* H* D^-1 H
-  const double v1054 = v765 * v1012;
-  const double v1055 = (-0.316) * v1053;
-  const double v1056 = (-0.316) * v1048;
-  const double v1057 = v634 * v1056;
-  const double v1058 = v635 * v1055;
-  const double v1059 = v1057 - v1058;
-  const double v1060 = v635 * v1056;
-  const double v1061 = v634 * v1055;
-  const double v1062 = v1060 + v1061;
-  const double v1063 = v634 * v1053;
-  const double v1064 = v635 * v1048;
-  const double v1065 = v1063 + v1064;
-  const double v1066 = v635 * v1053;
-  const double v1067 = v634 * v1048;
-  const double v1068 = v1066 - v1067;
-  const double v1069 = v766 * v1065;
-  const double v1070 = v767 * v1068;
-  const double v1071 = v1069 + v1070;
-  const double v1072 = v768 * v1049;
-  const double v1073 = v1071 - v1072;
-  const double v1074 = v769 * v1059;
-  const double v1075 = v1073 + v1074;
-  const double v1076 = v770 * v1062;
-  const double v1077 = v1075 + v1076;
-  const double v1078 = v1049 + v1077;
-  const double v1079 = v1054 - v1078;
-
-  // column 0, panda_link4: psi* H* D^-1 H
-  const double v1080 = v587 * v984;
-  const double v1081 = 0.0825 * v1079;
-  const double v1082 = 0.0825 * v1068;
-  const double v1083 = v1062 + v1081;
-  const double v1084 = v430 * v1082;
-  const double v1085 = v431 * v1059;
-  const double v1086 = v1085 - v1084;
-  const double v1087 = v431 * v1082;
-  const double v1088 = v430 * v1059;
-  const double v1089 = v1087 + v1088;
-  const double v1090 = v430 * v1079;
-  const double v1091 = v431 * v1065;
-  const double v1092 = v1090 + v1091;
-  const double v1093 = v431 * v1079;
-  const double v1094 = v430 * v1065;
-  const double v1095 = v1093 - v1094;
-  const double v1096 = v1067 - v1066;
-  const double v1097 = v588 * v1092;
-  const double v1098 = v589 * v1095;
-  const double v1099 = v1097 + v1098;
-  const double v1100 = v590 * v1096;
-  const double v1101 = v1099 + v1100;
-  const double v1102 = v591 * v1086;
-  const double v1103 = v1101 + v1102;
-  const double v1104 = v592 * v1089;
-  const double v1105 = v1103 - v1104;
-  const double v1106 = v593 * v1083;
-  const double v1107 = v1105 - v1106;
-  const double v1108 = v1096 - v1107;
-  const double v1109 = v1108 - v1080;
-
-  // column 0, panda_link5: psi* H* D^-1 H
-  const double v1110 = v381 * v952;
-  const double v1111 = 0.384 * v1109;
-  const double v1112 = (-0.0825) * v1109;
-  const double v1113 = 0.384 * v1092;
-  const double v1114 = (-0.0825) * v1095;
-  const double v1115 = v1114 - v1113;
-  const double v1116 = v1086 - v1111;
-  const double v1117 = v1112 - v1089;
-  const double v1118 = v1083 + v1115;
-  const double v1119 = v273 * v1118;
-  const double v1120 = v274 * v1116;
-  const double v1121 = v1119 + v1120;
-  const double v1122 = v274 * v1118;
-  const double v1123 = v273 * v1116;
-  const double v1124 = v1122 - v1123;
-  const double v1125 = v273 * v1109;
-  const double v1126 = v274 * v1092;
-  const double v1127 = v1126 - v1125;
-  const double v1128 = v274 * v1109;
-  const double v1129 = v273 * v1092;
-  const double v1130 = v1128 + v1129;
-  const double v1131 = v382 * v1127;
-  const double v1132 = v383 * v1130;
-  const double v1133 = v1131 - v1132;
-  const double v1134 = v384 * v1095;
-  const double v1135 = v1133 + v1134;
-  const double v1136 = v385 * v1121;
-  const double v1137 = v1135 + v1136;
-  const double v1138 = v386 * v1124;
-  const double v1139 = v1137 + v1138;
-  const double v1140 = v387 * v1117;
-  const double v1141 = v1139 + v1140;
-  const double v1142 = v1095 - v1141;
-  const double v1143 = v1110 + v1142;
-
-  // column 0, panda_link6: psi* H* D^-1 H
-  const double v1144 = v229 * v932;
-  const double v1145 = v110 * v1117;
-  const double v1146 = v111 * v1121;
-  const double v1147 = v1145 + v1146;
-  const double v1148 = v111 * v1117;
-  const double v1149 = v110 * v1121;
-  const double v1150 = v1148 - v1149;
-  const double v1151 = v1123 - v1122;
-  const double v1152 = v110 * v1143;
-  const double v1153 = v111 * v1127;
-  const double v1154 = v1152 + v1153;
-  const double v1155 = v111 * v1143;
-  const double v1156 = v110 * v1127;
-  const double v1157 = v1155 - v1156;
-  const double v1158 = v230 * v1154;
-  const double v1159 = v231 * v1157;
-  const double v1160 = v1158 + v1159;
-  const double v1161 = v232 * v1130;
-  const double v1162 = v1160 + v1161;
-  const double v1163 = v233 * v1147;
-  const double v1164 = v1162 + v1163;
-  const double v1165 = v234 * v1150;
-  const double v1166 = v1164 + v1165;
-  const double v1167 = v235 * v1151;
-  const double v1168 = v1166 + v1167;
-  const double v1169 = v1130 - v1168;
-  const double v1170 = v1144 + v1169;
-
-  // column 0, panda_link7: psi* H* D^-1 H
-  const double v1171 = 0.088 * v1170;
-  const double v1172 = 0.088 * v1157;
-  const double v1173 = v1150 + v1171;
-  const double v1174 = v1151 - v1172;
-  const double v1175 = v4 * v1174;
-  const double v1176 = v5 * v1147;
-  const double v1177 = v1175 + v1176;
-  const double v1178 = v5 * v1174;
-  const double v1179 = v4 * v1147;
-  const double v1180 = v1178 - v1179;
-  const double v1181 = v4 * v1170;
-  const double v1182 = v5 * v1154;
-  const double v1183 = v1181 + v1182;
-  const double v1184 = v5 * v1170;
-  const double v1185 = v4 * v1154;
-  const double v1186 = v1184 - v1185;
-  const double v1187 = v1156 - v1155;
-  const double v1188 = v77 * v1183;
-  const double v1189 = v78 * v1186;
-  const double v1190 = v1188 + v1189;
-  const double v1191 = v79 * v1187;
-  const double v1192 = v1190 + v1191;
-  const double v1193 = v80 * v1177;
-  const double v1194 = v1192 + v1193;
-  const double v1195 = v81 * v1180;
-  const double v1196 = v1194 + v1195;
-  const double v1197 = v1187 - v1196;
-
-  // column 0, panda_leftfinger: psi* H* D^-1 H
-  const double v1198 = 0.1654 * v1186;
-  const double v1199 = v3 * v1197;
-  const double v1200 = v1199 - v1198;
-  const double v1201 = v2 * v1197;
-  const double v1202 = 0.1654 * v1183;
-  const double v1203 = v1202 - v1201;
-  const double v1204 = v3 * v1183;
-  const double v1205 = v2 * v1186;
-  const double v1206 = v1205 - v1204;
-  const double v1207 = v1177 - v1200;
-  const double v1208 = v1180 - v1203;
-  const double v1209 = v1173 + v1206;
-  const double v1210 = -v1209;
-  const double v1211 = (-0.7071067811865476) * v1208;
-  const double v1212 = 0.7071067811865475 * v1207;
-  const double v1213 = v1211 + v1212;
-  const double v1214 = (-0.7071067811865476) * v1186;
-  const double v1215 = 0.7071067811865475 * v1183;
-  const double v1216 = v1214 + v1215;
-  const double v1217 = 0.7071067811865475 * v1186;
-  const double v1218 = 0.7071067811865476 * v1183;
-  const double v1219 = v1217 + v1218;
-
-  // column 0, panda_rightfinger: psi* H* D^-1 H
-  const double v1220 = v1 * v1197;
-  const double v1221 = v1198 + v1220;
-  const double v1222 = v0 * v1197;
-  const double v1223 = v1202 + v1222;
-  const double v1224 = v1 * v1183;
-  const double v1225 = v0 * v1186;
-  const double v1226 = v1224 - v1225;
-  const double v1227 = v1177 + v1221;
-  const double v1228 = v1180 - v1223;
-  const double v1229 = v1173 + v1226;
-  const double v1230 = -v1229;
-  const double v1231 = (-0.7071067811865476) * v1228;
-  const double v1232 = 0.7071067811865475 * v1227;
-  const double v1233 = v1231 + v1232;
+  // column 0, panda_link1: D^-1
+  const double v1051 = v926 * v1050;
 
   // column 1, panda_link6: psi B
-  const double v1234 = 0.7071067811865476 * v5;
-  const double v1235 = v1234 - v931;
-  const double v1236 = 0.7071067811865476 * v4;
-  const double v1237 = v928 + v1236;
+  const double v1052 = 0.7071067811865476 * v5;
+  const double v1053 = v1052 - v931;
+  const double v1054 = 0.7071067811865476 * v4;
+  const double v1055 = v928 + v1054;
+
+  // column 1, panda_link6: D^-1
+  const double v1056 = v229 * v1055;
 
   // column 1, panda_link5: psi B
-  const double v1238 = v230 * v1237;
-  const double v1239 = v231 * v1237;
-  const double v1240 = v232 * v1237;
-  const double v1241 = v233 * v1237;
-  const double v1242 = v234 * v1237;
-  const double v1243 = v235 * v1237;
-  const double v1244 = v1235 - v1238;
-  const double v1245 = v110 * v1242;
-  const double v1246 = v111 * v1241;
-  const double v1247 = v1245 - v1246;
-  const double v1248 = v111 * v1242;
-  const double v1249 = v110 * v1241;
-  const double v1250 = v1248 + v1249;
-  const double v1251 = v110 * v1239;
-  const double v1252 = v111 * v1244;
-  const double v1253 = v1251 + v1252;
-  const double v1254 = v1240 - v1237;
-  const double v1255 = v111 * v1239;
-  const double v1256 = v110 * v1244;
-  const double v1257 = v1256 - v1255;
+  const double v1057 = v230 * v1055;
+  const double v1058 = v231 * v1055;
+  const double v1059 = v232 * v1055;
+  const double v1060 = v233 * v1055;
+  const double v1061 = v234 * v1055;
+  const double v1062 = v235 * v1055;
+  const double v1063 = v1053 - v1057;
+  const double v1064 = v110 * v1061;
+  const double v1065 = v111 * v1060;
+  const double v1066 = v1064 - v1065;
+  const double v1067 = v111 * v1061;
+  const double v1068 = v110 * v1060;
+  const double v1069 = v1067 + v1068;
+  const double v1070 = v110 * v1058;
+  const double v1071 = v111 * v1063;
+  const double v1072 = v1070 + v1071;
+  const double v1073 = v1059 - v1055;
+  const double v1074 = v111 * v1058;
+  const double v1075 = v110 * v1063;
+  const double v1076 = v1075 - v1074;
+
+  // column 1, panda_link5: D^-1
+  const double v1077 = v381 * v1076;
 
   // column 1, panda_link4: psi B
-  const double v1258 = v382 * v1257;
-  const double v1259 = v383 * v1257;
-  const double v1260 = v384 * v1257;
-  const double v1261 = v385 * v1257;
-  const double v1262 = v386 * v1257;
-  const double v1263 = v387 * v1257;
-  const double v1264 = v1253 - v1258;
-  const double v1265 = v1254 - v1259;
-  const double v1266 = v1257 - v1260;
-  const double v1267 = v1247 - v1261;
-  const double v1268 = v1243 - v1262;
-  const double v1269 = v1250 + v1263;
-  const double v1270 = v273 * v1268;
-  const double v1271 = v274 * v1267;
-  const double v1272 = v1271 - v1270;
-  const double v1273 = v274 * v1268;
-  const double v1274 = v273 * v1267;
-  const double v1275 = v1273 + v1274;
-  const double v1276 = 0.384 * v1275;
-  const double v1277 = (-0.0825) * v1275;
-  const double v1278 = 0.384 * v1272;
-  const double v1279 = (-0.0825) * v1269;
-  const double v1280 = v1278 + v1279;
-  const double v1281 = v273 * v1265;
-  const double v1282 = v274 * v1264;
-  const double v1283 = v1282 - v1281;
-  const double v1284 = v274 * v1265;
-  const double v1285 = v273 * v1264;
-  const double v1286 = v1284 + v1285;
-  const double v1287 = v1283 - v1276;
-  const double v1288 = v1266 + v1277;
-  const double v1289 = v1280 + v1286;
+  const double v1078 = v382 * v1076;
+  const double v1079 = v383 * v1076;
+  const double v1080 = v384 * v1076;
+  const double v1081 = v385 * v1076;
+  const double v1082 = v386 * v1076;
+  const double v1083 = v387 * v1076;
+  const double v1084 = v1072 - v1078;
+  const double v1085 = v1073 - v1079;
+  const double v1086 = v1076 - v1080;
+  const double v1087 = v1066 - v1081;
+  const double v1088 = v1062 - v1082;
+  const double v1089 = v1069 + v1083;
+  const double v1090 = v273 * v1088;
+  const double v1091 = v274 * v1087;
+  const double v1092 = v1091 - v1090;
+  const double v1093 = v274 * v1088;
+  const double v1094 = v273 * v1087;
+  const double v1095 = v1093 + v1094;
+  const double v1096 = 0.384 * v1095;
+  const double v1097 = (-0.0825) * v1095;
+  const double v1098 = 0.384 * v1092;
+  const double v1099 = (-0.0825) * v1089;
+  const double v1100 = v1098 + v1099;
+  const double v1101 = v273 * v1085;
+  const double v1102 = v274 * v1084;
+  const double v1103 = v1102 - v1101;
+  const double v1104 = v274 * v1085;
+  const double v1105 = v273 * v1084;
+  const double v1106 = v1104 + v1105;
+  const double v1107 = v1103 - v1096;
+  const double v1108 = v1086 + v1097;
+  const double v1109 = v1100 + v1106;
+
+  // column 1, panda_link4: D^-1
+  const double v1110 = v587 * v1109;
 
   // column 1, panda_link3: psi B
-  const double v1290 = v588 * v1289;
-  const double v1291 = v589 * v1289;
-  const double v1292 = v590 * v1289;
-  const double v1293 = v591 * v1289;
-  const double v1294 = v592 * v1289;
-  const double v1295 = v593 * v1289;
-  const double v1296 = v1287 + v1290;
-  const double v1297 = v1288 + v1291;
-  const double v1298 = v1272 + v1293;
-  const double v1299 = v1294 - v1269;
-  const double v1300 = v430 * v1299;
-  const double v1301 = v431 * v1298;
-  const double v1302 = v1301 - v1300;
-  const double v1303 = v1275 - v1295;
-  const double v1304 = v431 * v1299;
-  const double v1305 = v430 * v1298;
-  const double v1306 = v1304 + v1305;
-  const double v1307 = 0.0825 * v1306;
-  const double v1308 = 0.0825 * v1303;
-  const double v1309 = v430 * v1297;
-  const double v1310 = v431 * v1296;
-  const double v1311 = v1310 - v1309;
-  const double v1312 = v1289 - v1292;
-  const double v1313 = v431 * v1297;
-  const double v1314 = v430 * v1296;
-  const double v1315 = v1313 + v1314;
-  const double v1316 = v1312 - v1307;
-  const double v1317 = v1308 + v1315;
+  const double v1111 = v588 * v1109;
+  const double v1112 = v589 * v1109;
+  const double v1113 = v590 * v1109;
+  const double v1114 = v591 * v1109;
+  const double v1115 = v592 * v1109;
+  const double v1116 = v593 * v1109;
+  const double v1117 = v1107 + v1111;
+  const double v1118 = v1108 + v1112;
+  const double v1119 = v1092 + v1114;
+  const double v1120 = v1115 - v1089;
+  const double v1121 = v430 * v1120;
+  const double v1122 = v431 * v1119;
+  const double v1123 = v1122 - v1121;
+  const double v1124 = v1095 - v1116;
+  const double v1125 = v431 * v1120;
+  const double v1126 = v430 * v1119;
+  const double v1127 = v1125 + v1126;
+  const double v1128 = 0.0825 * v1127;
+  const double v1129 = 0.0825 * v1124;
+  const double v1130 = v430 * v1118;
+  const double v1131 = v431 * v1117;
+  const double v1132 = v1131 - v1130;
+  const double v1133 = v1109 - v1113;
+  const double v1134 = v431 * v1118;
+  const double v1135 = v430 * v1117;
+  const double v1136 = v1134 + v1135;
+  const double v1137 = v1133 - v1128;
+  const double v1138 = v1129 + v1136;
+
+  // column 1, panda_link3: D^-1
+  const double v1139 = v765 * v1138;
 
   // column 1, panda_link2: psi B
-  const double v1318 = v766 * v1317;
-  const double v1319 = v767 * v1317;
-  const double v1320 = v768 * v1317;
-  const double v1321 = v769 * v1317;
-  const double v1322 = v770 * v1317;
-  const double v1323 = v1311 - v1318;
-  const double v1324 = v1316 - v1319;
-  const double v1325 = v1302 - v1321;
-  const double v1326 = v1303 - v1322;
-  const double v1327 = v634 * v1326;
-  const double v1328 = v635 * v1325;
-  const double v1329 = v1328 - v1327;
-  const double v1330 = v635 * v1326;
-  const double v1331 = v634 * v1325;
-  const double v1332 = v1330 + v1331;
-  const double v1333 = (-0.316) * v1332;
-  const double v1334 = (-0.316) * v1329;
-  const double v1335 = v634 * v1324;
-  const double v1336 = v635 * v1323;
-  const double v1337 = v1336 - v1335;
-  const double v1338 = v1320 - v1317;
-  const double v1339 = v635 * v1324;
-  const double v1340 = v634 * v1323;
-  const double v1341 = v1339 + v1340;
-  const double v1342 = v1333 + v1337;
-  const double v1343 = v1341 - v1334;
+  const double v1140 = v766 * v1138;
+  const double v1141 = v767 * v1138;
+  const double v1142 = v768 * v1138;
+  const double v1143 = v769 * v1138;
+  const double v1144 = v770 * v1138;
+  const double v1145 = v1132 - v1140;
+  const double v1146 = v1137 - v1141;
+  const double v1147 = v1123 - v1143;
+  const double v1148 = v1124 - v1144;
+  const double v1149 = v634 * v1148;
+  const double v1150 = v635 * v1147;
+  const double v1151 = v1150 - v1149;
+  const double v1152 = v635 * v1148;
+  const double v1153 = v634 * v1147;
+  const double v1154 = v1152 + v1153;
+  const double v1155 = (-0.316) * v1154;
+  const double v1156 = (-0.316) * v1151;
+  const double v1157 = v634 * v1146;
+  const double v1158 = v635 * v1145;
+  const double v1159 = v1158 - v1157;
+  const double v1160 = v1142 - v1138;
+  const double v1161 = v635 * v1146;
+  const double v1162 = v634 * v1145;
+  const double v1163 = v1161 + v1162;
+  const double v1164 = v1155 + v1159;
+  const double v1165 = v1163 - v1156;
+
+  // column 1, panda_link2: D^-1
+  const double v1166 = v907 * v1165;
 
   // column 1, panda_link1: psi B
-  const double v1344 = v908 * v1343;
-  const double v1345 = v909 * v1343;
-  const double v1346 = v1342 - v1344;
-  const double v1347 = v1338 - v1345;
-  const double v1348 = v800 * v1347;
-  const double v1349 = v799 * v1346;
-  const double v1350 = v1348 + v1349;
+  const double v1167 = v908 * v1165;
+  const double v1168 = v909 * v1165;
+  const double v1169 = v1164 - v1167;
+  const double v1170 = v1160 - v1168;
+  const double v1171 = v800 * v1170;
+  const double v1172 = v799 * v1169;
+  const double v1173 = v1171 + v1172;
 
-  // column 1, panda_link1: psi* H* D^-1 H
-  const double v1351 = v926 * v1350;
-
-  // column 1, panda_link2: psi* H* D^-1 H
-  const double v1352 = v907 * v1343;
-  const double v1353 = v799 * v1351;
-  const double v1354 = v800 * v1351;
-  const double v1355 = v908 * v1353;
-  const double v1356 = v909 * v1354;
-  const double v1357 = v1355 + v1356;
-  const double v1358 = v1352 - v1357;
-
-  // column 1, panda_link3: psi* H* D^-1 H
-  const double v1359 = v765 * v1317;
-  const double v1360 = (-0.316) * v1358;
-  const double v1361 = (-0.316) * v1353;
-  const double v1362 = v634 * v1361;
-  const double v1363 = v635 * v1360;
-  const double v1364 = v1362 - v1363;
-  const double v1365 = v635 * v1361;
-  const double v1366 = v634 * v1360;
-  const double v1367 = v1365 + v1366;
-  const double v1368 = v634 * v1358;
-  const double v1369 = v635 * v1353;
-  const double v1370 = v1368 + v1369;
-  const double v1371 = v635 * v1358;
-  const double v1372 = v634 * v1353;
-  const double v1373 = v1371 - v1372;
-  const double v1374 = v766 * v1370;
-  const double v1375 = v767 * v1373;
-  const double v1376 = v1374 + v1375;
-  const double v1377 = v768 * v1354;
-  const double v1378 = v1376 - v1377;
-  const double v1379 = v769 * v1364;
-  const double v1380 = v1378 + v1379;
-  const double v1381 = v770 * v1367;
-  const double v1382 = v1380 + v1381;
-  const double v1383 = v1354 + v1382;
-  const double v1384 = v1359 - v1383;
-
-  // column 1, panda_link4: psi* H* D^-1 H
-  const double v1385 = v587 * v1289;
-  const double v1386 = 0.0825 * v1384;
-  const double v1387 = 0.0825 * v1373;
-  const double v1388 = v1367 + v1386;
-  const double v1389 = v430 * v1387;
-  const double v1390 = v431 * v1364;
-  const double v1391 = v1390 - v1389;
-  const double v1392 = v431 * v1387;
-  const double v1393 = v430 * v1364;
-  const double v1394 = v1392 + v1393;
-  const double v1395 = v430 * v1384;
-  const double v1396 = v431 * v1370;
-  const double v1397 = v1395 + v1396;
-  const double v1398 = v431 * v1384;
-  const double v1399 = v430 * v1370;
-  const double v1400 = v1398 - v1399;
-  const double v1401 = v1372 - v1371;
-  const double v1402 = v588 * v1397;
-  const double v1403 = v589 * v1400;
-  const double v1404 = v1402 + v1403;
-  const double v1405 = v590 * v1401;
-  const double v1406 = v1404 + v1405;
-  const double v1407 = v591 * v1391;
-  const double v1408 = v1406 + v1407;
-  const double v1409 = v592 * v1394;
-  const double v1410 = v1408 - v1409;
-  const double v1411 = v593 * v1388;
-  const double v1412 = v1410 - v1411;
-  const double v1413 = v1401 - v1412;
-  const double v1414 = v1413 - v1385;
-
-  // column 1, panda_link5: psi* H* D^-1 H
-  const double v1415 = v381 * v1257;
-  const double v1416 = 0.384 * v1414;
-  const double v1417 = (-0.0825) * v1414;
-  const double v1418 = 0.384 * v1397;
-  const double v1419 = (-0.0825) * v1400;
-  const double v1420 = v1419 - v1418;
-  const double v1421 = v1391 - v1416;
-  const double v1422 = v1417 - v1394;
-  const double v1423 = v1388 + v1420;
-  const double v1424 = v273 * v1423;
-  const double v1425 = v274 * v1421;
-  const double v1426 = v1424 + v1425;
-  const double v1427 = v274 * v1423;
-  const double v1428 = v273 * v1421;
-  const double v1429 = v1427 - v1428;
-  const double v1430 = v273 * v1414;
-  const double v1431 = v274 * v1397;
-  const double v1432 = v1431 - v1430;
-  const double v1433 = v274 * v1414;
-  const double v1434 = v273 * v1397;
-  const double v1435 = v1433 + v1434;
-  const double v1436 = v382 * v1432;
-  const double v1437 = v383 * v1435;
-  const double v1438 = v1436 - v1437;
-  const double v1439 = v384 * v1400;
-  const double v1440 = v1438 + v1439;
-  const double v1441 = v385 * v1426;
-  const double v1442 = v1440 + v1441;
-  const double v1443 = v386 * v1429;
-  const double v1444 = v1442 + v1443;
-  const double v1445 = v387 * v1422;
-  const double v1446 = v1444 + v1445;
-  const double v1447 = v1400 - v1446;
-  const double v1448 = v1415 + v1447;
-
-  // column 1, panda_link6: psi* H* D^-1 H
-  const double v1449 = v229 * v1237;
-  const double v1450 = v110 * v1422;
-  const double v1451 = v111 * v1426;
-  const double v1452 = v1450 + v1451;
-  const double v1453 = v111 * v1422;
-  const double v1454 = v110 * v1426;
-  const double v1455 = v1453 - v1454;
-  const double v1456 = v1428 - v1427;
-  const double v1457 = v110 * v1448;
-  const double v1458 = v111 * v1432;
-  const double v1459 = v1457 + v1458;
-  const double v1460 = v111 * v1448;
-  const double v1461 = v110 * v1432;
-  const double v1462 = v1460 - v1461;
-  const double v1463 = v230 * v1459;
-  const double v1464 = v231 * v1462;
-  const double v1465 = v1463 + v1464;
-  const double v1466 = v232 * v1435;
-  const double v1467 = v1465 + v1466;
-  const double v1468 = v233 * v1452;
-  const double v1469 = v1467 + v1468;
-  const double v1470 = v234 * v1455;
-  const double v1471 = v1469 + v1470;
-  const double v1472 = v235 * v1456;
-  const double v1473 = v1471 + v1472;
-  const double v1474 = v1435 - v1473;
-  const double v1475 = v1449 + v1474;
-
-  // column 1, panda_link7: psi* H* D^-1 H
-  const double v1476 = 0.088 * v1475;
-  const double v1477 = 0.088 * v1462;
-  const double v1478 = v1455 + v1476;
-  const double v1479 = v1456 - v1477;
-  const double v1480 = v4 * v1479;
-  const double v1481 = v5 * v1452;
-  const double v1482 = v1480 + v1481;
-  const double v1483 = v5 * v1479;
-  const double v1484 = v4 * v1452;
-  const double v1485 = v1483 - v1484;
-  const double v1486 = v4 * v1475;
-  const double v1487 = v5 * v1459;
-  const double v1488 = v1486 + v1487;
-  const double v1489 = v5 * v1475;
-  const double v1490 = v4 * v1459;
-  const double v1491 = v1489 - v1490;
-  const double v1492 = v1461 - v1460;
-  const double v1493 = v77 * v1488;
-  const double v1494 = v78 * v1491;
-  const double v1495 = v1493 + v1494;
-  const double v1496 = v79 * v1492;
-  const double v1497 = v1495 + v1496;
-  const double v1498 = v80 * v1482;
-  const double v1499 = v1497 + v1498;
-  const double v1500 = v81 * v1485;
-  const double v1501 = v1499 + v1500;
-  const double v1502 = v1492 - v1501;
-
-  // column 1, panda_leftfinger: psi* H* D^-1 H
-  const double v1503 = 0.1654 * v1491;
-  const double v1504 = v3 * v1502;
-  const double v1505 = v1504 - v1503;
-  const double v1506 = v2 * v1502;
-  const double v1507 = 0.1654 * v1488;
-  const double v1508 = v1507 - v1506;
-  const double v1509 = v3 * v1488;
-  const double v1510 = v2 * v1491;
-  const double v1511 = v1510 - v1509;
-  const double v1512 = v1482 - v1505;
-  const double v1513 = v1485 - v1508;
-  const double v1514 = v1478 + v1511;
-  const double v1515 = -v1514;
-  const double v1516 = (-0.7071067811865476) * v1513;
-  const double v1517 = 0.7071067811865475 * v1512;
-  const double v1518 = v1516 + v1517;
-  const double v1519 = (-0.7071067811865476) * v1491;
-  const double v1520 = 0.7071067811865475 * v1488;
-  const double v1521 = v1519 + v1520;
-  const double v1522 = 0.7071067811865475 * v1491;
-  const double v1523 = 0.7071067811865476 * v1488;
-  const double v1524 = v1522 + v1523;
-
-  // column 1, panda_rightfinger: psi* H* D^-1 H
-  const double v1525 = v1 * v1502;
-  const double v1526 = v1503 + v1525;
-  const double v1527 = v0 * v1502;
-  const double v1528 = v1507 + v1527;
-  const double v1529 = v1 * v1488;
-  const double v1530 = v0 * v1491;
-  const double v1531 = v1529 - v1530;
-  const double v1532 = v1482 + v1526;
-  const double v1533 = v1485 - v1528;
-  const double v1534 = v1478 + v1531;
-  const double v1535 = -v1534;
-  const double v1536 = (-0.7071067811865476) * v1533;
-  const double v1537 = 0.7071067811865475 * v1532;
-  const double v1538 = v1536 + v1537;
+  // column 1, panda_link1: D^-1
+  const double v1174 = v926 * v1173;
 
   // column 2, panda_link6: psi B
-  const double v1539 = v4 * v81;
-  const double v1540 = v5 * v80;
-  const double v1541 = v1539 - v1540;
-  const double v1542 = v5 * v81;
-  const double v1543 = v4 * v80;
-  const double v1544 = v1542 + v1543;
-  const double v1545 = 0.088 * v1544;
-  const double v1546 = v4 * v78;
-  const double v1547 = v5 * v77;
-  const double v1548 = v1546 - v1547;
-  const double v1549 = v79 - 1.0;
-  const double v1550 = v5 * v78;
-  const double v1551 = v4 * v77;
-  const double v1552 = v1550 + v1551;
-  const double v1553 = v1545 + v1549;
+  const double v1175 = v4 * v81;
+  const double v1176 = v5 * v80;
+  const double v1177 = v1175 - v1176;
+  const double v1178 = v5 * v81;
+  const double v1179 = v4 * v80;
+  const double v1180 = v1178 + v1179;
+  const double v1181 = 0.088 * v1180;
+  const double v1182 = v4 * v78;
+  const double v1183 = v5 * v77;
+  const double v1184 = v1182 - v1183;
+  const double v1185 = v79 - 1.0;
+  const double v1186 = v5 * v78;
+  const double v1187 = v4 * v77;
+  const double v1188 = v1186 + v1187;
+  const double v1189 = v1181 + v1185;
+
+  // column 2, panda_link6: D^-1
+  const double v1190 = v229 * v1188;
 
   // column 2, panda_link5: psi B
-  const double v1554 = v230 * v1552;
-  const double v1555 = v231 * v1552;
-  const double v1556 = v232 * v1552;
-  const double v1557 = v233 * v1552;
-  const double v1558 = v234 * v1552;
-  const double v1559 = v235 * v1552;
-  const double v1560 = v1548 + v1554;
-  const double v1561 = v1553 + v1555;
-  const double v1562 = v1541 + v1557;
-  const double v1563 = v110 * v1558;
-  const double v1564 = v111 * v1562;
-  const double v1565 = v1564 - v1563;
-  const double v1566 = v1544 - v1559;
-  const double v1567 = v111 * v1558;
-  const double v1568 = v110 * v1562;
-  const double v1569 = v1567 + v1568;
-  const double v1570 = v110 * v1561;
-  const double v1571 = v111 * v1560;
-  const double v1572 = v1571 - v1570;
-  const double v1573 = v1552 - v1556;
-  const double v1574 = v111 * v1561;
-  const double v1575 = v110 * v1560;
-  const double v1576 = v1574 + v1575;
+  const double v1191 = v230 * v1188;
+  const double v1192 = v231 * v1188;
+  const double v1193 = v232 * v1188;
+  const double v1194 = v233 * v1188;
+  const double v1195 = v234 * v1188;
+  const double v1196 = v235 * v1188;
+  const double v1197 = v1184 + v1191;
+  const double v1198 = v1189 + v1192;
+  const double v1199 = v1177 + v1194;
+  const double v1200 = v110 * v1195;
+  const double v1201 = v111 * v1199;
+  const double v1202 = v1201 - v1200;
+  const double v1203 = v1180 - v1196;
+  const double v1204 = v111 * v1195;
+  const double v1205 = v110 * v1199;
+  const double v1206 = v1204 + v1205;
+  const double v1207 = v110 * v1198;
+  const double v1208 = v111 * v1197;
+  const double v1209 = v1208 - v1207;
+  const double v1210 = v1188 - v1193;
+  const double v1211 = v111 * v1198;
+  const double v1212 = v110 * v1197;
+  const double v1213 = v1211 + v1212;
+
+  // column 2, panda_link5: D^-1
+  const double v1214 = v381 * v1213;
 
   // column 2, panda_link4: psi B
-  const double v1577 = v382 * v1576;
-  const double v1578 = v383 * v1576;
-  const double v1579 = v384 * v1576;
-  const double v1580 = v385 * v1576;
-  const double v1581 = v386 * v1576;
-  const double v1582 = v387 * v1576;
-  const double v1583 = v1572 - v1577;
-  const double v1584 = v1573 - v1578;
-  const double v1585 = v1576 - v1579;
-  const double v1586 = v1565 - v1580;
-  const double v1587 = v1566 - v1581;
-  const double v1588 = v1569 - v1582;
-  const double v1589 = v273 * v1587;
-  const double v1590 = v274 * v1586;
-  const double v1591 = v1590 - v1589;
-  const double v1592 = v274 * v1587;
-  const double v1593 = v273 * v1586;
-  const double v1594 = v1592 + v1593;
-  const double v1595 = 0.384 * v1594;
-  const double v1596 = (-0.0825) * v1594;
-  const double v1597 = 0.384 * v1591;
-  const double v1598 = (-0.0825) * v1588;
-  const double v1599 = v1598 - v1597;
-  const double v1600 = v273 * v1584;
-  const double v1601 = v274 * v1583;
-  const double v1602 = v1601 - v1600;
-  const double v1603 = v274 * v1584;
-  const double v1604 = v273 * v1583;
-  const double v1605 = v1603 + v1604;
-  const double v1606 = v1602 - v1595;
-  const double v1607 = v1585 + v1596;
-  const double v1608 = v1599 - v1605;
+  const double v1215 = v382 * v1213;
+  const double v1216 = v383 * v1213;
+  const double v1217 = v384 * v1213;
+  const double v1218 = v385 * v1213;
+  const double v1219 = v386 * v1213;
+  const double v1220 = v387 * v1213;
+  const double v1221 = v1209 - v1215;
+  const double v1222 = v1210 - v1216;
+  const double v1223 = v1213 - v1217;
+  const double v1224 = v1202 - v1218;
+  const double v1225 = v1203 - v1219;
+  const double v1226 = v1206 - v1220;
+  const double v1227 = v273 * v1225;
+  const double v1228 = v274 * v1224;
+  const double v1229 = v1228 - v1227;
+  const double v1230 = v274 * v1225;
+  const double v1231 = v273 * v1224;
+  const double v1232 = v1230 + v1231;
+  const double v1233 = 0.384 * v1232;
+  const double v1234 = (-0.0825) * v1232;
+  const double v1235 = 0.384 * v1229;
+  const double v1236 = (-0.0825) * v1226;
+  const double v1237 = v1236 - v1235;
+  const double v1238 = v273 * v1222;
+  const double v1239 = v274 * v1221;
+  const double v1240 = v1239 - v1238;
+  const double v1241 = v274 * v1222;
+  const double v1242 = v273 * v1221;
+  const double v1243 = v1241 + v1242;
+  const double v1244 = v1240 - v1233;
+  const double v1245 = v1223 + v1234;
+  const double v1246 = v1237 - v1243;
+
+  // column 2, panda_link4: D^-1
+  const double v1247 = v587 * v1246;
 
   // column 2, panda_link3: psi B
-  const double v1609 = v588 * v1608;
-  const double v1610 = v589 * v1608;
-  const double v1611 = v590 * v1608;
-  const double v1612 = v591 * v1608;
-  const double v1613 = v592 * v1608;
-  const double v1614 = v593 * v1608;
-  const double v1615 = v1606 - v1609;
-  const double v1616 = v1607 - v1610;
-  const double v1617 = v1591 - v1612;
-  const double v1618 = v1588 - v1613;
-  const double v1619 = v1594 + v1614;
-  const double v1620 = v430 * v1618;
-  const double v1621 = v431 * v1617;
-  const double v1622 = v1621 - v1620;
-  const double v1623 = v431 * v1618;
-  const double v1624 = v430 * v1617;
-  const double v1625 = v1623 + v1624;
-  const double v1626 = 0.0825 * v1625;
-  const double v1627 = 0.0825 * v1619;
-  const double v1628 = v430 * v1616;
-  const double v1629 = v431 * v1615;
-  const double v1630 = v1629 - v1628;
-  const double v1631 = v1611 - v1608;
-  const double v1632 = v431 * v1616;
-  const double v1633 = v430 * v1615;
-  const double v1634 = v1632 + v1633;
-  const double v1635 = v1631 - v1626;
-  const double v1636 = v1627 + v1634;
+  const double v1248 = v588 * v1246;
+  const double v1249 = v589 * v1246;
+  const double v1250 = v590 * v1246;
+  const double v1251 = v591 * v1246;
+  const double v1252 = v592 * v1246;
+  const double v1253 = v593 * v1246;
+  const double v1254 = v1244 - v1248;
+  const double v1255 = v1245 - v1249;
+  const double v1256 = v1229 - v1251;
+  const double v1257 = v1226 - v1252;
+  const double v1258 = v1232 + v1253;
+  const double v1259 = v430 * v1257;
+  const double v1260 = v431 * v1256;
+  const double v1261 = v1260 - v1259;
+  const double v1262 = v431 * v1257;
+  const double v1263 = v430 * v1256;
+  const double v1264 = v1262 + v1263;
+  const double v1265 = 0.0825 * v1264;
+  const double v1266 = 0.0825 * v1258;
+  const double v1267 = v430 * v1255;
+  const double v1268 = v431 * v1254;
+  const double v1269 = v1268 - v1267;
+  const double v1270 = v1250 - v1246;
+  const double v1271 = v431 * v1255;
+  const double v1272 = v430 * v1254;
+  const double v1273 = v1271 + v1272;
+  const double v1274 = v1270 - v1265;
+  const double v1275 = v1266 + v1273;
+
+  // column 2, panda_link3: D^-1
+  const double v1276 = v765 * v1275;
 
   // column 2, panda_link2: psi B
-  const double v1637 = v766 * v1636;
-  const double v1638 = v767 * v1636;
-  const double v1639 = v768 * v1636;
-  const double v1640 = v769 * v1636;
-  const double v1641 = v770 * v1636;
-  const double v1642 = v1630 - v1637;
-  const double v1643 = v1635 - v1638;
-  const double v1644 = v1622 - v1640;
-  const double v1645 = v1619 - v1641;
-  const double v1646 = v634 * v1645;
-  const double v1647 = v635 * v1644;
-  const double v1648 = v1647 - v1646;
-  const double v1649 = v635 * v1645;
-  const double v1650 = v634 * v1644;
-  const double v1651 = v1649 + v1650;
-  const double v1652 = (-0.316) * v1651;
-  const double v1653 = (-0.316) * v1648;
-  const double v1654 = v634 * v1643;
-  const double v1655 = v635 * v1642;
-  const double v1656 = v1655 - v1654;
-  const double v1657 = v1639 - v1636;
-  const double v1658 = v635 * v1643;
-  const double v1659 = v634 * v1642;
-  const double v1660 = v1658 + v1659;
-  const double v1661 = v1652 + v1656;
-  const double v1662 = v1660 - v1653;
+  const double v1277 = v766 * v1275;
+  const double v1278 = v767 * v1275;
+  const double v1279 = v768 * v1275;
+  const double v1280 = v769 * v1275;
+  const double v1281 = v770 * v1275;
+  const double v1282 = v1269 - v1277;
+  const double v1283 = v1274 - v1278;
+  const double v1284 = v1261 - v1280;
+  const double v1285 = v1258 - v1281;
+  const double v1286 = v634 * v1285;
+  const double v1287 = v635 * v1284;
+  const double v1288 = v1287 - v1286;
+  const double v1289 = v635 * v1285;
+  const double v1290 = v634 * v1284;
+  const double v1291 = v1289 + v1290;
+  const double v1292 = (-0.316) * v1291;
+  const double v1293 = (-0.316) * v1288;
+  const double v1294 = v634 * v1283;
+  const double v1295 = v635 * v1282;
+  const double v1296 = v1295 - v1294;
+  const double v1297 = v1279 - v1275;
+  const double v1298 = v635 * v1283;
+  const double v1299 = v634 * v1282;
+  const double v1300 = v1298 + v1299;
+  const double v1301 = v1292 + v1296;
+  const double v1302 = v1300 - v1293;
+
+  // column 2, panda_link2: D^-1
+  const double v1303 = v907 * v1302;
 
   // column 2, panda_link1: psi B
-  const double v1663 = v908 * v1662;
-  const double v1664 = v909 * v1662;
-  const double v1665 = v1661 - v1663;
-  const double v1666 = v1657 - v1664;
-  const double v1667 = v800 * v1666;
-  const double v1668 = v799 * v1665;
-  const double v1669 = v1667 + v1668;
+  const double v1304 = v908 * v1302;
+  const double v1305 = v909 * v1302;
+  const double v1306 = v1301 - v1304;
+  const double v1307 = v1297 - v1305;
+  const double v1308 = v800 * v1307;
+  const double v1309 = v799 * v1306;
+  const double v1310 = v1308 + v1309;
 
-  // column 2, panda_link1: psi* H* D^-1 H
-  const double v1670 = v926 * v1669;
-
-  // column 2, panda_link2: psi* H* D^-1 H
-  const double v1671 = v907 * v1662;
-  const double v1672 = v799 * v1670;
-  const double v1673 = v800 * v1670;
-  const double v1674 = v908 * v1672;
-  const double v1675 = v909 * v1673;
-  const double v1676 = v1674 + v1675;
-  const double v1677 = v1671 - v1676;
-
-  // column 2, panda_link3: psi* H* D^-1 H
-  const double v1678 = v765 * v1636;
-  const double v1679 = (-0.316) * v1677;
-  const double v1680 = (-0.316) * v1672;
-  const double v1681 = v634 * v1680;
-  const double v1682 = v635 * v1679;
-  const double v1683 = v1681 - v1682;
-  const double v1684 = v635 * v1680;
-  const double v1685 = v634 * v1679;
-  const double v1686 = v1684 + v1685;
-  const double v1687 = v634 * v1677;
-  const double v1688 = v635 * v1672;
-  const double v1689 = v1687 + v1688;
-  const double v1690 = v635 * v1677;
-  const double v1691 = v634 * v1672;
-  const double v1692 = v1690 - v1691;
-  const double v1693 = v766 * v1689;
-  const double v1694 = v767 * v1692;
-  const double v1695 = v1693 + v1694;
-  const double v1696 = v768 * v1673;
-  const double v1697 = v1695 - v1696;
-  const double v1698 = v769 * v1683;
-  const double v1699 = v1697 + v1698;
-  const double v1700 = v770 * v1686;
-  const double v1701 = v1699 + v1700;
-  const double v1702 = v1673 + v1701;
-  const double v1703 = v1678 - v1702;
-
-  // column 2, panda_link4: psi* H* D^-1 H
-  const double v1704 = v587 * v1608;
-  const double v1705 = 0.0825 * v1703;
-  const double v1706 = 0.0825 * v1692;
-  const double v1707 = v1686 + v1705;
-  const double v1708 = v430 * v1706;
-  const double v1709 = v431 * v1683;
-  const double v1710 = v1709 - v1708;
-  const double v1711 = v431 * v1706;
-  const double v1712 = v430 * v1683;
-  const double v1713 = v1711 + v1712;
-  const double v1714 = v430 * v1703;
-  const double v1715 = v431 * v1689;
-  const double v1716 = v1714 + v1715;
-  const double v1717 = v431 * v1703;
-  const double v1718 = v430 * v1689;
-  const double v1719 = v1717 - v1718;
-  const double v1720 = v1691 - v1690;
-  const double v1721 = v588 * v1716;
-  const double v1722 = v589 * v1719;
-  const double v1723 = v1721 + v1722;
-  const double v1724 = v590 * v1720;
-  const double v1725 = v1723 + v1724;
-  const double v1726 = v591 * v1710;
-  const double v1727 = v1725 + v1726;
-  const double v1728 = v592 * v1713;
-  const double v1729 = v1727 - v1728;
-  const double v1730 = v593 * v1707;
-  const double v1731 = v1729 - v1730;
-  const double v1732 = v1720 - v1731;
-  const double v1733 = v1704 + v1732;
-
-  // column 2, panda_link5: psi* H* D^-1 H
-  const double v1734 = v381 * v1576;
-  const double v1735 = 0.384 * v1733;
-  const double v1736 = (-0.0825) * v1733;
-  const double v1737 = 0.384 * v1716;
-  const double v1738 = (-0.0825) * v1719;
-  const double v1739 = v1738 - v1737;
-  const double v1740 = v1710 - v1735;
-  const double v1741 = v1736 - v1713;
-  const double v1742 = v1707 + v1739;
-  const double v1743 = v273 * v1742;
-  const double v1744 = v274 * v1740;
-  const double v1745 = v1743 + v1744;
-  const double v1746 = v274 * v1742;
-  const double v1747 = v273 * v1740;
-  const double v1748 = v1746 - v1747;
-  const double v1749 = v273 * v1733;
-  const double v1750 = v274 * v1716;
-  const double v1751 = v1750 - v1749;
-  const double v1752 = v274 * v1733;
-  const double v1753 = v273 * v1716;
-  const double v1754 = v1752 + v1753;
-  const double v1755 = v382 * v1751;
-  const double v1756 = v383 * v1754;
-  const double v1757 = v1755 - v1756;
-  const double v1758 = v384 * v1719;
-  const double v1759 = v1757 + v1758;
-  const double v1760 = v385 * v1745;
-  const double v1761 = v1759 + v1760;
-  const double v1762 = v386 * v1748;
-  const double v1763 = v1761 + v1762;
-  const double v1764 = v387 * v1741;
-  const double v1765 = v1763 + v1764;
-  const double v1766 = v1719 - v1765;
-  const double v1767 = v1734 + v1766;
-
-  // column 2, panda_link6: psi* H* D^-1 H
-  const double v1768 = v229 * v1552;
-  const double v1769 = v110 * v1741;
-  const double v1770 = v111 * v1745;
-  const double v1771 = v1769 + v1770;
-  const double v1772 = v111 * v1741;
-  const double v1773 = v110 * v1745;
-  const double v1774 = v1772 - v1773;
-  const double v1775 = v1747 - v1746;
-  const double v1776 = v110 * v1767;
-  const double v1777 = v111 * v1751;
-  const double v1778 = v1776 + v1777;
-  const double v1779 = v111 * v1767;
-  const double v1780 = v110 * v1751;
-  const double v1781 = v1779 - v1780;
-  const double v1782 = v230 * v1778;
-  const double v1783 = v231 * v1781;
-  const double v1784 = v1782 + v1783;
-  const double v1785 = v232 * v1754;
-  const double v1786 = v1784 + v1785;
-  const double v1787 = v233 * v1771;
-  const double v1788 = v1786 + v1787;
-  const double v1789 = v234 * v1774;
-  const double v1790 = v1788 + v1789;
-  const double v1791 = v235 * v1775;
-  const double v1792 = v1790 + v1791;
-  const double v1793 = v1754 - v1792;
-  const double v1794 = v1793 - v1768;
-
-  // column 2, panda_link7: psi* H* D^-1 H
-  const double v1795 = 0.088 * v1794;
-  const double v1796 = 0.088 * v1781;
-  const double v1797 = v1774 + v1795;
-  const double v1798 = v1775 - v1796;
-  const double v1799 = v4 * v1798;
-  const double v1800 = v5 * v1771;
-  const double v1801 = v1799 + v1800;
-  const double v1802 = v5 * v1798;
-  const double v1803 = v4 * v1771;
-  const double v1804 = v1802 - v1803;
-  const double v1805 = v4 * v1794;
-  const double v1806 = v5 * v1778;
-  const double v1807 = v1805 + v1806;
-  const double v1808 = v5 * v1794;
-  const double v1809 = v4 * v1778;
-  const double v1810 = v1808 - v1809;
-  const double v1811 = v1780 - v1779;
-  const double v1812 = v77 * v1807;
-  const double v1813 = v78 * v1810;
-  const double v1814 = v1812 + v1813;
-  const double v1815 = v79 * v1811;
-  const double v1816 = v1814 + v1815;
-  const double v1817 = v80 * v1801;
-  const double v1818 = v1816 + v1817;
-  const double v1819 = v81 * v1804;
-  const double v1820 = v1818 + v1819;
-  const double v1821 = v1811 - v1820;
-  const double v1822 = v76 + v1821;
-
-  // column 2, panda_leftfinger: psi* H* D^-1 H
-  const double v1823 = 0.1654 * v1810;
-  const double v1824 = v3 * v1822;
-  const double v1825 = v1824 - v1823;
-  const double v1826 = v2 * v1822;
-  const double v1827 = 0.1654 * v1807;
-  const double v1828 = v1827 - v1826;
-  const double v1829 = v3 * v1807;
-  const double v1830 = v2 * v1810;
-  const double v1831 = v1830 - v1829;
-  const double v1832 = v1801 - v1825;
-  const double v1833 = v1804 - v1828;
-  const double v1834 = v1797 + v1831;
-  const double v1835 = -v1834;
-  const double v1836 = (-0.7071067811865476) * v1833;
-  const double v1837 = 0.7071067811865475 * v1832;
-  const double v1838 = v1836 + v1837;
-  const double v1839 = (-0.7071067811865476) * v1810;
-  const double v1840 = 0.7071067811865475 * v1807;
-  const double v1841 = v1839 + v1840;
-  const double v1842 = 0.7071067811865475 * v1810;
-  const double v1843 = 0.7071067811865476 * v1807;
-  const double v1844 = v1842 + v1843;
-
-  // column 2, panda_rightfinger: psi* H* D^-1 H
-  const double v1845 = v1 * v1822;
-  const double v1846 = v1823 + v1845;
-  const double v1847 = v0 * v1822;
-  const double v1848 = v1827 + v1847;
-  const double v1849 = v1 * v1807;
-  const double v1850 = v0 * v1810;
-  const double v1851 = v1849 - v1850;
-  const double v1852 = v1801 + v1846;
-  const double v1853 = v1804 - v1848;
-  const double v1854 = v1797 + v1851;
-  const double v1855 = -v1854;
-  const double v1856 = (-0.7071067811865476) * v1853;
-  const double v1857 = 0.7071067811865475 * v1852;
-  const double v1858 = v1856 + v1857;
+  // column 2, panda_link1: D^-1
+  const double v1311 = v926 * v1310;
 
   // column 3, panda_link7: psi B
-  const double v1859 = q[8] * 0.4999999999999999;
-  const double v1860 = q[8] * (-0.5000000000000001);
-  const double v1861 = v1859 - v1860;
+  const double v1312 = q[8] * 0.4999999999999999;
+  const double v1313 = q[8] * (-0.5000000000000001);
+  const double v1314 = v1312 - v1313;
+
+  // column 3, panda_link7: D^-1
+  const double v1315 = v76 * v1314;
 
   // column 3, panda_link6: psi B
-  const double v1862 = v77 * v1861;
-  const double v1863 = v78 * v1861;
-  const double v1864 = v79 * v1861;
-  const double v1865 = v80 * v1861;
-  const double v1866 = v81 * v1861;
-  const double v1867 = 0.11695546160825496 - v1862;
-  const double v1868 = 0.11695546160825494 - v1863;
-  const double v1869 = 0.7071067811865475 - v1865;
-  const double v1870 = (-0.7071067811865476) - v1866;
-  const double v1871 = v4 * v1870;
-  const double v1872 = v5 * v1869;
-  const double v1873 = v1872 - v1871;
-  const double v1874 = v5 * v1870;
-  const double v1875 = v4 * v1869;
-  const double v1876 = v1874 + v1875;
-  const double v1877 = 0.088 * v1876;
-  const double v1878 = v4 * v1868;
-  const double v1879 = v5 * v1867;
-  const double v1880 = v1879 - v1878;
-  const double v1881 = v1864 - v1861;
-  const double v1882 = v5 * v1868;
-  const double v1883 = v4 * v1867;
-  const double v1884 = v1882 + v1883;
-  const double v1885 = v1881 - v1877;
+  const double v1316 = v77 * v1314;
+  const double v1317 = v78 * v1314;
+  const double v1318 = v79 * v1314;
+  const double v1319 = v80 * v1314;
+  const double v1320 = v81 * v1314;
+  const double v1321 = 0.11695546160825496 - v1316;
+  const double v1322 = 0.11695546160825494 - v1317;
+  const double v1323 = 0.7071067811865475 - v1319;
+  const double v1324 = (-0.7071067811865476) - v1320;
+  const double v1325 = v4 * v1324;
+  const double v1326 = v5 * v1323;
+  const double v1327 = v1326 - v1325;
+  const double v1328 = v5 * v1324;
+  const double v1329 = v4 * v1323;
+  const double v1330 = v1328 + v1329;
+  const double v1331 = 0.088 * v1330;
+  const double v1332 = v4 * v1322;
+  const double v1333 = v5 * v1321;
+  const double v1334 = v1333 - v1332;
+  const double v1335 = v1318 - v1314;
+  const double v1336 = v5 * v1322;
+  const double v1337 = v4 * v1321;
+  const double v1338 = v1336 + v1337;
+  const double v1339 = v1335 - v1331;
+
+  // column 3, panda_link6: D^-1
+  const double v1340 = v229 * v1338;
 
   // column 3, panda_link5: psi B
-  const double v1886 = v230 * v1884;
-  const double v1887 = v231 * v1884;
-  const double v1888 = v232 * v1884;
-  const double v1889 = v233 * v1884;
-  const double v1890 = v234 * v1884;
-  const double v1891 = v235 * v1884;
-  const double v1892 = v1880 - v1886;
-  const double v1893 = v1885 - v1887;
-  const double v1894 = v1873 - v1889;
-  const double v1895 = v110 * v1890;
-  const double v1896 = v111 * v1894;
-  const double v1897 = v1895 + v1896;
-  const double v1898 = v1891 - v1876;
-  const double v1899 = v111 * v1890;
-  const double v1900 = v110 * v1894;
-  const double v1901 = v1900 - v1899;
-  const double v1902 = v110 * v1893;
-  const double v1903 = v111 * v1892;
-  const double v1904 = v1903 - v1902;
-  const double v1905 = v1888 - v1884;
-  const double v1906 = v111 * v1893;
-  const double v1907 = v110 * v1892;
-  const double v1908 = v1906 + v1907;
+  const double v1341 = v230 * v1338;
+  const double v1342 = v231 * v1338;
+  const double v1343 = v232 * v1338;
+  const double v1344 = v233 * v1338;
+  const double v1345 = v234 * v1338;
+  const double v1346 = v235 * v1338;
+  const double v1347 = v1334 - v1341;
+  const double v1348 = v1339 - v1342;
+  const double v1349 = v1327 - v1344;
+  const double v1350 = v110 * v1345;
+  const double v1351 = v111 * v1349;
+  const double v1352 = v1350 + v1351;
+  const double v1353 = v1346 - v1330;
+  const double v1354 = v111 * v1345;
+  const double v1355 = v110 * v1349;
+  const double v1356 = v1355 - v1354;
+  const double v1357 = v110 * v1348;
+  const double v1358 = v111 * v1347;
+  const double v1359 = v1358 - v1357;
+  const double v1360 = v1343 - v1338;
+  const double v1361 = v111 * v1348;
+  const double v1362 = v110 * v1347;
+  const double v1363 = v1361 + v1362;
+
+  // column 3, panda_link5: D^-1
+  const double v1364 = v381 * v1363;
 
   // column 3, panda_link4: psi B
-  const double v1909 = v382 * v1908;
-  const double v1910 = v383 * v1908;
-  const double v1911 = v384 * v1908;
-  const double v1912 = v385 * v1908;
-  const double v1913 = v386 * v1908;
-  const double v1914 = v387 * v1908;
-  const double v1915 = v1904 - v1909;
-  const double v1916 = v1905 - v1910;
-  const double v1917 = v1908 - v1911;
-  const double v1918 = v1897 - v1912;
-  const double v1919 = v1898 - v1913;
-  const double v1920 = v1901 - v1914;
-  const double v1921 = v273 * v1919;
-  const double v1922 = v274 * v1918;
-  const double v1923 = v1922 - v1921;
-  const double v1924 = v274 * v1919;
-  const double v1925 = v273 * v1918;
-  const double v1926 = v1924 + v1925;
-  const double v1927 = 0.384 * v1926;
-  const double v1928 = (-0.0825) * v1926;
-  const double v1929 = 0.384 * v1923;
-  const double v1930 = (-0.0825) * v1920;
-  const double v1931 = v1930 - v1929;
-  const double v1932 = v273 * v1916;
-  const double v1933 = v274 * v1915;
-  const double v1934 = v1933 - v1932;
-  const double v1935 = v274 * v1916;
-  const double v1936 = v273 * v1915;
-  const double v1937 = v1935 + v1936;
-  const double v1938 = v1934 - v1927;
-  const double v1939 = v1917 + v1928;
-  const double v1940 = v1931 - v1937;
+  const double v1365 = v382 * v1363;
+  const double v1366 = v383 * v1363;
+  const double v1367 = v384 * v1363;
+  const double v1368 = v385 * v1363;
+  const double v1369 = v386 * v1363;
+  const double v1370 = v387 * v1363;
+  const double v1371 = v1359 - v1365;
+  const double v1372 = v1360 - v1366;
+  const double v1373 = v1363 - v1367;
+  const double v1374 = v1352 - v1368;
+  const double v1375 = v1353 - v1369;
+  const double v1376 = v1356 - v1370;
+  const double v1377 = v273 * v1375;
+  const double v1378 = v274 * v1374;
+  const double v1379 = v1378 - v1377;
+  const double v1380 = v274 * v1375;
+  const double v1381 = v273 * v1374;
+  const double v1382 = v1380 + v1381;
+  const double v1383 = 0.384 * v1382;
+  const double v1384 = (-0.0825) * v1382;
+  const double v1385 = 0.384 * v1379;
+  const double v1386 = (-0.0825) * v1376;
+  const double v1387 = v1386 - v1385;
+  const double v1388 = v273 * v1372;
+  const double v1389 = v274 * v1371;
+  const double v1390 = v1389 - v1388;
+  const double v1391 = v274 * v1372;
+  const double v1392 = v273 * v1371;
+  const double v1393 = v1391 + v1392;
+  const double v1394 = v1390 - v1383;
+  const double v1395 = v1373 + v1384;
+  const double v1396 = v1387 - v1393;
+
+  // column 3, panda_link4: D^-1
+  const double v1397 = v587 * v1396;
 
   // column 3, panda_link3: psi B
-  const double v1941 = v588 * v1940;
-  const double v1942 = v589 * v1940;
-  const double v1943 = v590 * v1940;
-  const double v1944 = v591 * v1940;
-  const double v1945 = v592 * v1940;
-  const double v1946 = v593 * v1940;
-  const double v1947 = v1938 - v1941;
-  const double v1948 = v1939 - v1942;
-  const double v1949 = v1923 - v1944;
-  const double v1950 = v1920 - v1945;
-  const double v1951 = v1926 + v1946;
-  const double v1952 = v430 * v1950;
-  const double v1953 = v431 * v1949;
-  const double v1954 = v1953 - v1952;
-  const double v1955 = v431 * v1950;
-  const double v1956 = v430 * v1949;
-  const double v1957 = v1955 + v1956;
-  const double v1958 = 0.0825 * v1957;
-  const double v1959 = 0.0825 * v1951;
-  const double v1960 = v430 * v1948;
-  const double v1961 = v431 * v1947;
-  const double v1962 = v1961 - v1960;
-  const double v1963 = v1943 - v1940;
-  const double v1964 = v431 * v1948;
-  const double v1965 = v430 * v1947;
-  const double v1966 = v1964 + v1965;
-  const double v1967 = v1963 - v1958;
-  const double v1968 = v1959 + v1966;
+  const double v1398 = v588 * v1396;
+  const double v1399 = v589 * v1396;
+  const double v1400 = v590 * v1396;
+  const double v1401 = v591 * v1396;
+  const double v1402 = v592 * v1396;
+  const double v1403 = v593 * v1396;
+  const double v1404 = v1394 - v1398;
+  const double v1405 = v1395 - v1399;
+  const double v1406 = v1379 - v1401;
+  const double v1407 = v1376 - v1402;
+  const double v1408 = v1382 + v1403;
+  const double v1409 = v430 * v1407;
+  const double v1410 = v431 * v1406;
+  const double v1411 = v1410 - v1409;
+  const double v1412 = v431 * v1407;
+  const double v1413 = v430 * v1406;
+  const double v1414 = v1412 + v1413;
+  const double v1415 = 0.0825 * v1414;
+  const double v1416 = 0.0825 * v1408;
+  const double v1417 = v430 * v1405;
+  const double v1418 = v431 * v1404;
+  const double v1419 = v1418 - v1417;
+  const double v1420 = v1400 - v1396;
+  const double v1421 = v431 * v1405;
+  const double v1422 = v430 * v1404;
+  const double v1423 = v1421 + v1422;
+  const double v1424 = v1420 - v1415;
+  const double v1425 = v1416 + v1423;
+
+  // column 3, panda_link3: D^-1
+  const double v1426 = v765 * v1425;
 
   // column 3, panda_link2: psi B
-  const double v1969 = v766 * v1968;
-  const double v1970 = v767 * v1968;
-  const double v1971 = v768 * v1968;
-  const double v1972 = v769 * v1968;
-  const double v1973 = v770 * v1968;
-  const double v1974 = v1962 - v1969;
-  const double v1975 = v1967 - v1970;
-  const double v1976 = v1954 - v1972;
-  const double v1977 = v1951 - v1973;
-  const double v1978 = v634 * v1977;
-  const double v1979 = v635 * v1976;
-  const double v1980 = v1979 - v1978;
-  const double v1981 = v635 * v1977;
-  const double v1982 = v634 * v1976;
-  const double v1983 = v1981 + v1982;
-  const double v1984 = (-0.316) * v1983;
-  const double v1985 = (-0.316) * v1980;
-  const double v1986 = v634 * v1975;
-  const double v1987 = v635 * v1974;
-  const double v1988 = v1987 - v1986;
-  const double v1989 = v1971 - v1968;
-  const double v1990 = v635 * v1975;
-  const double v1991 = v634 * v1974;
-  const double v1992 = v1990 + v1991;
-  const double v1993 = v1984 + v1988;
-  const double v1994 = v1992 - v1985;
+  const double v1427 = v766 * v1425;
+  const double v1428 = v767 * v1425;
+  const double v1429 = v768 * v1425;
+  const double v1430 = v769 * v1425;
+  const double v1431 = v770 * v1425;
+  const double v1432 = v1419 - v1427;
+  const double v1433 = v1424 - v1428;
+  const double v1434 = v1411 - v1430;
+  const double v1435 = v1408 - v1431;
+  const double v1436 = v634 * v1435;
+  const double v1437 = v635 * v1434;
+  const double v1438 = v1437 - v1436;
+  const double v1439 = v635 * v1435;
+  const double v1440 = v634 * v1434;
+  const double v1441 = v1439 + v1440;
+  const double v1442 = (-0.316) * v1441;
+  const double v1443 = (-0.316) * v1438;
+  const double v1444 = v634 * v1433;
+  const double v1445 = v635 * v1432;
+  const double v1446 = v1445 - v1444;
+  const double v1447 = v1429 - v1425;
+  const double v1448 = v635 * v1433;
+  const double v1449 = v634 * v1432;
+  const double v1450 = v1448 + v1449;
+  const double v1451 = v1442 + v1446;
+  const double v1452 = v1450 - v1443;
+
+  // column 3, panda_link2: D^-1
+  const double v1453 = v907 * v1452;
 
   // column 3, panda_link1: psi B
-  const double v1995 = v908 * v1994;
-  const double v1996 = v909 * v1994;
-  const double v1997 = v1993 - v1995;
-  const double v1998 = v1989 - v1996;
-  const double v1999 = v800 * v1998;
-  const double v2000 = v799 * v1997;
-  const double v2001 = v1999 + v2000;
+  const double v1454 = v908 * v1452;
+  const double v1455 = v909 * v1452;
+  const double v1456 = v1451 - v1454;
+  const double v1457 = v1447 - v1455;
+  const double v1458 = v800 * v1457;
+  const double v1459 = v799 * v1456;
+  const double v1460 = v1458 + v1459;
 
-  // column 3, panda_link1: psi* H* D^-1 H
-  const double v2002 = v926 * v2001;
-
-  // column 3, panda_link2: psi* H* D^-1 H
-  const double v2003 = v907 * v1994;
-  const double v2004 = v799 * v2002;
-  const double v2005 = v800 * v2002;
-  const double v2006 = v908 * v2004;
-  const double v2007 = v909 * v2005;
-  const double v2008 = v2006 + v2007;
-  const double v2009 = v2003 - v2008;
-
-  // column 3, panda_link3: psi* H* D^-1 H
-  const double v2010 = v765 * v1968;
-  const double v2011 = (-0.316) * v2009;
-  const double v2012 = (-0.316) * v2004;
-  const double v2013 = v634 * v2012;
-  const double v2014 = v635 * v2011;
-  const double v2015 = v2013 - v2014;
-  const double v2016 = v635 * v2012;
-  const double v2017 = v634 * v2011;
-  const double v2018 = v2016 + v2017;
-  const double v2019 = v634 * v2009;
-  const double v2020 = v635 * v2004;
-  const double v2021 = v2019 + v2020;
-  const double v2022 = v635 * v2009;
-  const double v2023 = v634 * v2004;
-  const double v2024 = v2022 - v2023;
-  const double v2025 = v766 * v2021;
-  const double v2026 = v767 * v2024;
-  const double v2027 = v2025 + v2026;
-  const double v2028 = v768 * v2005;
-  const double v2029 = v2027 - v2028;
-  const double v2030 = v769 * v2015;
-  const double v2031 = v2029 + v2030;
-  const double v2032 = v770 * v2018;
-  const double v2033 = v2031 + v2032;
-  const double v2034 = v2005 + v2033;
-  const double v2035 = v2010 - v2034;
-
-  // column 3, panda_link4: psi* H* D^-1 H
-  const double v2036 = v587 * v1940;
-  const double v2037 = 0.0825 * v2035;
-  const double v2038 = 0.0825 * v2024;
-  const double v2039 = v2018 + v2037;
-  const double v2040 = v430 * v2038;
-  const double v2041 = v431 * v2015;
-  const double v2042 = v2041 - v2040;
-  const double v2043 = v431 * v2038;
-  const double v2044 = v430 * v2015;
-  const double v2045 = v2043 + v2044;
-  const double v2046 = v430 * v2035;
-  const double v2047 = v431 * v2021;
-  const double v2048 = v2046 + v2047;
-  const double v2049 = v431 * v2035;
-  const double v2050 = v430 * v2021;
-  const double v2051 = v2049 - v2050;
-  const double v2052 = v2023 - v2022;
-  const double v2053 = v588 * v2048;
-  const double v2054 = v589 * v2051;
-  const double v2055 = v2053 + v2054;
-  const double v2056 = v590 * v2052;
-  const double v2057 = v2055 + v2056;
-  const double v2058 = v591 * v2042;
-  const double v2059 = v2057 + v2058;
-  const double v2060 = v592 * v2045;
-  const double v2061 = v2059 - v2060;
-  const double v2062 = v593 * v2039;
-  const double v2063 = v2061 - v2062;
-  const double v2064 = v2052 - v2063;
-  const double v2065 = v2036 + v2064;
-
-  // column 3, panda_link5: psi* H* D^-1 H
-  const double v2066 = v381 * v1908;
-  const double v2067 = 0.384 * v2065;
-  const double v2068 = (-0.0825) * v2065;
-  const double v2069 = 0.384 * v2048;
-  const double v2070 = (-0.0825) * v2051;
-  const double v2071 = v2070 - v2069;
-  const double v2072 = v2042 - v2067;
-  const double v2073 = v2068 - v2045;
-  const double v2074 = v2039 + v2071;
-  const double v2075 = v273 * v2074;
-  const double v2076 = v274 * v2072;
-  const double v2077 = v2075 + v2076;
-  const double v2078 = v274 * v2074;
-  const double v2079 = v273 * v2072;
-  const double v2080 = v2078 - v2079;
-  const double v2081 = v273 * v2065;
-  const double v2082 = v274 * v2048;
-  const double v2083 = v2082 - v2081;
-  const double v2084 = v274 * v2065;
-  const double v2085 = v273 * v2048;
-  const double v2086 = v2084 + v2085;
-  const double v2087 = v382 * v2083;
-  const double v2088 = v383 * v2086;
-  const double v2089 = v2087 - v2088;
-  const double v2090 = v384 * v2051;
-  const double v2091 = v2089 + v2090;
-  const double v2092 = v385 * v2077;
-  const double v2093 = v2091 + v2092;
-  const double v2094 = v386 * v2080;
-  const double v2095 = v2093 + v2094;
-  const double v2096 = v387 * v2073;
-  const double v2097 = v2095 + v2096;
-  const double v2098 = v2051 - v2097;
-  const double v2099 = v2066 + v2098;
-
-  // column 3, panda_link6: psi* H* D^-1 H
-  const double v2100 = v229 * v1884;
-  const double v2101 = v110 * v2073;
-  const double v2102 = v111 * v2077;
-  const double v2103 = v2101 + v2102;
-  const double v2104 = v111 * v2073;
-  const double v2105 = v110 * v2077;
-  const double v2106 = v2104 - v2105;
-  const double v2107 = v2079 - v2078;
-  const double v2108 = v110 * v2099;
-  const double v2109 = v111 * v2083;
-  const double v2110 = v2108 + v2109;
-  const double v2111 = v111 * v2099;
-  const double v2112 = v110 * v2083;
-  const double v2113 = v2111 - v2112;
-  const double v2114 = v230 * v2110;
-  const double v2115 = v231 * v2113;
-  const double v2116 = v2114 + v2115;
-  const double v2117 = v232 * v2086;
-  const double v2118 = v2116 + v2117;
-  const double v2119 = v233 * v2103;
-  const double v2120 = v2118 + v2119;
-  const double v2121 = v234 * v2106;
-  const double v2122 = v2120 + v2121;
-  const double v2123 = v235 * v2107;
-  const double v2124 = v2122 + v2123;
-  const double v2125 = v2086 - v2124;
-  const double v2126 = v2100 + v2125;
-
-  // column 3, panda_link7: psi* H* D^-1 H
-  const double v2127 = v76 * v1861;
-  const double v2128 = 0.088 * v2126;
-  const double v2129 = 0.088 * v2113;
-  const double v2130 = v2106 + v2128;
-  const double v2131 = v2107 - v2129;
-  const double v2132 = v4 * v2131;
-  const double v2133 = v5 * v2103;
-  const double v2134 = v2132 + v2133;
-  const double v2135 = v5 * v2131;
-  const double v2136 = v4 * v2103;
-  const double v2137 = v2135 - v2136;
-  const double v2138 = v4 * v2126;
-  const double v2139 = v5 * v2110;
-  const double v2140 = v2138 + v2139;
-  const double v2141 = v5 * v2126;
-  const double v2142 = v4 * v2110;
-  const double v2143 = v2141 - v2142;
-  const double v2144 = v2112 - v2111;
-  const double v2145 = v77 * v2140;
-  const double v2146 = v78 * v2143;
-  const double v2147 = v2145 + v2146;
-  const double v2148 = v79 * v2144;
-  const double v2149 = v2147 + v2148;
-  const double v2150 = v80 * v2134;
-  const double v2151 = v2149 + v2150;
-  const double v2152 = v81 * v2137;
-  const double v2153 = v2151 + v2152;
-  const double v2154 = v2144 - v2153;
-  const double v2155 = v2127 + v2154;
-
-  // column 3, panda_leftfinger: psi* H* D^-1 H
-  const double v2156 = 0.1654 * v2143;
-  const double v2157 = v3 * v2155;
-  const double v2158 = v2157 - v2156;
-  const double v2159 = v2 * v2155;
-  const double v2160 = 0.1654 * v2140;
-  const double v2161 = v2160 - v2159;
-  const double v2162 = v3 * v2140;
-  const double v2163 = v2 * v2143;
-  const double v2164 = v2163 - v2162;
-  const double v2165 = v2134 - v2158;
-  const double v2166 = v2137 - v2161;
-  const double v2167 = v2130 + v2164;
-  const double v2168 = -v2167;
-  const double v2169 = (-0.7071067811865476) * v2166;
-  const double v2170 = 0.7071067811865475 * v2165;
-  const double v2171 = v2169 + v2170;
-  const double v2172 = (-0.7071067811865476) * v2143;
-  const double v2173 = 0.7071067811865475 * v2140;
-  const double v2174 = v2172 + v2173;
-  const double v2175 = 0.7071067811865475 * v2143;
-  const double v2176 = 0.7071067811865476 * v2140;
-  const double v2177 = v2175 + v2176;
-
-  // column 3, panda_rightfinger: psi* H* D^-1 H
-  const double v2178 = v1 * v2155;
-  const double v2179 = v2156 + v2178;
-  const double v2180 = v0 * v2155;
-  const double v2181 = v2160 + v2180;
-  const double v2182 = v1 * v2140;
-  const double v2183 = v0 * v2143;
-  const double v2184 = v2182 - v2183;
-  const double v2185 = v2134 + v2179;
-  const double v2186 = v2137 - v2181;
-  const double v2187 = v2130 + v2184;
-  const double v2188 = -v2187;
-  const double v2189 = (-0.7071067811865476) * v2186;
-  const double v2190 = 0.7071067811865475 * v2185;
-  const double v2191 = v2189 + v2190;
+  // column 3, panda_link1: D^-1
+  const double v1461 = v926 * v1460;
 
   // column 5, panda_link6: psi B
-  const double v2192 = v0 * v4;
-  const double v2193 = v1 * v5;
-  const double v2194 = v2192 + v2193;
-  const double v2195 = v0 * v5;
-  const double v2196 = v1 * v4;
-  const double v2197 = v2195 - v2196;
-  const double v2198 = v2197 + (-0.088);
+  const double v1462 = v0 * v4;
+  const double v1463 = v1 * v5;
+  const double v1464 = v1462 + v1463;
+  const double v1465 = v0 * v5;
+  const double v1466 = v1 * v4;
+  const double v1467 = v1465 - v1466;
+  const double v1468 = v1467 + (-0.088);
+
+  // column 5, panda_link6: D^-1
+  const double v1469 = v229 * v1468;
 
   // column 5, panda_link5: psi B
-  const double v2199 = v230 * v2198;
-  const double v2200 = v231 * v2198;
-  const double v2201 = v232 * v2198;
-  const double v2202 = v233 * v2198;
-  const double v2203 = v234 * v2198;
-  const double v2204 = v235 * v2198;
-  const double v2205 = v2194 + v2199;
-  const double v2206 = (-1.0) - v2203;
-  const double v2207 = v110 * v2206;
-  const double v2208 = v111 * v2202;
-  const double v2209 = v2207 + v2208;
-  const double v2210 = v111 * v2206;
-  const double v2211 = v110 * v2202;
-  const double v2212 = v2210 - v2211;
-  const double v2213 = v110 * v2200;
-  const double v2214 = v111 * v2205;
-  const double v2215 = v2213 - v2214;
-  const double v2216 = v2201 - v2198;
-  const double v2217 = v111 * v2200;
-  const double v2218 = v110 * v2205;
-  const double v2219 = v2217 + v2218;
+  const double v1470 = v230 * v1468;
+  const double v1471 = v231 * v1468;
+  const double v1472 = v232 * v1468;
+  const double v1473 = v233 * v1468;
+  const double v1474 = v234 * v1468;
+  const double v1475 = v235 * v1468;
+  const double v1476 = v1464 + v1470;
+  const double v1477 = (-1.0) - v1474;
+  const double v1478 = v110 * v1477;
+  const double v1479 = v111 * v1473;
+  const double v1480 = v1478 + v1479;
+  const double v1481 = v111 * v1477;
+  const double v1482 = v110 * v1473;
+  const double v1483 = v1481 - v1482;
+  const double v1484 = v110 * v1471;
+  const double v1485 = v111 * v1476;
+  const double v1486 = v1484 - v1485;
+  const double v1487 = v1472 - v1468;
+  const double v1488 = v111 * v1471;
+  const double v1489 = v110 * v1476;
+  const double v1490 = v1488 + v1489;
+
+  // column 5, panda_link5: D^-1
+  const double v1491 = v381 * v1490;
 
   // column 5, panda_link4: psi B
-  const double v2220 = v382 * v2219;
-  const double v2221 = v383 * v2219;
-  const double v2222 = v384 * v2219;
-  const double v2223 = v385 * v2219;
-  const double v2224 = v386 * v2219;
-  const double v2225 = v387 * v2219;
-  const double v2226 = v2215 + v2220;
-  const double v2227 = v2216 + v2221;
-  const double v2228 = v2222 - v2219;
-  const double v2229 = v2223 - v2209;
-  const double v2230 = v2204 + v2224;
-  const double v2231 = v2212 + v2225;
-  const double v2232 = v273 * v2230;
-  const double v2233 = v274 * v2229;
-  const double v2234 = v2233 - v2232;
-  const double v2235 = v274 * v2230;
-  const double v2236 = v273 * v2229;
-  const double v2237 = v2235 + v2236;
-  const double v2238 = 0.384 * v2237;
-  const double v2239 = (-0.0825) * v2237;
-  const double v2240 = 0.384 * v2234;
-  const double v2241 = (-0.0825) * v2231;
-  const double v2242 = v2241 - v2240;
-  const double v2243 = v273 * v2227;
-  const double v2244 = v274 * v2226;
-  const double v2245 = v2244 - v2243;
-  const double v2246 = v274 * v2227;
-  const double v2247 = v273 * v2226;
-  const double v2248 = v2246 + v2247;
-  const double v2249 = v2245 - v2238;
-  const double v2250 = v2228 + v2239;
-  const double v2251 = v2242 - v2248;
+  const double v1492 = v382 * v1490;
+  const double v1493 = v383 * v1490;
+  const double v1494 = v384 * v1490;
+  const double v1495 = v385 * v1490;
+  const double v1496 = v386 * v1490;
+  const double v1497 = v387 * v1490;
+  const double v1498 = v1486 + v1492;
+  const double v1499 = v1487 + v1493;
+  const double v1500 = v1494 - v1490;
+  const double v1501 = v1495 - v1480;
+  const double v1502 = v1475 + v1496;
+  const double v1503 = v1483 + v1497;
+  const double v1504 = v273 * v1502;
+  const double v1505 = v274 * v1501;
+  const double v1506 = v1505 - v1504;
+  const double v1507 = v274 * v1502;
+  const double v1508 = v273 * v1501;
+  const double v1509 = v1507 + v1508;
+  const double v1510 = 0.384 * v1509;
+  const double v1511 = (-0.0825) * v1509;
+  const double v1512 = 0.384 * v1506;
+  const double v1513 = (-0.0825) * v1503;
+  const double v1514 = v1513 - v1512;
+  const double v1515 = v273 * v1499;
+  const double v1516 = v274 * v1498;
+  const double v1517 = v1516 - v1515;
+  const double v1518 = v274 * v1499;
+  const double v1519 = v273 * v1498;
+  const double v1520 = v1518 + v1519;
+  const double v1521 = v1517 - v1510;
+  const double v1522 = v1500 + v1511;
+  const double v1523 = v1514 - v1520;
+
+  // column 5, panda_link4: D^-1
+  const double v1524 = v587 * v1523;
 
   // column 5, panda_link3: psi B
-  const double v2252 = v588 * v2251;
-  const double v2253 = v589 * v2251;
-  const double v2254 = v590 * v2251;
-  const double v2255 = v591 * v2251;
-  const double v2256 = v592 * v2251;
-  const double v2257 = v593 * v2251;
-  const double v2258 = v2249 - v2252;
-  const double v2259 = v2250 - v2253;
-  const double v2260 = v2234 - v2255;
-  const double v2261 = v2231 - v2256;
-  const double v2262 = v2237 + v2257;
-  const double v2263 = v430 * v2261;
-  const double v2264 = v431 * v2260;
-  const double v2265 = v2264 - v2263;
-  const double v2266 = v431 * v2261;
-  const double v2267 = v430 * v2260;
-  const double v2268 = v2266 + v2267;
-  const double v2269 = 0.0825 * v2268;
-  const double v2270 = 0.0825 * v2262;
-  const double v2271 = v430 * v2259;
-  const double v2272 = v431 * v2258;
-  const double v2273 = v2272 - v2271;
-  const double v2274 = v2254 - v2251;
-  const double v2275 = v431 * v2259;
-  const double v2276 = v430 * v2258;
-  const double v2277 = v2275 + v2276;
-  const double v2278 = v2274 - v2269;
-  const double v2279 = v2270 + v2277;
+  const double v1525 = v588 * v1523;
+  const double v1526 = v589 * v1523;
+  const double v1527 = v590 * v1523;
+  const double v1528 = v591 * v1523;
+  const double v1529 = v592 * v1523;
+  const double v1530 = v593 * v1523;
+  const double v1531 = v1521 - v1525;
+  const double v1532 = v1522 - v1526;
+  const double v1533 = v1506 - v1528;
+  const double v1534 = v1503 - v1529;
+  const double v1535 = v1509 + v1530;
+  const double v1536 = v430 * v1534;
+  const double v1537 = v431 * v1533;
+  const double v1538 = v1537 - v1536;
+  const double v1539 = v431 * v1534;
+  const double v1540 = v430 * v1533;
+  const double v1541 = v1539 + v1540;
+  const double v1542 = 0.0825 * v1541;
+  const double v1543 = 0.0825 * v1535;
+  const double v1544 = v430 * v1532;
+  const double v1545 = v431 * v1531;
+  const double v1546 = v1545 - v1544;
+  const double v1547 = v1527 - v1523;
+  const double v1548 = v431 * v1532;
+  const double v1549 = v430 * v1531;
+  const double v1550 = v1548 + v1549;
+  const double v1551 = v1547 - v1542;
+  const double v1552 = v1543 + v1550;
+
+  // column 5, panda_link3: D^-1
+  const double v1553 = v765 * v1552;
 
   // column 5, panda_link2: psi B
-  const double v2280 = v766 * v2279;
-  const double v2281 = v767 * v2279;
-  const double v2282 = v768 * v2279;
-  const double v2283 = v769 * v2279;
-  const double v2284 = v770 * v2279;
-  const double v2285 = v2273 - v2280;
-  const double v2286 = v2278 - v2281;
-  const double v2287 = v2265 - v2283;
-  const double v2288 = v2262 - v2284;
-  const double v2289 = v634 * v2288;
-  const double v2290 = v635 * v2287;
-  const double v2291 = v2290 - v2289;
-  const double v2292 = v635 * v2288;
-  const double v2293 = v634 * v2287;
-  const double v2294 = v2292 + v2293;
-  const double v2295 = (-0.316) * v2294;
-  const double v2296 = (-0.316) * v2291;
-  const double v2297 = v634 * v2286;
-  const double v2298 = v635 * v2285;
-  const double v2299 = v2298 - v2297;
-  const double v2300 = v2282 - v2279;
-  const double v2301 = v635 * v2286;
-  const double v2302 = v634 * v2285;
-  const double v2303 = v2301 + v2302;
-  const double v2304 = v2295 + v2299;
-  const double v2305 = v2303 - v2296;
+  const double v1554 = v766 * v1552;
+  const double v1555 = v767 * v1552;
+  const double v1556 = v768 * v1552;
+  const double v1557 = v769 * v1552;
+  const double v1558 = v770 * v1552;
+  const double v1559 = v1546 - v1554;
+  const double v1560 = v1551 - v1555;
+  const double v1561 = v1538 - v1557;
+  const double v1562 = v1535 - v1558;
+  const double v1563 = v634 * v1562;
+  const double v1564 = v635 * v1561;
+  const double v1565 = v1564 - v1563;
+  const double v1566 = v635 * v1562;
+  const double v1567 = v634 * v1561;
+  const double v1568 = v1566 + v1567;
+  const double v1569 = (-0.316) * v1568;
+  const double v1570 = (-0.316) * v1565;
+  const double v1571 = v634 * v1560;
+  const double v1572 = v635 * v1559;
+  const double v1573 = v1572 - v1571;
+  const double v1574 = v1556 - v1552;
+  const double v1575 = v635 * v1560;
+  const double v1576 = v634 * v1559;
+  const double v1577 = v1575 + v1576;
+  const double v1578 = v1569 + v1573;
+  const double v1579 = v1577 - v1570;
+
+  // column 5, panda_link2: D^-1
+  const double v1580 = v907 * v1579;
 
   // column 5, panda_link1: psi B
-  const double v2306 = v908 * v2305;
-  const double v2307 = v909 * v2305;
-  const double v2308 = v2304 - v2306;
-  const double v2309 = v2300 - v2307;
-  const double v2310 = v800 * v2309;
-  const double v2311 = v799 * v2308;
-  const double v2312 = v2310 + v2311;
+  const double v1581 = v908 * v1579;
+  const double v1582 = v909 * v1579;
+  const double v1583 = v1578 - v1581;
+  const double v1584 = v1574 - v1582;
+  const double v1585 = v800 * v1584;
+  const double v1586 = v799 * v1583;
+  const double v1587 = v1585 + v1586;
 
-  // column 5, panda_link1: psi* H* D^-1 H
-  const double v2313 = v926 * v2312;
-
-  // column 5, panda_link2: psi* H* D^-1 H
-  const double v2314 = v907 * v2305;
-  const double v2315 = v799 * v2313;
-  const double v2316 = v800 * v2313;
-  const double v2317 = v908 * v2315;
-  const double v2318 = v909 * v2316;
-  const double v2319 = v2317 + v2318;
-  const double v2320 = v2314 - v2319;
-
-  // column 5, panda_link3: psi* H* D^-1 H
-  const double v2321 = v765 * v2279;
-  const double v2322 = (-0.316) * v2320;
-  const double v2323 = (-0.316) * v2315;
-  const double v2324 = v634 * v2323;
-  const double v2325 = v635 * v2322;
-  const double v2326 = v2324 - v2325;
-  const double v2327 = v635 * v2323;
-  const double v2328 = v634 * v2322;
-  const double v2329 = v2327 + v2328;
-  const double v2330 = v634 * v2320;
-  const double v2331 = v635 * v2315;
-  const double v2332 = v2330 + v2331;
-  const double v2333 = v635 * v2320;
-  const double v2334 = v634 * v2315;
-  const double v2335 = v2333 - v2334;
-  const double v2336 = v766 * v2332;
-  const double v2337 = v767 * v2335;
-  const double v2338 = v2336 + v2337;
-  const double v2339 = v768 * v2316;
-  const double v2340 = v2338 - v2339;
-  const double v2341 = v769 * v2326;
-  const double v2342 = v2340 + v2341;
-  const double v2343 = v770 * v2329;
-  const double v2344 = v2342 + v2343;
-  const double v2345 = v2316 + v2344;
-  const double v2346 = v2321 - v2345;
-
-  // column 5, panda_link4: psi* H* D^-1 H
-  const double v2347 = v587 * v2251;
-  const double v2348 = 0.0825 * v2346;
-  const double v2349 = 0.0825 * v2335;
-  const double v2350 = v2329 + v2348;
-  const double v2351 = v430 * v2349;
-  const double v2352 = v431 * v2326;
-  const double v2353 = v2352 - v2351;
-  const double v2354 = v431 * v2349;
-  const double v2355 = v430 * v2326;
-  const double v2356 = v2354 + v2355;
-  const double v2357 = v430 * v2346;
-  const double v2358 = v431 * v2332;
-  const double v2359 = v2357 + v2358;
-  const double v2360 = v431 * v2346;
-  const double v2361 = v430 * v2332;
-  const double v2362 = v2360 - v2361;
-  const double v2363 = v2334 - v2333;
-  const double v2364 = v588 * v2359;
-  const double v2365 = v589 * v2362;
-  const double v2366 = v2364 + v2365;
-  const double v2367 = v590 * v2363;
-  const double v2368 = v2366 + v2367;
-  const double v2369 = v591 * v2353;
-  const double v2370 = v2368 + v2369;
-  const double v2371 = v592 * v2356;
-  const double v2372 = v2370 - v2371;
-  const double v2373 = v593 * v2350;
-  const double v2374 = v2372 - v2373;
-  const double v2375 = v2363 - v2374;
-  const double v2376 = v2347 + v2375;
-
-  // column 5, panda_link5: psi* H* D^-1 H
-  const double v2377 = v381 * v2219;
-  const double v2378 = 0.384 * v2376;
-  const double v2379 = (-0.0825) * v2376;
-  const double v2380 = 0.384 * v2359;
-  const double v2381 = (-0.0825) * v2362;
-  const double v2382 = v2381 - v2380;
-  const double v2383 = v2353 - v2378;
-  const double v2384 = v2379 - v2356;
-  const double v2385 = v2350 + v2382;
-  const double v2386 = v273 * v2385;
-  const double v2387 = v274 * v2383;
-  const double v2388 = v2386 + v2387;
-  const double v2389 = v274 * v2385;
-  const double v2390 = v273 * v2383;
-  const double v2391 = v2389 - v2390;
-  const double v2392 = v273 * v2376;
-  const double v2393 = v274 * v2359;
-  const double v2394 = v2393 - v2392;
-  const double v2395 = v274 * v2376;
-  const double v2396 = v273 * v2359;
-  const double v2397 = v2395 + v2396;
-  const double v2398 = v382 * v2394;
-  const double v2399 = v383 * v2397;
-  const double v2400 = v2398 - v2399;
-  const double v2401 = v384 * v2362;
-  const double v2402 = v2400 + v2401;
-  const double v2403 = v385 * v2388;
-  const double v2404 = v2402 + v2403;
-  const double v2405 = v386 * v2391;
-  const double v2406 = v2404 + v2405;
-  const double v2407 = v387 * v2384;
-  const double v2408 = v2406 + v2407;
-  const double v2409 = v2362 - v2408;
-  const double v2410 = v2409 - v2377;
-
-  // column 5, panda_link6: psi* H* D^-1 H
-  const double v2411 = v229 * v2198;
-  const double v2412 = v110 * v2384;
-  const double v2413 = v111 * v2388;
-  const double v2414 = v2412 + v2413;
-  const double v2415 = v111 * v2384;
-  const double v2416 = v110 * v2388;
-  const double v2417 = v2415 - v2416;
-  const double v2418 = v2390 - v2389;
-  const double v2419 = v110 * v2410;
-  const double v2420 = v111 * v2394;
-  const double v2421 = v2419 + v2420;
-  const double v2422 = v111 * v2410;
-  const double v2423 = v110 * v2394;
-  const double v2424 = v2422 - v2423;
-  const double v2425 = v230 * v2421;
-  const double v2426 = v231 * v2424;
-  const double v2427 = v2425 + v2426;
-  const double v2428 = v232 * v2397;
-  const double v2429 = v2427 + v2428;
-  const double v2430 = v233 * v2414;
-  const double v2431 = v2429 + v2430;
-  const double v2432 = v234 * v2417;
-  const double v2433 = v2431 + v2432;
-  const double v2434 = v235 * v2418;
-  const double v2435 = v2433 + v2434;
-  const double v2436 = v2397 - v2435;
-  const double v2437 = v2411 + v2436;
-
-  // column 5, panda_link7: psi* H* D^-1 H
-  const double v2438 = 0.088 * v2437;
-  const double v2439 = 0.088 * v2424;
-  const double v2440 = v2417 + v2438;
-  const double v2441 = v2418 - v2439;
-  const double v2442 = v4 * v2441;
-  const double v2443 = v5 * v2414;
-  const double v2444 = v2442 + v2443;
-  const double v2445 = v5 * v2441;
-  const double v2446 = v4 * v2414;
-  const double v2447 = v2445 - v2446;
-  const double v2448 = v4 * v2437;
-  const double v2449 = v5 * v2421;
-  const double v2450 = v2448 + v2449;
-  const double v2451 = v5 * v2437;
-  const double v2452 = v4 * v2421;
-  const double v2453 = v2451 - v2452;
-  const double v2454 = v2423 - v2422;
-  const double v2455 = v77 * v2450;
-  const double v2456 = v78 * v2453;
-  const double v2457 = v2455 + v2456;
-  const double v2458 = v79 * v2454;
-  const double v2459 = v2457 + v2458;
-  const double v2460 = v80 * v2444;
-  const double v2461 = v2459 + v2460;
-  const double v2462 = v81 * v2447;
-  const double v2463 = v2461 + v2462;
-  const double v2464 = v2454 - v2463;
-
-  // column 5, panda_leftfinger: psi* H* D^-1 H
-  const double v2465 = 0.1654 * v2453;
-  const double v2466 = v3 * v2464;
-  const double v2467 = v2466 - v2465;
-  const double v2468 = v2 * v2464;
-  const double v2469 = 0.1654 * v2450;
-  const double v2470 = v2469 - v2468;
-  const double v2471 = v3 * v2450;
-  const double v2472 = v2 * v2453;
-  const double v2473 = v2472 - v2471;
-  const double v2474 = v2444 - v2467;
-  const double v2475 = v2447 - v2470;
-  const double v2476 = v2440 + v2473;
-  const double v2477 = -v2476;
-  const double v2478 = (-0.7071067811865476) * v2475;
-  const double v2479 = 0.7071067811865475 * v2474;
-  const double v2480 = v2478 + v2479;
-  const double v2481 = (-0.7071067811865476) * v2453;
-  const double v2482 = 0.7071067811865475 * v2450;
-  const double v2483 = v2481 + v2482;
-  const double v2484 = 0.7071067811865475 * v2453;
-  const double v2485 = 0.7071067811865476 * v2450;
-  const double v2486 = v2484 + v2485;
-
-  // column 5, panda_rightfinger: psi* H* D^-1 H
-  const double v2487 = v1 * v2464;
-  const double v2488 = v2465 + v2487;
-  const double v2489 = v0 * v2464;
-  const double v2490 = v2469 + v2489;
-  const double v2491 = v1 * v2450;
-  const double v2492 = v0 * v2453;
-  const double v2493 = v2491 - v2492;
-  const double v2494 = v2444 + v2488;
-  const double v2495 = v2447 - v2490;
-  const double v2496 = v2440 + v2493;
-  const double v2497 = -v2496;
-  const double v2498 = (-0.7071067811865476) * v2495;
-  const double v2499 = 0.7071067811865475 * v2494;
-  const double v2500 = v2498 + v2499;
+  // column 5, panda_link1: D^-1
+  const double v1588 = v926 * v1587;
 
   // column 9, panda_link7: psi B
-  const double v2501 = q[7] * 0.4999999999999999;
-  const double v2502 = q[7] * (-0.5000000000000001);
-  const double v2503 = v2502 - v2501;
+  const double v1589 = q[7] * 0.4999999999999999;
+  const double v1590 = q[7] * (-0.5000000000000001);
+  const double v1591 = v1590 - v1589;
+
+  // column 9, panda_link7: D^-1
+  const double v1592 = v76 * v1591;
 
   // column 9, panda_link6: psi B
-  const double v2504 = v77 * v2503;
-  const double v2505 = v78 * v2503;
-  const double v2506 = v79 * v2503;
-  const double v2507 = v80 * v2503;
-  const double v2508 = v81 * v2503;
-  const double v2509 = 0.11695546160825496 - v2504;
-  const double v2510 = 0.11695546160825494 - v2505;
-  const double v2511 = 0.7071067811865475 - v2507;
-  const double v2512 = (-0.7071067811865476) - v2508;
-  const double v2513 = v4 * v2512;
-  const double v2514 = v5 * v2511;
-  const double v2515 = v2514 - v2513;
-  const double v2516 = v5 * v2512;
-  const double v2517 = v4 * v2511;
-  const double v2518 = v2516 + v2517;
-  const double v2519 = 0.088 * v2518;
-  const double v2520 = v4 * v2510;
-  const double v2521 = v5 * v2509;
-  const double v2522 = v2521 - v2520;
-  const double v2523 = v2506 - v2503;
-  const double v2524 = v5 * v2510;
-  const double v2525 = v4 * v2509;
-  const double v2526 = v2524 + v2525;
-  const double v2527 = v2523 - v2519;
+  const double v1593 = v77 * v1591;
+  const double v1594 = v78 * v1591;
+  const double v1595 = v79 * v1591;
+  const double v1596 = v80 * v1591;
+  const double v1597 = v81 * v1591;
+  const double v1598 = 0.11695546160825496 - v1593;
+  const double v1599 = 0.11695546160825494 - v1594;
+  const double v1600 = 0.7071067811865475 - v1596;
+  const double v1601 = (-0.7071067811865476) - v1597;
+  const double v1602 = v4 * v1601;
+  const double v1603 = v5 * v1600;
+  const double v1604 = v1603 - v1602;
+  const double v1605 = v5 * v1601;
+  const double v1606 = v4 * v1600;
+  const double v1607 = v1605 + v1606;
+  const double v1608 = 0.088 * v1607;
+  const double v1609 = v4 * v1599;
+  const double v1610 = v5 * v1598;
+  const double v1611 = v1610 - v1609;
+  const double v1612 = v1595 - v1591;
+  const double v1613 = v5 * v1599;
+  const double v1614 = v4 * v1598;
+  const double v1615 = v1613 + v1614;
+  const double v1616 = v1612 - v1608;
+
+  // column 9, panda_link6: D^-1
+  const double v1617 = v229 * v1615;
 
   // column 9, panda_link5: psi B
-  const double v2528 = v230 * v2526;
-  const double v2529 = v231 * v2526;
-  const double v2530 = v232 * v2526;
-  const double v2531 = v233 * v2526;
-  const double v2532 = v234 * v2526;
-  const double v2533 = v235 * v2526;
-  const double v2534 = v2522 - v2528;
-  const double v2535 = v2527 - v2529;
-  const double v2536 = v2515 - v2531;
-  const double v2537 = v110 * v2532;
-  const double v2538 = v111 * v2536;
-  const double v2539 = v2537 + v2538;
-  const double v2540 = v2533 - v2518;
-  const double v2541 = v111 * v2532;
-  const double v2542 = v110 * v2536;
-  const double v2543 = v2542 - v2541;
-  const double v2544 = v110 * v2535;
-  const double v2545 = v111 * v2534;
-  const double v2546 = v2545 - v2544;
-  const double v2547 = v2530 - v2526;
-  const double v2548 = v111 * v2535;
-  const double v2549 = v110 * v2534;
-  const double v2550 = v2548 + v2549;
+  const double v1618 = v230 * v1615;
+  const double v1619 = v231 * v1615;
+  const double v1620 = v232 * v1615;
+  const double v1621 = v233 * v1615;
+  const double v1622 = v234 * v1615;
+  const double v1623 = v235 * v1615;
+  const double v1624 = v1611 - v1618;
+  const double v1625 = v1616 - v1619;
+  const double v1626 = v1604 - v1621;
+  const double v1627 = v110 * v1622;
+  const double v1628 = v111 * v1626;
+  const double v1629 = v1627 + v1628;
+  const double v1630 = v1623 - v1607;
+  const double v1631 = v111 * v1622;
+  const double v1632 = v110 * v1626;
+  const double v1633 = v1632 - v1631;
+  const double v1634 = v110 * v1625;
+  const double v1635 = v111 * v1624;
+  const double v1636 = v1635 - v1634;
+  const double v1637 = v1620 - v1615;
+  const double v1638 = v111 * v1625;
+  const double v1639 = v110 * v1624;
+  const double v1640 = v1638 + v1639;
+
+  // column 9, panda_link5: D^-1
+  const double v1641 = v381 * v1640;
 
   // column 9, panda_link4: psi B
-  const double v2551 = v382 * v2550;
-  const double v2552 = v383 * v2550;
-  const double v2553 = v384 * v2550;
-  const double v2554 = v385 * v2550;
-  const double v2555 = v386 * v2550;
-  const double v2556 = v387 * v2550;
-  const double v2557 = v2546 - v2551;
-  const double v2558 = v2547 - v2552;
-  const double v2559 = v2550 - v2553;
-  const double v2560 = v2539 - v2554;
-  const double v2561 = v2540 - v2555;
-  const double v2562 = v2543 - v2556;
-  const double v2563 = v273 * v2561;
-  const double v2564 = v274 * v2560;
-  const double v2565 = v2564 - v2563;
-  const double v2566 = v274 * v2561;
-  const double v2567 = v273 * v2560;
-  const double v2568 = v2566 + v2567;
-  const double v2569 = 0.384 * v2568;
-  const double v2570 = (-0.0825) * v2568;
-  const double v2571 = 0.384 * v2565;
-  const double v2572 = (-0.0825) * v2562;
-  const double v2573 = v2572 - v2571;
-  const double v2574 = v273 * v2558;
-  const double v2575 = v274 * v2557;
-  const double v2576 = v2575 - v2574;
-  const double v2577 = v274 * v2558;
-  const double v2578 = v273 * v2557;
-  const double v2579 = v2577 + v2578;
-  const double v2580 = v2576 - v2569;
-  const double v2581 = v2559 + v2570;
-  const double v2582 = v2573 - v2579;
+  const double v1642 = v382 * v1640;
+  const double v1643 = v383 * v1640;
+  const double v1644 = v384 * v1640;
+  const double v1645 = v385 * v1640;
+  const double v1646 = v386 * v1640;
+  const double v1647 = v387 * v1640;
+  const double v1648 = v1636 - v1642;
+  const double v1649 = v1637 - v1643;
+  const double v1650 = v1640 - v1644;
+  const double v1651 = v1629 - v1645;
+  const double v1652 = v1630 - v1646;
+  const double v1653 = v1633 - v1647;
+  const double v1654 = v273 * v1652;
+  const double v1655 = v274 * v1651;
+  const double v1656 = v1655 - v1654;
+  const double v1657 = v274 * v1652;
+  const double v1658 = v273 * v1651;
+  const double v1659 = v1657 + v1658;
+  const double v1660 = 0.384 * v1659;
+  const double v1661 = (-0.0825) * v1659;
+  const double v1662 = 0.384 * v1656;
+  const double v1663 = (-0.0825) * v1653;
+  const double v1664 = v1663 - v1662;
+  const double v1665 = v273 * v1649;
+  const double v1666 = v274 * v1648;
+  const double v1667 = v1666 - v1665;
+  const double v1668 = v274 * v1649;
+  const double v1669 = v273 * v1648;
+  const double v1670 = v1668 + v1669;
+  const double v1671 = v1667 - v1660;
+  const double v1672 = v1650 + v1661;
+  const double v1673 = v1664 - v1670;
+
+  // column 9, panda_link4: D^-1
+  const double v1674 = v587 * v1673;
 
   // column 9, panda_link3: psi B
-  const double v2583 = v588 * v2582;
-  const double v2584 = v589 * v2582;
-  const double v2585 = v590 * v2582;
-  const double v2586 = v591 * v2582;
-  const double v2587 = v592 * v2582;
-  const double v2588 = v593 * v2582;
-  const double v2589 = v2580 - v2583;
-  const double v2590 = v2581 - v2584;
-  const double v2591 = v2565 - v2586;
-  const double v2592 = v2562 - v2587;
-  const double v2593 = v2568 + v2588;
-  const double v2594 = v430 * v2592;
-  const double v2595 = v431 * v2591;
-  const double v2596 = v2595 - v2594;
-  const double v2597 = v431 * v2592;
-  const double v2598 = v430 * v2591;
-  const double v2599 = v2597 + v2598;
-  const double v2600 = 0.0825 * v2599;
-  const double v2601 = 0.0825 * v2593;
-  const double v2602 = v430 * v2590;
-  const double v2603 = v431 * v2589;
-  const double v2604 = v2603 - v2602;
-  const double v2605 = v2585 - v2582;
-  const double v2606 = v431 * v2590;
-  const double v2607 = v430 * v2589;
-  const double v2608 = v2606 + v2607;
-  const double v2609 = v2605 - v2600;
-  const double v2610 = v2601 + v2608;
+  const double v1675 = v588 * v1673;
+  const double v1676 = v589 * v1673;
+  const double v1677 = v590 * v1673;
+  const double v1678 = v591 * v1673;
+  const double v1679 = v592 * v1673;
+  const double v1680 = v593 * v1673;
+  const double v1681 = v1671 - v1675;
+  const double v1682 = v1672 - v1676;
+  const double v1683 = v1656 - v1678;
+  const double v1684 = v1653 - v1679;
+  const double v1685 = v1659 + v1680;
+  const double v1686 = v430 * v1684;
+  const double v1687 = v431 * v1683;
+  const double v1688 = v1687 - v1686;
+  const double v1689 = v431 * v1684;
+  const double v1690 = v430 * v1683;
+  const double v1691 = v1689 + v1690;
+  const double v1692 = 0.0825 * v1691;
+  const double v1693 = 0.0825 * v1685;
+  const double v1694 = v430 * v1682;
+  const double v1695 = v431 * v1681;
+  const double v1696 = v1695 - v1694;
+  const double v1697 = v1677 - v1673;
+  const double v1698 = v431 * v1682;
+  const double v1699 = v430 * v1681;
+  const double v1700 = v1698 + v1699;
+  const double v1701 = v1697 - v1692;
+  const double v1702 = v1693 + v1700;
+
+  // column 9, panda_link3: D^-1
+  const double v1703 = v765 * v1702;
 
   // column 9, panda_link2: psi B
-  const double v2611 = v766 * v2610;
-  const double v2612 = v767 * v2610;
-  const double v2613 = v768 * v2610;
-  const double v2614 = v769 * v2610;
-  const double v2615 = v770 * v2610;
-  const double v2616 = v2604 - v2611;
-  const double v2617 = v2609 - v2612;
-  const double v2618 = v2596 - v2614;
-  const double v2619 = v2593 - v2615;
-  const double v2620 = v634 * v2619;
-  const double v2621 = v635 * v2618;
-  const double v2622 = v2621 - v2620;
-  const double v2623 = v635 * v2619;
-  const double v2624 = v634 * v2618;
-  const double v2625 = v2623 + v2624;
-  const double v2626 = (-0.316) * v2625;
-  const double v2627 = (-0.316) * v2622;
-  const double v2628 = v634 * v2617;
-  const double v2629 = v635 * v2616;
-  const double v2630 = v2629 - v2628;
-  const double v2631 = v2613 - v2610;
-  const double v2632 = v635 * v2617;
-  const double v2633 = v634 * v2616;
-  const double v2634 = v2632 + v2633;
-  const double v2635 = v2626 + v2630;
-  const double v2636 = v2634 - v2627;
+  const double v1704 = v766 * v1702;
+  const double v1705 = v767 * v1702;
+  const double v1706 = v768 * v1702;
+  const double v1707 = v769 * v1702;
+  const double v1708 = v770 * v1702;
+  const double v1709 = v1696 - v1704;
+  const double v1710 = v1701 - v1705;
+  const double v1711 = v1688 - v1707;
+  const double v1712 = v1685 - v1708;
+  const double v1713 = v634 * v1712;
+  const double v1714 = v635 * v1711;
+  const double v1715 = v1714 - v1713;
+  const double v1716 = v635 * v1712;
+  const double v1717 = v634 * v1711;
+  const double v1718 = v1716 + v1717;
+  const double v1719 = (-0.316) * v1718;
+  const double v1720 = (-0.316) * v1715;
+  const double v1721 = v634 * v1710;
+  const double v1722 = v635 * v1709;
+  const double v1723 = v1722 - v1721;
+  const double v1724 = v1706 - v1702;
+  const double v1725 = v635 * v1710;
+  const double v1726 = v634 * v1709;
+  const double v1727 = v1725 + v1726;
+  const double v1728 = v1719 + v1723;
+  const double v1729 = v1727 - v1720;
+
+  // column 9, panda_link2: D^-1
+  const double v1730 = v907 * v1729;
 
   // column 9, panda_link1: psi B
-  const double v2637 = v908 * v2636;
-  const double v2638 = v909 * v2636;
-  const double v2639 = v2635 - v2637;
-  const double v2640 = v2631 - v2638;
-  const double v2641 = v800 * v2640;
-  const double v2642 = v799 * v2639;
-  const double v2643 = v2641 + v2642;
+  const double v1731 = v908 * v1729;
+  const double v1732 = v909 * v1729;
+  const double v1733 = v1728 - v1731;
+  const double v1734 = v1724 - v1732;
+  const double v1735 = v800 * v1734;
+  const double v1736 = v799 * v1733;
+  const double v1737 = v1735 + v1736;
 
-  // column 9, panda_link1: psi* H* D^-1 H
-  const double v2644 = v926 * v2643;
-
-  // column 9, panda_link2: psi* H* D^-1 H
-  const double v2645 = v907 * v2636;
-  const double v2646 = v799 * v2644;
-  const double v2647 = v800 * v2644;
-  const double v2648 = v908 * v2646;
-  const double v2649 = v909 * v2647;
-  const double v2650 = v2648 + v2649;
-  const double v2651 = v2645 - v2650;
-
-  // column 9, panda_link3: psi* H* D^-1 H
-  const double v2652 = v765 * v2610;
-  const double v2653 = (-0.316) * v2651;
-  const double v2654 = (-0.316) * v2646;
-  const double v2655 = v634 * v2654;
-  const double v2656 = v635 * v2653;
-  const double v2657 = v2655 - v2656;
-  const double v2658 = v635 * v2654;
-  const double v2659 = v634 * v2653;
-  const double v2660 = v2658 + v2659;
-  const double v2661 = v634 * v2651;
-  const double v2662 = v635 * v2646;
-  const double v2663 = v2661 + v2662;
-  const double v2664 = v635 * v2651;
-  const double v2665 = v634 * v2646;
-  const double v2666 = v2664 - v2665;
-  const double v2667 = v766 * v2663;
-  const double v2668 = v767 * v2666;
-  const double v2669 = v2667 + v2668;
-  const double v2670 = v768 * v2647;
-  const double v2671 = v2669 - v2670;
-  const double v2672 = v769 * v2657;
-  const double v2673 = v2671 + v2672;
-  const double v2674 = v770 * v2660;
-  const double v2675 = v2673 + v2674;
-  const double v2676 = v2647 + v2675;
-  const double v2677 = v2652 - v2676;
-
-  // column 9, panda_link4: psi* H* D^-1 H
-  const double v2678 = v587 * v2582;
-  const double v2679 = 0.0825 * v2677;
-  const double v2680 = 0.0825 * v2666;
-  const double v2681 = v2660 + v2679;
-  const double v2682 = v430 * v2680;
-  const double v2683 = v431 * v2657;
-  const double v2684 = v2683 - v2682;
-  const double v2685 = v431 * v2680;
-  const double v2686 = v430 * v2657;
-  const double v2687 = v2685 + v2686;
-  const double v2688 = v430 * v2677;
-  const double v2689 = v431 * v2663;
-  const double v2690 = v2688 + v2689;
-  const double v2691 = v431 * v2677;
-  const double v2692 = v430 * v2663;
-  const double v2693 = v2691 - v2692;
-  const double v2694 = v2665 - v2664;
-  const double v2695 = v588 * v2690;
-  const double v2696 = v589 * v2693;
-  const double v2697 = v2695 + v2696;
-  const double v2698 = v590 * v2694;
-  const double v2699 = v2697 + v2698;
-  const double v2700 = v591 * v2684;
-  const double v2701 = v2699 + v2700;
-  const double v2702 = v592 * v2687;
-  const double v2703 = v2701 - v2702;
-  const double v2704 = v593 * v2681;
-  const double v2705 = v2703 - v2704;
-  const double v2706 = v2694 - v2705;
-  const double v2707 = v2678 + v2706;
-
-  // column 9, panda_link5: psi* H* D^-1 H
-  const double v2708 = v381 * v2550;
-  const double v2709 = 0.384 * v2707;
-  const double v2710 = (-0.0825) * v2707;
-  const double v2711 = 0.384 * v2690;
-  const double v2712 = (-0.0825) * v2693;
-  const double v2713 = v2712 - v2711;
-  const double v2714 = v2684 - v2709;
-  const double v2715 = v2710 - v2687;
-  const double v2716 = v2681 + v2713;
-  const double v2717 = v273 * v2716;
-  const double v2718 = v274 * v2714;
-  const double v2719 = v2717 + v2718;
-  const double v2720 = v274 * v2716;
-  const double v2721 = v273 * v2714;
-  const double v2722 = v2720 - v2721;
-  const double v2723 = v273 * v2707;
-  const double v2724 = v274 * v2690;
-  const double v2725 = v2724 - v2723;
-  const double v2726 = v274 * v2707;
-  const double v2727 = v273 * v2690;
-  const double v2728 = v2726 + v2727;
-  const double v2729 = v382 * v2725;
-  const double v2730 = v383 * v2728;
-  const double v2731 = v2729 - v2730;
-  const double v2732 = v384 * v2693;
-  const double v2733 = v2731 + v2732;
-  const double v2734 = v385 * v2719;
-  const double v2735 = v2733 + v2734;
-  const double v2736 = v386 * v2722;
-  const double v2737 = v2735 + v2736;
-  const double v2738 = v387 * v2715;
-  const double v2739 = v2737 + v2738;
-  const double v2740 = v2693 - v2739;
-  const double v2741 = v2708 + v2740;
-
-  // column 9, panda_link6: psi* H* D^-1 H
-  const double v2742 = v229 * v2526;
-  const double v2743 = v110 * v2715;
-  const double v2744 = v111 * v2719;
-  const double v2745 = v2743 + v2744;
-  const double v2746 = v111 * v2715;
-  const double v2747 = v110 * v2719;
-  const double v2748 = v2746 - v2747;
-  const double v2749 = v2721 - v2720;
-  const double v2750 = v110 * v2741;
-  const double v2751 = v111 * v2725;
-  const double v2752 = v2750 + v2751;
-  const double v2753 = v111 * v2741;
-  const double v2754 = v110 * v2725;
-  const double v2755 = v2753 - v2754;
-  const double v2756 = v230 * v2752;
-  const double v2757 = v231 * v2755;
-  const double v2758 = v2756 + v2757;
-  const double v2759 = v232 * v2728;
-  const double v2760 = v2758 + v2759;
-  const double v2761 = v233 * v2745;
-  const double v2762 = v2760 + v2761;
-  const double v2763 = v234 * v2748;
-  const double v2764 = v2762 + v2763;
-  const double v2765 = v235 * v2749;
-  const double v2766 = v2764 + v2765;
-  const double v2767 = v2728 - v2766;
-  const double v2768 = v2742 + v2767;
-
-  // column 9, panda_link7: psi* H* D^-1 H
-  const double v2769 = v76 * v2503;
-  const double v2770 = 0.088 * v2768;
-  const double v2771 = 0.088 * v2755;
-  const double v2772 = v2748 + v2770;
-  const double v2773 = v2749 - v2771;
-  const double v2774 = v4 * v2773;
-  const double v2775 = v5 * v2745;
-  const double v2776 = v2774 + v2775;
-  const double v2777 = v5 * v2773;
-  const double v2778 = v4 * v2745;
-  const double v2779 = v2777 - v2778;
-  const double v2780 = v4 * v2768;
-  const double v2781 = v5 * v2752;
-  const double v2782 = v2780 + v2781;
-  const double v2783 = v5 * v2768;
-  const double v2784 = v4 * v2752;
-  const double v2785 = v2783 - v2784;
-  const double v2786 = v2754 - v2753;
-  const double v2787 = v77 * v2782;
-  const double v2788 = v78 * v2785;
-  const double v2789 = v2787 + v2788;
-  const double v2790 = v79 * v2786;
-  const double v2791 = v2789 + v2790;
-  const double v2792 = v80 * v2776;
-  const double v2793 = v2791 + v2792;
-  const double v2794 = v81 * v2779;
-  const double v2795 = v2793 + v2794;
-  const double v2796 = v2786 - v2795;
-  const double v2797 = v2769 + v2796;
-
-  // column 9, panda_leftfinger: psi* H* D^-1 H
-  const double v2798 = 0.1654 * v2785;
-  const double v2799 = v3 * v2797;
-  const double v2800 = v2799 - v2798;
-  const double v2801 = v2 * v2797;
-  const double v2802 = 0.1654 * v2782;
-  const double v2803 = v2802 - v2801;
-  const double v2804 = v3 * v2782;
-  const double v2805 = v2 * v2785;
-  const double v2806 = v2805 - v2804;
-  const double v2807 = v2776 - v2800;
-  const double v2808 = v2779 - v2803;
-  const double v2809 = v2772 + v2806;
-  const double v2810 = -v2809;
-  const double v2811 = (-0.7071067811865476) * v2808;
-  const double v2812 = 0.7071067811865475 * v2807;
-  const double v2813 = v2811 + v2812;
-  const double v2814 = (-0.7071067811865476) * v2785;
-  const double v2815 = 0.7071067811865475 * v2782;
-  const double v2816 = v2814 + v2815;
-  const double v2817 = 0.7071067811865475 * v2785;
-  const double v2818 = 0.7071067811865476 * v2782;
-  const double v2819 = v2817 + v2818;
-
-  // column 9, panda_rightfinger: psi* H* D^-1 H
-  const double v2820 = v1 * v2797;
-  const double v2821 = v2798 + v2820;
-  const double v2822 = v0 * v2797;
-  const double v2823 = v2802 + v2822;
-  const double v2824 = v1 * v2782;
-  const double v2825 = v0 * v2785;
-  const double v2826 = v2824 - v2825;
-  const double v2827 = v2776 + v2821;
-  const double v2828 = v2779 - v2823;
-  const double v2829 = v2772 + v2826;
-  const double v2830 = -v2829;
-  const double v2831 = (-0.7071067811865476) * v2828;
-  const double v2832 = 0.7071067811865475 * v2827;
-  const double v2833 = v2831 + v2832;
+  // column 9, panda_link1: D^-1
+  const double v1738 = v926 * v1737;
 
   // column 11, panda_link6: psi B
-  const double v2834 = v2 * v4;
-  const double v2835 = v3 * v5;
-  const double v2836 = v2834 + v2835;
-  const double v2837 = v2 * v5;
-  const double v2838 = v3 * v4;
-  const double v2839 = v2838 - v2837;
-  const double v2840 = (-0.088) + v2839;
+  const double v1739 = v2 * v4;
+  const double v1740 = v3 * v5;
+  const double v1741 = v1739 + v1740;
+  const double v1742 = v2 * v5;
+  const double v1743 = v3 * v4;
+  const double v1744 = v1743 - v1742;
+  const double v1745 = (-0.088) + v1744;
+
+  // column 11, panda_link6: D^-1
+  const double v1746 = v229 * v1745;
 
   // column 11, panda_link5: psi B
-  const double v2841 = v230 * v2840;
-  const double v2842 = v231 * v2840;
-  const double v2843 = v232 * v2840;
-  const double v2844 = v233 * v2840;
-  const double v2845 = v234 * v2840;
-  const double v2846 = v235 * v2840;
-  const double v2847 = v2836 - v2841;
-  const double v2848 = (-1.0) - v2845;
-  const double v2849 = v110 * v2848;
-  const double v2850 = v111 * v2844;
-  const double v2851 = v2849 + v2850;
-  const double v2852 = v111 * v2848;
-  const double v2853 = v110 * v2844;
-  const double v2854 = v2852 - v2853;
-  const double v2855 = v110 * v2842;
-  const double v2856 = v111 * v2847;
-  const double v2857 = v2855 + v2856;
-  const double v2858 = v2843 - v2840;
-  const double v2859 = v111 * v2842;
-  const double v2860 = v110 * v2847;
-  const double v2861 = v2860 - v2859;
+  const double v1747 = v230 * v1745;
+  const double v1748 = v231 * v1745;
+  const double v1749 = v232 * v1745;
+  const double v1750 = v233 * v1745;
+  const double v1751 = v234 * v1745;
+  const double v1752 = v235 * v1745;
+  const double v1753 = v1741 - v1747;
+  const double v1754 = (-1.0) - v1751;
+  const double v1755 = v110 * v1754;
+  const double v1756 = v111 * v1750;
+  const double v1757 = v1755 + v1756;
+  const double v1758 = v111 * v1754;
+  const double v1759 = v110 * v1750;
+  const double v1760 = v1758 - v1759;
+  const double v1761 = v110 * v1748;
+  const double v1762 = v111 * v1753;
+  const double v1763 = v1761 + v1762;
+  const double v1764 = v1749 - v1745;
+  const double v1765 = v111 * v1748;
+  const double v1766 = v110 * v1753;
+  const double v1767 = v1766 - v1765;
+
+  // column 11, panda_link5: D^-1
+  const double v1768 = v381 * v1767;
 
   // column 11, panda_link4: psi B
-  const double v2862 = v382 * v2861;
-  const double v2863 = v383 * v2861;
-  const double v2864 = v384 * v2861;
-  const double v2865 = v385 * v2861;
-  const double v2866 = v386 * v2861;
-  const double v2867 = v387 * v2861;
-  const double v2868 = v2857 - v2862;
-  const double v2869 = v2858 - v2863;
-  const double v2870 = v2861 - v2864;
-  const double v2871 = v2851 + v2865;
-  const double v2872 = v2846 - v2866;
-  const double v2873 = v2854 - v2867;
-  const double v2874 = v273 * v2872;
-  const double v2875 = v274 * v2871;
-  const double v2876 = v2874 + v2875;
-  const double v2877 = v274 * v2872;
-  const double v2878 = v273 * v2871;
-  const double v2879 = v2878 - v2877;
-  const double v2880 = 0.384 * v2879;
-  const double v2881 = (-0.0825) * v2879;
-  const double v2882 = 0.384 * v2876;
-  const double v2883 = (-0.0825) * v2873;
-  const double v2884 = v2882 + v2883;
-  const double v2885 = v273 * v2869;
-  const double v2886 = v274 * v2868;
-  const double v2887 = v2886 - v2885;
-  const double v2888 = v274 * v2869;
-  const double v2889 = v273 * v2868;
-  const double v2890 = v2888 + v2889;
-  const double v2891 = v2880 + v2887;
-  const double v2892 = v2870 - v2881;
-  const double v2893 = v2884 - v2890;
+  const double v1769 = v382 * v1767;
+  const double v1770 = v383 * v1767;
+  const double v1771 = v384 * v1767;
+  const double v1772 = v385 * v1767;
+  const double v1773 = v386 * v1767;
+  const double v1774 = v387 * v1767;
+  const double v1775 = v1763 - v1769;
+  const double v1776 = v1764 - v1770;
+  const double v1777 = v1767 - v1771;
+  const double v1778 = v1757 + v1772;
+  const double v1779 = v1752 - v1773;
+  const double v1780 = v1760 - v1774;
+  const double v1781 = v273 * v1779;
+  const double v1782 = v274 * v1778;
+  const double v1783 = v1781 + v1782;
+  const double v1784 = v274 * v1779;
+  const double v1785 = v273 * v1778;
+  const double v1786 = v1785 - v1784;
+  const double v1787 = 0.384 * v1786;
+  const double v1788 = (-0.0825) * v1786;
+  const double v1789 = 0.384 * v1783;
+  const double v1790 = (-0.0825) * v1780;
+  const double v1791 = v1789 + v1790;
+  const double v1792 = v273 * v1776;
+  const double v1793 = v274 * v1775;
+  const double v1794 = v1793 - v1792;
+  const double v1795 = v274 * v1776;
+  const double v1796 = v273 * v1775;
+  const double v1797 = v1795 + v1796;
+  const double v1798 = v1787 + v1794;
+  const double v1799 = v1777 - v1788;
+  const double v1800 = v1791 - v1797;
+
+  // column 11, panda_link4: D^-1
+  const double v1801 = v587 * v1800;
 
   // column 11, panda_link3: psi B
-  const double v2894 = v588 * v2893;
-  const double v2895 = v589 * v2893;
-  const double v2896 = v590 * v2893;
-  const double v2897 = v591 * v2893;
-  const double v2898 = v592 * v2893;
-  const double v2899 = v593 * v2893;
-  const double v2900 = v2891 - v2894;
-  const double v2901 = v2892 - v2895;
-  const double v2902 = v2876 + v2897;
-  const double v2903 = v2873 - v2898;
-  const double v2904 = v430 * v2903;
-  const double v2905 = v431 * v2902;
-  const double v2906 = v2904 + v2905;
-  const double v2907 = v2899 - v2879;
-  const double v2908 = v431 * v2903;
-  const double v2909 = v430 * v2902;
-  const double v2910 = v2908 - v2909;
-  const double v2911 = 0.0825 * v2910;
-  const double v2912 = 0.0825 * v2907;
-  const double v2913 = v430 * v2901;
-  const double v2914 = v431 * v2900;
-  const double v2915 = v2914 - v2913;
-  const double v2916 = v2896 - v2893;
-  const double v2917 = v431 * v2901;
-  const double v2918 = v430 * v2900;
-  const double v2919 = v2917 + v2918;
-  const double v2920 = v2916 - v2911;
-  const double v2921 = v2912 + v2919;
+  const double v1802 = v588 * v1800;
+  const double v1803 = v589 * v1800;
+  const double v1804 = v590 * v1800;
+  const double v1805 = v591 * v1800;
+  const double v1806 = v592 * v1800;
+  const double v1807 = v593 * v1800;
+  const double v1808 = v1798 - v1802;
+  const double v1809 = v1799 - v1803;
+  const double v1810 = v1783 + v1805;
+  const double v1811 = v1780 - v1806;
+  const double v1812 = v430 * v1811;
+  const double v1813 = v431 * v1810;
+  const double v1814 = v1812 + v1813;
+  const double v1815 = v1807 - v1786;
+  const double v1816 = v431 * v1811;
+  const double v1817 = v430 * v1810;
+  const double v1818 = v1816 - v1817;
+  const double v1819 = 0.0825 * v1818;
+  const double v1820 = 0.0825 * v1815;
+  const double v1821 = v430 * v1809;
+  const double v1822 = v431 * v1808;
+  const double v1823 = v1822 - v1821;
+  const double v1824 = v1804 - v1800;
+  const double v1825 = v431 * v1809;
+  const double v1826 = v430 * v1808;
+  const double v1827 = v1825 + v1826;
+  const double v1828 = v1824 - v1819;
+  const double v1829 = v1820 + v1827;
+
+  // column 11, panda_link3: D^-1
+  const double v1830 = v765 * v1829;
 
   // column 11, panda_link2: psi B
-  const double v2922 = v766 * v2921;
-  const double v2923 = v767 * v2921;
-  const double v2924 = v768 * v2921;
-  const double v2925 = v769 * v2921;
-  const double v2926 = v770 * v2921;
-  const double v2927 = v2915 - v2922;
-  const double v2928 = v2920 - v2923;
-  const double v2929 = v2906 + v2925;
-  const double v2930 = v2907 - v2926;
-  const double v2931 = v634 * v2930;
-  const double v2932 = v635 * v2929;
-  const double v2933 = v2931 + v2932;
-  const double v2934 = v635 * v2930;
-  const double v2935 = v634 * v2929;
-  const double v2936 = v2934 - v2935;
-  const double v2937 = (-0.316) * v2936;
-  const double v2938 = (-0.316) * v2933;
-  const double v2939 = v634 * v2928;
-  const double v2940 = v635 * v2927;
-  const double v2941 = v2940 - v2939;
-  const double v2942 = v2924 - v2921;
-  const double v2943 = v635 * v2928;
-  const double v2944 = v634 * v2927;
-  const double v2945 = v2943 + v2944;
-  const double v2946 = v2937 + v2941;
-  const double v2947 = v2938 + v2945;
+  const double v1831 = v766 * v1829;
+  const double v1832 = v767 * v1829;
+  const double v1833 = v768 * v1829;
+  const double v1834 = v769 * v1829;
+  const double v1835 = v770 * v1829;
+  const double v1836 = v1823 - v1831;
+  const double v1837 = v1828 - v1832;
+  const double v1838 = v1814 + v1834;
+  const double v1839 = v1815 - v1835;
+  const double v1840 = v634 * v1839;
+  const double v1841 = v635 * v1838;
+  const double v1842 = v1840 + v1841;
+  const double v1843 = v635 * v1839;
+  const double v1844 = v634 * v1838;
+  const double v1845 = v1843 - v1844;
+  const double v1846 = (-0.316) * v1845;
+  const double v1847 = (-0.316) * v1842;
+  const double v1848 = v634 * v1837;
+  const double v1849 = v635 * v1836;
+  const double v1850 = v1849 - v1848;
+  const double v1851 = v1833 - v1829;
+  const double v1852 = v635 * v1837;
+  const double v1853 = v634 * v1836;
+  const double v1854 = v1852 + v1853;
+  const double v1855 = v1846 + v1850;
+  const double v1856 = v1847 + v1854;
+
+  // column 11, panda_link2: D^-1
+  const double v1857 = v907 * v1856;
 
   // column 11, panda_link1: psi B
-  const double v2948 = v908 * v2947;
-  const double v2949 = v909 * v2947;
-  const double v2950 = v2946 - v2948;
-  const double v2951 = v2942 - v2949;
-  const double v2952 = v800 * v2951;
-  const double v2953 = v799 * v2950;
-  const double v2954 = v2952 + v2953;
+  const double v1858 = v908 * v1856;
+  const double v1859 = v909 * v1856;
+  const double v1860 = v1855 - v1858;
+  const double v1861 = v1851 - v1859;
+  const double v1862 = v800 * v1861;
+  const double v1863 = v799 * v1860;
+  const double v1864 = v1862 + v1863;
 
-  // column 11, panda_link1: psi* H* D^-1 H
-  const double v2955 = v926 * v2954;
+  // column 11, panda_link1: D^-1
+  const double v1865 = v926 * v1864;
 
-  // column 11, panda_link2: psi* H* D^-1 H
-  const double v2956 = v907 * v2947;
-  const double v2957 = v799 * v2955;
-  const double v2958 = v800 * v2955;
-  const double v2959 = v908 * v2957;
-  const double v2960 = v909 * v2958;
-  const double v2961 = v2959 + v2960;
-  const double v2962 = v2956 - v2961;
+  // column 0, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1866 = v1050 * v1051;
+  const double v1867 = v1042 * v1043;
+  const double v1868 = v1866 + v1867;
+  const double v1869 = v1015 * v1016;
+  const double v1870 = v1868 + v1869;
+  const double v1871 = v986 * v987;
+  const double v1872 = v1870 + v1871;
+  const double v1873 = v953 * v954;
+  const double v1874 = v1872 + v1873;
+  const double v1875 = v932 * v933;
+  const double v1876 = v1874 + v1875;
 
-  // column 11, panda_link3: psi* H* D^-1 H
-  const double v2963 = v765 * v2921;
-  const double v2964 = (-0.316) * v2962;
-  const double v2965 = (-0.316) * v2957;
-  const double v2966 = v634 * v2965;
-  const double v2967 = v635 * v2964;
-  const double v2968 = v2966 - v2967;
-  const double v2969 = v635 * v2965;
-  const double v2970 = v634 * v2964;
-  const double v2971 = v2969 + v2970;
-  const double v2972 = v634 * v2962;
-  const double v2973 = v635 * v2957;
-  const double v2974 = v2972 + v2973;
-  const double v2975 = v635 * v2962;
-  const double v2976 = v634 * v2957;
-  const double v2977 = v2975 - v2976;
-  const double v2978 = v766 * v2974;
-  const double v2979 = v767 * v2977;
-  const double v2980 = v2978 + v2979;
-  const double v2981 = v768 * v2958;
-  const double v2982 = v2980 - v2981;
-  const double v2983 = v769 * v2968;
-  const double v2984 = v2982 + v2983;
-  const double v2985 = v770 * v2971;
-  const double v2986 = v2984 + v2985;
-  const double v2987 = v2958 + v2986;
-  const double v2988 = v2963 - v2987;
+  // column 1, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1877 = v1050 * v1174;
+  const double v1878 = v1042 * v1166;
+  const double v1879 = v1877 + v1878;
+  const double v1880 = v1015 * v1139;
+  const double v1881 = v1879 + v1880;
+  const double v1882 = v986 * v1110;
+  const double v1883 = v1881 + v1882;
+  const double v1884 = v953 * v1077;
+  const double v1885 = v1883 + v1884;
+  const double v1886 = v932 * v1056;
+  const double v1887 = v1885 + v1886;
+  const double v1888 = v1173 * v1174;
+  const double v1889 = v1165 * v1166;
+  const double v1890 = v1888 + v1889;
+  const double v1891 = v1138 * v1139;
+  const double v1892 = v1890 + v1891;
+  const double v1893 = v1109 * v1110;
+  const double v1894 = v1892 + v1893;
+  const double v1895 = v1076 * v1077;
+  const double v1896 = v1894 + v1895;
+  const double v1897 = v1055 * v1056;
+  const double v1898 = v1896 + v1897;
 
-  // column 11, panda_link4: psi* H* D^-1 H
-  const double v2989 = v587 * v2893;
-  const double v2990 = 0.0825 * v2988;
-  const double v2991 = 0.0825 * v2977;
-  const double v2992 = v2971 + v2990;
-  const double v2993 = v430 * v2991;
-  const double v2994 = v431 * v2968;
-  const double v2995 = v2994 - v2993;
-  const double v2996 = v431 * v2991;
-  const double v2997 = v430 * v2968;
-  const double v2998 = v2996 + v2997;
-  const double v2999 = v430 * v2988;
-  const double v3000 = v431 * v2974;
-  const double v3001 = v2999 + v3000;
-  const double v3002 = v431 * v2988;
-  const double v3003 = v430 * v2974;
-  const double v3004 = v3002 - v3003;
-  const double v3005 = v2976 - v2975;
-  const double v3006 = v588 * v3001;
-  const double v3007 = v589 * v3004;
-  const double v3008 = v3006 + v3007;
-  const double v3009 = v590 * v3005;
-  const double v3010 = v3008 + v3009;
-  const double v3011 = v591 * v2995;
-  const double v3012 = v3010 + v3011;
-  const double v3013 = v592 * v2998;
-  const double v3014 = v3012 - v3013;
-  const double v3015 = v593 * v2992;
-  const double v3016 = v3014 - v3015;
-  const double v3017 = v3005 - v3016;
-  const double v3018 = v2989 + v3017;
+  // column 2, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1899 = v1050 * v1311;
+  const double v1900 = v1042 * v1303;
+  const double v1901 = v1899 + v1900;
+  const double v1902 = v1015 * v1276;
+  const double v1903 = v1901 + v1902;
+  const double v1904 = v986 * v1247;
+  const double v1905 = v1903 - v1904;
+  const double v1906 = v953 * v1214;
+  const double v1907 = v1905 + v1906;
+  const double v1908 = v932 * v1190;
+  const double v1909 = v1907 - v1908;
+  const double v1910 = v1173 * v1311;
+  const double v1911 = v1165 * v1303;
+  const double v1912 = v1910 + v1911;
+  const double v1913 = v1138 * v1276;
+  const double v1914 = v1912 + v1913;
+  const double v1915 = v1109 * v1247;
+  const double v1916 = v1914 - v1915;
+  const double v1917 = v1076 * v1214;
+  const double v1918 = v1916 + v1917;
+  const double v1919 = v1055 * v1190;
+  const double v1920 = v1918 - v1919;
+  const double v1921 = v1310 * v1311;
+  const double v1922 = v1302 * v1303;
+  const double v1923 = v1921 + v1922;
+  const double v1924 = v1275 * v1276;
+  const double v1925 = v1923 + v1924;
+  const double v1926 = v1246 * v1247;
+  const double v1927 = v1925 + v1926;
+  const double v1928 = v1213 * v1214;
+  const double v1929 = v1927 + v1928;
+  const double v1930 = v1188 * v1190;
+  const double v1931 = v1929 + v1930;
+  const double v1932 = v76 + v1931;
 
-  // column 11, panda_link5: psi* H* D^-1 H
-  const double v3019 = v381 * v2861;
-  const double v3020 = 0.384 * v3018;
-  const double v3021 = (-0.0825) * v3018;
-  const double v3022 = 0.384 * v3001;
-  const double v3023 = (-0.0825) * v3004;
-  const double v3024 = v3023 - v3022;
-  const double v3025 = v2995 - v3020;
-  const double v3026 = v3021 - v2998;
-  const double v3027 = v2992 + v3024;
-  const double v3028 = v273 * v3027;
-  const double v3029 = v274 * v3025;
-  const double v3030 = v3028 + v3029;
-  const double v3031 = v274 * v3027;
-  const double v3032 = v273 * v3025;
-  const double v3033 = v3031 - v3032;
-  const double v3034 = v273 * v3018;
-  const double v3035 = v274 * v3001;
-  const double v3036 = v3035 - v3034;
-  const double v3037 = v274 * v3018;
-  const double v3038 = v273 * v3001;
-  const double v3039 = v3037 + v3038;
-  const double v3040 = v382 * v3036;
-  const double v3041 = v383 * v3039;
-  const double v3042 = v3040 - v3041;
-  const double v3043 = v384 * v3004;
-  const double v3044 = v3042 + v3043;
-  const double v3045 = v385 * v3030;
-  const double v3046 = v3044 + v3045;
-  const double v3047 = v386 * v3033;
-  const double v3048 = v3046 + v3047;
-  const double v3049 = v387 * v3026;
-  const double v3050 = v3048 + v3049;
-  const double v3051 = v3004 - v3050;
-  const double v3052 = v3019 + v3051;
+  // column 3, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1933 = v1050 * v1461;
+  const double v1934 = v1042 * v1453;
+  const double v1935 = v1933 + v1934;
+  const double v1936 = v1015 * v1426;
+  const double v1937 = v1935 + v1936;
+  const double v1938 = v986 * v1397;
+  const double v1939 = v1937 - v1938;
+  const double v1940 = v953 * v1364;
+  const double v1941 = v1939 + v1940;
+  const double v1942 = v932 * v1340;
+  const double v1943 = v1941 + v1942;
+  const double v1944 = v1173 * v1461;
+  const double v1945 = v1165 * v1453;
+  const double v1946 = v1944 + v1945;
+  const double v1947 = v1138 * v1426;
+  const double v1948 = v1946 + v1947;
+  const double v1949 = v1109 * v1397;
+  const double v1950 = v1948 - v1949;
+  const double v1951 = v1076 * v1364;
+  const double v1952 = v1950 + v1951;
+  const double v1953 = v1055 * v1340;
+  const double v1954 = v1952 + v1953;
+  const double v1955 = v1310 * v1461;
+  const double v1956 = v1302 * v1453;
+  const double v1957 = v1955 + v1956;
+  const double v1958 = v1275 * v1426;
+  const double v1959 = v1957 + v1958;
+  const double v1960 = v1246 * v1397;
+  const double v1961 = v1959 + v1960;
+  const double v1962 = v1213 * v1364;
+  const double v1963 = v1961 + v1962;
+  const double v1964 = v1188 * v1340;
+  const double v1965 = v1963 - v1964;
+  const double v1966 = v1315 + v1965;
+  const double v1967 = v1460 * v1461;
+  const double v1968 = v1452 * v1453;
+  const double v1969 = v1967 + v1968;
+  const double v1970 = v1425 * v1426;
+  const double v1971 = v1969 + v1970;
+  const double v1972 = v1396 * v1397;
+  const double v1973 = v1971 + v1972;
+  const double v1974 = v1363 * v1364;
+  const double v1975 = v1973 + v1974;
+  const double v1976 = v1338 * v1340;
+  const double v1977 = v1975 + v1976;
+  const double v1978 = v1314 * v1315;
+  const double v1979 = v1977 + v1978;
 
-  // column 11, panda_link6: psi* H* D^-1 H
-  const double v3053 = v229 * v2840;
-  const double v3054 = v110 * v3026;
-  const double v3055 = v111 * v3030;
-  const double v3056 = v3054 + v3055;
-  const double v3057 = v111 * v3026;
-  const double v3058 = v110 * v3030;
-  const double v3059 = v3057 - v3058;
-  const double v3060 = v3032 - v3031;
-  const double v3061 = v110 * v3052;
-  const double v3062 = v111 * v3036;
-  const double v3063 = v3061 + v3062;
-  const double v3064 = v111 * v3052;
-  const double v3065 = v110 * v3036;
-  const double v3066 = v3064 - v3065;
-  const double v3067 = v230 * v3063;
-  const double v3068 = v231 * v3066;
-  const double v3069 = v3067 + v3068;
-  const double v3070 = v232 * v3039;
-  const double v3071 = v3069 + v3070;
-  const double v3072 = v233 * v3056;
-  const double v3073 = v3071 + v3072;
-  const double v3074 = v234 * v3059;
-  const double v3075 = v3073 + v3074;
-  const double v3076 = v235 * v3060;
-  const double v3077 = v3075 + v3076;
-  const double v3078 = v3039 - v3077;
-  const double v3079 = v3053 + v3078;
+  // column 5, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1980 = v1050 * v1588;
+  const double v1981 = v1042 * v1580;
+  const double v1982 = v1980 + v1981;
+  const double v1983 = v1015 * v1553;
+  const double v1984 = v1982 + v1983;
+  const double v1985 = v986 * v1524;
+  const double v1986 = v1984 - v1985;
+  const double v1987 = v953 * v1491;
+  const double v1988 = v1986 - v1987;
+  const double v1989 = v932 * v1469;
+  const double v1990 = v1988 + v1989;
+  const double v1991 = v1173 * v1588;
+  const double v1992 = v1165 * v1580;
+  const double v1993 = v1991 + v1992;
+  const double v1994 = v1138 * v1553;
+  const double v1995 = v1993 + v1994;
+  const double v1996 = v1109 * v1524;
+  const double v1997 = v1995 - v1996;
+  const double v1998 = v1076 * v1491;
+  const double v1999 = v1997 - v1998;
+  const double v2000 = v1055 * v1469;
+  const double v2001 = v1999 + v2000;
+  const double v2002 = v1310 * v1588;
+  const double v2003 = v1302 * v1580;
+  const double v2004 = v2002 + v2003;
+  const double v2005 = v1275 * v1553;
+  const double v2006 = v2004 + v2005;
+  const double v2007 = v1246 * v1524;
+  const double v2008 = v2006 + v2007;
+  const double v2009 = v1213 * v1491;
+  const double v2010 = v2008 - v2009;
+  const double v2011 = v1188 * v1469;
+  const double v2012 = v2010 - v2011;
+  const double v2013 = v1460 * v1588;
+  const double v2014 = v1452 * v1580;
+  const double v2015 = v2013 + v2014;
+  const double v2016 = v1425 * v1553;
+  const double v2017 = v2015 + v2016;
+  const double v2018 = v1396 * v1524;
+  const double v2019 = v2017 + v2018;
+  const double v2020 = v1363 * v1491;
+  const double v2021 = v2019 - v2020;
+  const double v2022 = v1338 * v1469;
+  const double v2023 = v2021 + v2022;
+  const double v2024 = v1587 * v1588;
+  const double v2025 = v1579 * v1580;
+  const double v2026 = v2024 + v2025;
+  const double v2027 = v1552 * v1553;
+  const double v2028 = v2026 + v2027;
+  const double v2029 = v1523 * v1524;
+  const double v2030 = v2028 + v2029;
+  const double v2031 = v1490 * v1491;
+  const double v2032 = v2030 + v2031;
+  const double v2033 = v1468 * v1469;
+  const double v2034 = v2032 + v2033;
 
-  // column 11, panda_link7: psi* H* D^-1 H
-  const double v3080 = 0.088 * v3079;
-  const double v3081 = 0.088 * v3066;
-  const double v3082 = v3059 + v3080;
-  const double v3083 = v3060 - v3081;
-  const double v3084 = v4 * v3083;
-  const double v3085 = v5 * v3056;
-  const double v3086 = v3084 + v3085;
-  const double v3087 = v5 * v3083;
-  const double v3088 = v4 * v3056;
-  const double v3089 = v3087 - v3088;
-  const double v3090 = v4 * v3079;
-  const double v3091 = v5 * v3063;
-  const double v3092 = v3090 + v3091;
-  const double v3093 = v5 * v3079;
-  const double v3094 = v4 * v3063;
-  const double v3095 = v3093 - v3094;
-  const double v3096 = v3065 - v3064;
-  const double v3097 = v77 * v3092;
-  const double v3098 = v78 * v3095;
-  const double v3099 = v3097 + v3098;
-  const double v3100 = v79 * v3096;
-  const double v3101 = v3099 + v3100;
-  const double v3102 = v80 * v3086;
-  const double v3103 = v3101 + v3102;
-  const double v3104 = v81 * v3089;
-  const double v3105 = v3103 + v3104;
-  const double v3106 = v3096 - v3105;
+  // column 6, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v2035 = v1051 * v1173;
+  const double v2036 = v1043 * v1165;
+  const double v2037 = v2035 + v2036;
+  const double v2038 = v1016 * v1138;
+  const double v2039 = v2037 + v2038;
+  const double v2040 = v987 * v1109;
+  const double v2041 = v2039 + v2040;
+  const double v2042 = v954 * v1076;
+  const double v2043 = v2041 + v2042;
+  const double v2044 = v933 * v1055;
+  const double v2045 = v2043 + v2044;
+  const double v2046 = v1051 * v1310;
+  const double v2047 = v1043 * v1302;
+  const double v2048 = v2046 + v2047;
+  const double v2049 = v1016 * v1275;
+  const double v2050 = v2048 + v2049;
+  const double v2051 = v987 * v1246;
+  const double v2052 = v2050 - v2051;
+  const double v2053 = v954 * v1213;
+  const double v2054 = v2052 + v2053;
+  const double v2055 = v933 * v1188;
+  const double v2056 = v2054 - v2055;
+  const double v2057 = v1051 * v1460;
+  const double v2058 = v1043 * v1452;
+  const double v2059 = v2057 + v2058;
+  const double v2060 = v1016 * v1425;
+  const double v2061 = v2059 + v2060;
+  const double v2062 = v987 * v1396;
+  const double v2063 = v2061 - v2062;
+  const double v2064 = v954 * v1363;
+  const double v2065 = v2063 + v2064;
+  const double v2066 = v933 * v1338;
+  const double v2067 = v2065 + v2066;
+  const double v2068 = v1051 * v1587;
+  const double v2069 = v1043 * v1579;
+  const double v2070 = v2068 + v2069;
+  const double v2071 = v1016 * v1552;
+  const double v2072 = v2070 + v2071;
+  const double v2073 = v987 * v1523;
+  const double v2074 = v2072 - v2073;
+  const double v2075 = v954 * v1490;
+  const double v2076 = v2074 - v2075;
+  const double v2077 = v933 * v1468;
+  const double v2078 = v2076 + v2077;
 
-  // column 11, panda_leftfinger: psi* H* D^-1 H
-  const double v3107 = 0.1654 * v3095;
-  const double v3108 = v3 * v3106;
-  const double v3109 = v3108 - v3107;
-  const double v3110 = v2 * v3106;
-  const double v3111 = 0.1654 * v3092;
-  const double v3112 = v3111 - v3110;
-  const double v3113 = v3 * v3092;
-  const double v3114 = v2 * v3095;
-  const double v3115 = v3114 - v3113;
-  const double v3116 = v3086 - v3109;
-  const double v3117 = v3089 - v3112;
-  const double v3118 = v3082 + v3115;
-  const double v3119 = -v3118;
-  const double v3120 = (-0.7071067811865476) * v3117;
-  const double v3121 = 0.7071067811865475 * v3116;
-  const double v3122 = v3120 + v3121;
-  const double v3123 = (-0.7071067811865476) * v3095;
-  const double v3124 = 0.7071067811865475 * v3092;
-  const double v3125 = v3123 + v3124;
-  const double v3126 = 0.7071067811865475 * v3095;
-  const double v3127 = 0.7071067811865476 * v3092;
-  const double v3128 = v3126 + v3127;
+  // column 7, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v2079 = v1174 * v1310;
+  const double v2080 = v1166 * v1302;
+  const double v2081 = v2079 + v2080;
+  const double v2082 = v1139 * v1275;
+  const double v2083 = v2081 + v2082;
+  const double v2084 = v1110 * v1246;
+  const double v2085 = v2083 - v2084;
+  const double v2086 = v1077 * v1213;
+  const double v2087 = v2085 + v2086;
+  const double v2088 = v1056 * v1188;
+  const double v2089 = v2087 - v2088;
+  const double v2090 = v1174 * v1460;
+  const double v2091 = v1166 * v1452;
+  const double v2092 = v2090 + v2091;
+  const double v2093 = v1139 * v1425;
+  const double v2094 = v2092 + v2093;
+  const double v2095 = v1110 * v1396;
+  const double v2096 = v2094 - v2095;
+  const double v2097 = v1077 * v1363;
+  const double v2098 = v2096 + v2097;
+  const double v2099 = v1056 * v1338;
+  const double v2100 = v2098 + v2099;
+  const double v2101 = v1174 * v1587;
+  const double v2102 = v1166 * v1579;
+  const double v2103 = v2101 + v2102;
+  const double v2104 = v1139 * v1552;
+  const double v2105 = v2103 + v2104;
+  const double v2106 = v1110 * v1523;
+  const double v2107 = v2105 - v2106;
+  const double v2108 = v1077 * v1490;
+  const double v2109 = v2107 - v2108;
+  const double v2110 = v1056 * v1468;
+  const double v2111 = v2109 + v2110;
 
-  // column 11, panda_rightfinger: psi* H* D^-1 H
-  const double v3129 = v1 * v3106;
-  const double v3130 = v3107 + v3129;
-  const double v3131 = v0 * v3106;
-  const double v3132 = v3111 + v3131;
-  const double v3133 = v1 * v3092;
-  const double v3134 = v0 * v3095;
-  const double v3135 = v3133 - v3134;
-  const double v3136 = v3086 + v3130;
-  const double v3137 = v3089 - v3132;
-  const double v3138 = v3082 + v3135;
-  const double v3139 = -v3138;
-  const double v3140 = (-0.7071067811865476) * v3137;
-  const double v3141 = 0.7071067811865475 * v3136;
-  const double v3142 = v3140 + v3141;
+  // column 8, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v2112 = v1311 * v1460;
+  const double v2113 = v1303 * v1452;
+  const double v2114 = v2112 + v2113;
+  const double v2115 = v1276 * v1425;
+  const double v2116 = v2114 + v2115;
+  const double v2117 = v1247 * v1396;
+  const double v2118 = v2116 + v2117;
+  const double v2119 = v1214 * v1363;
+  const double v2120 = v2118 + v2119;
+  const double v2121 = v1190 * v1338;
+  const double v2122 = v2120 - v2121;
+  const double v2123 = v1315 + v2122;
+  const double v2124 = v1311 * v1587;
+  const double v2125 = v1303 * v1579;
+  const double v2126 = v2124 + v2125;
+  const double v2127 = v1276 * v1552;
+  const double v2128 = v2126 + v2127;
+  const double v2129 = v1247 * v1523;
+  const double v2130 = v2128 + v2129;
+  const double v2131 = v1214 * v1490;
+  const double v2132 = v2130 - v2131;
+  const double v2133 = v1190 * v1468;
+  const double v2134 = v2132 - v2133;
+
+  // column 9, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v2135 = v1050 * v1738;
+  const double v2136 = v1042 * v1730;
+  const double v2137 = v2135 + v2136;
+  const double v2138 = v1015 * v1703;
+  const double v2139 = v2137 + v2138;
+  const double v2140 = v986 * v1674;
+  const double v2141 = v2139 - v2140;
+  const double v2142 = v953 * v1641;
+  const double v2143 = v2141 + v2142;
+  const double v2144 = v932 * v1617;
+  const double v2145 = v2143 + v2144;
+  const double v2146 = v1173 * v1738;
+  const double v2147 = v1165 * v1730;
+  const double v2148 = v2146 + v2147;
+  const double v2149 = v1138 * v1703;
+  const double v2150 = v2148 + v2149;
+  const double v2151 = v1109 * v1674;
+  const double v2152 = v2150 - v2151;
+  const double v2153 = v1076 * v1641;
+  const double v2154 = v2152 + v2153;
+  const double v2155 = v1055 * v1617;
+  const double v2156 = v2154 + v2155;
+  const double v2157 = v1310 * v1738;
+  const double v2158 = v1302 * v1730;
+  const double v2159 = v2157 + v2158;
+  const double v2160 = v1275 * v1703;
+  const double v2161 = v2159 + v2160;
+  const double v2162 = v1246 * v1674;
+  const double v2163 = v2161 + v2162;
+  const double v2164 = v1213 * v1641;
+  const double v2165 = v2163 + v2164;
+  const double v2166 = v1188 * v1617;
+  const double v2167 = v2165 - v2166;
+  const double v2168 = v1592 + v2167;
+  const double v2169 = v1460 * v1738;
+  const double v2170 = v1452 * v1730;
+  const double v2171 = v2169 + v2170;
+  const double v2172 = v1425 * v1703;
+  const double v2173 = v2171 + v2172;
+  const double v2174 = v1396 * v1674;
+  const double v2175 = v2173 + v2174;
+  const double v2176 = v1363 * v1641;
+  const double v2177 = v2175 + v2176;
+  const double v2178 = v1338 * v1617;
+  const double v2179 = v2177 + v2178;
+  const double v2180 = v1314 * v1592;
+  const double v2181 = v2179 + v2180;
+  const double v2182 = v1587 * v1738;
+  const double v2183 = v1579 * v1730;
+  const double v2184 = v2182 + v2183;
+  const double v2185 = v1552 * v1703;
+  const double v2186 = v2184 + v2185;
+  const double v2187 = v1523 * v1674;
+  const double v2188 = v2186 + v2187;
+  const double v2189 = v1490 * v1641;
+  const double v2190 = v2188 - v2189;
+  const double v2191 = v1468 * v1617;
+  const double v2192 = v2190 + v2191;
+
+  // column 9, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v2193 = v1737 * v1738;
+  const double v2194 = v1729 * v1730;
+  const double v2195 = v2193 + v2194;
+  const double v2196 = v1702 * v1703;
+  const double v2197 = v2195 + v2196;
+  const double v2198 = v1673 * v1674;
+  const double v2199 = v2197 + v2198;
+  const double v2200 = v1640 * v1641;
+  const double v2201 = v2199 + v2200;
+  const double v2202 = v1615 * v1617;
+  const double v2203 = v2201 + v2202;
+  const double v2204 = v1591 * v1592;
+  const double v2205 = v2203 + v2204;
+
+  // column 11, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v2206 = v1050 * v1865;
+  const double v2207 = v1042 * v1857;
+  const double v2208 = v2206 + v2207;
+  const double v2209 = v1015 * v1830;
+  const double v2210 = v2208 + v2209;
+  const double v2211 = v986 * v1801;
+  const double v2212 = v2210 - v2211;
+  const double v2213 = v953 * v1768;
+  const double v2214 = v2212 + v2213;
+  const double v2215 = v932 * v1746;
+  const double v2216 = v2214 + v2215;
+  const double v2217 = v1173 * v1865;
+  const double v2218 = v1165 * v1857;
+  const double v2219 = v2217 + v2218;
+  const double v2220 = v1138 * v1830;
+  const double v2221 = v2219 + v2220;
+  const double v2222 = v1109 * v1801;
+  const double v2223 = v2221 - v2222;
+  const double v2224 = v1076 * v1768;
+  const double v2225 = v2223 + v2224;
+  const double v2226 = v1055 * v1746;
+  const double v2227 = v2225 + v2226;
+  const double v2228 = v1310 * v1865;
+  const double v2229 = v1302 * v1857;
+  const double v2230 = v2228 + v2229;
+  const double v2231 = v1275 * v1830;
+  const double v2232 = v2230 + v2231;
+  const double v2233 = v1246 * v1801;
+  const double v2234 = v2232 + v2233;
+  const double v2235 = v1213 * v1768;
+  const double v2236 = v2234 + v2235;
+  const double v2237 = v1188 * v1746;
+  const double v2238 = v2236 - v2237;
+  const double v2239 = v1460 * v1865;
+  const double v2240 = v1452 * v1857;
+  const double v2241 = v2239 + v2240;
+  const double v2242 = v1425 * v1830;
+  const double v2243 = v2241 + v2242;
+  const double v2244 = v1396 * v1801;
+  const double v2245 = v2243 + v2244;
+  const double v2246 = v1363 * v1768;
+  const double v2247 = v2245 + v2246;
+  const double v2248 = v1338 * v1746;
+  const double v2249 = v2247 + v2248;
+  const double v2250 = v1587 * v1865;
+  const double v2251 = v1579 * v1857;
+  const double v2252 = v2250 + v2251;
+  const double v2253 = v1552 * v1830;
+  const double v2254 = v2252 + v2253;
+  const double v2255 = v1523 * v1801;
+  const double v2256 = v2254 + v2255;
+  const double v2257 = v1490 * v1768;
+  const double v2258 = v2256 - v2257;
+  const double v2259 = v1468 * v1746;
+  const double v2260 = v2258 + v2259;
+
+  // column 11, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v2261 = v1737 * v1865;
+  const double v2262 = v1729 * v1857;
+  const double v2263 = v2261 + v2262;
+  const double v2264 = v1702 * v1830;
+  const double v2265 = v2263 + v2264;
+  const double v2266 = v1673 * v1801;
+  const double v2267 = v2265 + v2266;
+  const double v2268 = v1640 * v1768;
+  const double v2269 = v2267 + v2268;
+  const double v2270 = v1615 * v1746;
+  const double v2271 = v2269 + v2270;
+  const double v2272 = v1864 * v1865;
+  const double v2273 = v1856 * v1857;
+  const double v2274 = v2272 + v2273;
+  const double v2275 = v1829 * v1830;
+  const double v2276 = v2274 + v2275;
+  const double v2277 = v1800 * v1801;
+  const double v2278 = v2276 + v2277;
+  const double v2279 = v1767 * v1768;
+  const double v2280 = v2278 + v2279;
+  const double v2281 = v1745 * v1746;
+  const double v2282 = v2280 + v2281;
 
   // output
-  Lambda[0] = v1216;
-  Lambda[1] = v1219;
-  Lambda[2] = v1197;
-  Lambda[3] = v1233;
+  Lambda[0] = v1876;
+  Lambda[1] = v1887;
+  Lambda[2] = v1909;
+  Lambda[3] = v1943;
   Lambda[4] = 0.0;
-  Lambda[5] = v1230;
-  Lambda[6] = v1216;
-  Lambda[7] = v1219;
-  Lambda[8] = v1197;
-  Lambda[9] = v1213;
+  Lambda[5] = v1990;
+  Lambda[6] = v1876;
+  Lambda[7] = v1887;
+  Lambda[8] = v1909;
+  Lambda[9] = v2145;
   Lambda[10] = 0.0;
-  Lambda[11] = v1210;
-  Lambda[12] = v1521;
-  Lambda[13] = v1524;
-  Lambda[14] = v1502;
-  Lambda[15] = v1538;
+  Lambda[11] = v2216;
+  Lambda[12] = v1887;
+  Lambda[13] = v1898;
+  Lambda[14] = v1920;
+  Lambda[15] = v1954;
   Lambda[16] = 0.0;
-  Lambda[17] = v1535;
-  Lambda[18] = v1521;
-  Lambda[19] = v1524;
-  Lambda[20] = v1502;
-  Lambda[21] = v1518;
+  Lambda[17] = v2001;
+  Lambda[18] = v2045;
+  Lambda[19] = v1898;
+  Lambda[20] = v1920;
+  Lambda[21] = v2156;
   Lambda[22] = 0.0;
-  Lambda[23] = v1515;
-  Lambda[24] = v1841;
-  Lambda[25] = v1844;
-  Lambda[26] = v1822;
-  Lambda[27] = v1858;
+  Lambda[23] = v2227;
+  Lambda[24] = v1909;
+  Lambda[25] = v1920;
+  Lambda[26] = v1932;
+  Lambda[27] = v1966;
   Lambda[28] = 0.0;
-  Lambda[29] = v1855;
-  Lambda[30] = v1841;
-  Lambda[31] = v1844;
-  Lambda[32] = v1822;
-  Lambda[33] = v1838;
+  Lambda[29] = v2012;
+  Lambda[30] = v2056;
+  Lambda[31] = v2089;
+  Lambda[32] = v1932;
+  Lambda[33] = v2168;
   Lambda[34] = 0.0;
-  Lambda[35] = v1835;
-  Lambda[36] = v2174;
-  Lambda[37] = v2177;
-  Lambda[38] = v2155;
-  Lambda[39] = v2191;
+  Lambda[35] = v2238;
+  Lambda[36] = v1943;
+  Lambda[37] = v1954;
+  Lambda[38] = v1966;
+  Lambda[39] = v1979;
   Lambda[40] = 0.0;
-  Lambda[41] = v2188;
-  Lambda[42] = v2174;
-  Lambda[43] = v2177;
-  Lambda[44] = v2155;
-  Lambda[45] = v2171;
+  Lambda[41] = v2023;
+  Lambda[42] = v2067;
+  Lambda[43] = v2100;
+  Lambda[44] = v2123;
+  Lambda[45] = v2181;
   Lambda[46] = 0.0;
-  Lambda[47] = v2168;
+  Lambda[47] = v2249;
   Lambda[48] = 0.0;
   Lambda[49] = 0.0;
   Lambda[50] = 0.0;
@@ -12284,66 +9970,66 @@ void lambda(const double* q, double* Lambda) {
   Lambda[57] = 0.0;
   Lambda[58] = 0.0;
   Lambda[59] = 0.0;
-  Lambda[60] = v2483;
-  Lambda[61] = v2486;
-  Lambda[62] = v2464;
-  Lambda[63] = v2500;
+  Lambda[60] = v1990;
+  Lambda[61] = v2001;
+  Lambda[62] = v2012;
+  Lambda[63] = v2023;
   Lambda[64] = 0.0;
-  Lambda[65] = v2497;
-  Lambda[66] = v2483;
-  Lambda[67] = v2486;
-  Lambda[68] = v2464;
-  Lambda[69] = v2480;
+  Lambda[65] = v2034;
+  Lambda[66] = v2078;
+  Lambda[67] = v2111;
+  Lambda[68] = v2134;
+  Lambda[69] = v2192;
   Lambda[70] = 0.0;
-  Lambda[71] = v2477;
-  Lambda[72] = v1216;
-  Lambda[73] = v1219;
-  Lambda[74] = v1197;
-  Lambda[75] = v1233;
+  Lambda[71] = v2260;
+  Lambda[72] = v1876;
+  Lambda[73] = v2045;
+  Lambda[74] = v2056;
+  Lambda[75] = v2067;
   Lambda[76] = 0.0;
-  Lambda[77] = v1230;
-  Lambda[78] = v1216;
-  Lambda[79] = v1219;
-  Lambda[80] = v1197;
-  Lambda[81] = v1213;
+  Lambda[77] = v2078;
+  Lambda[78] = v1876;
+  Lambda[79] = v1887;
+  Lambda[80] = v1909;
+  Lambda[81] = v2145;
   Lambda[82] = 0.0;
-  Lambda[83] = v1210;
-  Lambda[84] = v1521;
-  Lambda[85] = v1524;
-  Lambda[86] = v1502;
-  Lambda[87] = v1538;
+  Lambda[83] = v2216;
+  Lambda[84] = v1887;
+  Lambda[85] = v1898;
+  Lambda[86] = v2089;
+  Lambda[87] = v2100;
   Lambda[88] = 0.0;
-  Lambda[89] = v1535;
-  Lambda[90] = v1521;
-  Lambda[91] = v1524;
-  Lambda[92] = v1502;
-  Lambda[93] = v1518;
+  Lambda[89] = v2111;
+  Lambda[90] = v1887;
+  Lambda[91] = v1898;
+  Lambda[92] = v1920;
+  Lambda[93] = v2156;
   Lambda[94] = 0.0;
-  Lambda[95] = v1515;
-  Lambda[96] = v1841;
-  Lambda[97] = v1844;
-  Lambda[98] = v1822;
-  Lambda[99] = v1858;
+  Lambda[95] = v2227;
+  Lambda[96] = v1909;
+  Lambda[97] = v1920;
+  Lambda[98] = v1932;
+  Lambda[99] = v2123;
   Lambda[100] = 0.0;
-  Lambda[101] = v1855;
-  Lambda[102] = v1841;
-  Lambda[103] = v1844;
-  Lambda[104] = v1822;
-  Lambda[105] = v1838;
+  Lambda[101] = v2134;
+  Lambda[102] = v1909;
+  Lambda[103] = v1920;
+  Lambda[104] = v1932;
+  Lambda[105] = v2168;
   Lambda[106] = 0.0;
-  Lambda[107] = v1835;
-  Lambda[108] = v2816;
-  Lambda[109] = v2819;
-  Lambda[110] = v2797;
-  Lambda[111] = v2833;
+  Lambda[107] = v2238;
+  Lambda[108] = v2145;
+  Lambda[109] = v2156;
+  Lambda[110] = v2168;
+  Lambda[111] = v2181;
   Lambda[112] = 0.0;
-  Lambda[113] = v2830;
-  Lambda[114] = v2816;
-  Lambda[115] = v2819;
-  Lambda[116] = v2797;
-  Lambda[117] = v2813;
+  Lambda[113] = v2192;
+  Lambda[114] = v2145;
+  Lambda[115] = v2156;
+  Lambda[116] = v2168;
+  Lambda[117] = v2205;
   Lambda[118] = 0.0;
-  Lambda[119] = v2810;
+  Lambda[119] = v2271;
   Lambda[120] = 0.0;
   Lambda[121] = 0.0;
   Lambda[122] = 0.0;
@@ -12356,18 +10042,18 @@ void lambda(const double* q, double* Lambda) {
   Lambda[129] = 0.0;
   Lambda[130] = 66.66666666666667;
   Lambda[131] = 0.0;
-  Lambda[132] = v3125;
-  Lambda[133] = v3128;
-  Lambda[134] = v3106;
-  Lambda[135] = v3142;
+  Lambda[132] = v2216;
+  Lambda[133] = v2227;
+  Lambda[134] = v2238;
+  Lambda[135] = v2249;
   Lambda[136] = 0.0;
-  Lambda[137] = v3139;
-  Lambda[138] = v3125;
-  Lambda[139] = v3128;
-  Lambda[140] = v3106;
-  Lambda[141] = v3122;
+  Lambda[137] = v2260;
+  Lambda[138] = v2216;
+  Lambda[139] = v2227;
+  Lambda[140] = v2238;
+  Lambda[141] = v2271;
   Lambda[142] = 0.0;
-  Lambda[143] = v3119;
+  Lambda[143] = v2282;
 }
 
 // calM^-1 J* f0

@@ -19,7 +19,7 @@
 //   mass_matrix_inverse = calM^-1
 //     lowered: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     3143 ops: 1724 mul, 649 add, 728 sub, 23 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     1853 ops: 1021 mul, 367 add, 446 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
 //     lowered: (H phi B)*
 //       by def-J [000 eq. 3.3]
@@ -31,7 +31,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     3143 ops: 1759 mul, 634 add, 717 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     2283 ops: 1284 mul, 470 add, 510 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0
 //     lowered: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]

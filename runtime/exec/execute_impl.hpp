@@ -69,16 +69,30 @@ public:
     }
     const Columns& c = *p_.columns;
     const int cols = lay.cols;
+    const bool gram = c.fill == Fill::Gram;
+    // Gram: the columns of A and W A, kept until every column is known.
+    const int half_rows = gram ? space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m()) : 0;
+    std::vector<S> A, WA;
+    if (gram) {
+      A.resize(static_cast<std::size_t>(half_rows) * cols);
+      WA.resize(A.size());
+    }
     std::vector<S> unit(static_cast<std::size_t>(cols), S(0.0));
     for (column_ = 0; column_ < cols; ++column_) {
       unit[column_] = S(1.0);
       load(c.unit, unit.data());
       unit[column_] = S(0.0);
       run_loops(c.loops);
-      store(c.result, out + static_cast<std::ptrdiff_t>(column_) * lay.rows);
+      if (!gram) {
+        store(c.result, out + static_cast<std::ptrdiff_t>(column_) * lay.rows);
+        continue;
+      }
+      store(c.result, A.data() + static_cast<std::ptrdiff_t>(column_) * half_rows);
+      store(c.weighted, WA.data() + static_cast<std::ptrdiff_t>(column_) * half_rows);
     }
     column_ = -1;
     if (c.fill == Fill::SymmetricFromAncestors) symmetric_fill(out, lay.rows);
+    if (gram) gram_fill(A, WA, half_rows, cols, out);
   }
 
 private:
@@ -142,6 +156,40 @@ private:
         if (ancestor_or_self(owner[r], owner[c])) continue;
         out[c * rows + r] = ancestor_or_self(owner[c], owner[r]) ? out[r * rows + c] : S(0.0);
       }
+  }
+
+  // out(i,j) = (A e_i) . (W A e_j), i <= j, in row order; the executor does not branch on
+  // values, so the zeros of A outside the ancestors are multiplied here and fold away only
+  // in specialised code (O(N^3) here, O(N^2 d) there, d = common ancestor dofs).
+  void gram_fill(const std::vector<S>& A, const std::vector<S>& WA, int rows, int cols, S* out) const {
+    for (int j = 0; j < cols; ++j) {
+      const S* wa = WA.data() + static_cast<std::ptrdiff_t>(j) * rows;
+      for (int i = 0; i <= j; ++i) {
+        const S* a = A.data() + static_cast<std::ptrdiff_t>(i) * rows;
+        if (obs_) obs_->enter(j, row_body(i), gram_statement());
+        S x = a[0] * wa[0];
+        for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
+        out[static_cast<std::ptrdiff_t>(j) * cols + i] = x;
+        out[static_cast<std::ptrdiff_t>(i) * cols + j] = x;
+      }
+    }
+  }
+
+  static const Stmt& gram_statement() {
+    static const Stmt s = [] {
+      Stmt g;
+      g.label = "Gram (A e_i)* W (A e_j)";
+      return g;
+    }();
+    return s;
+  }
+
+  // The body whose dof (Joint columns) or tip (Tip columns) is column i.
+  int row_body(int i) const {
+    if (p_.columns->space == Space::Tip) return r_.tips[i / 6].body;
+    for (int k = 0; k < r_.n(); ++k)
+      if (i >= body(k).v_offset && i < body(k).v_offset + body(k).nv) return k;
+    return 0;
   }
 
   // ---- loops ----------------------------------------------------------------------------

@@ -330,11 +330,18 @@ std::string print(const SweepProgram& p) {
     const Columns& c = *p.columns;
     out += fmt::format("  for each column j of {}: {}(.) = e_j\n", to_string(c.space), p.vars[c.unit].name);
     print_loops(out, c.loops, p.vars, 4);
-    out += fmt::format("  output {} ({} x {}) = [{}(.) for each j]{}\n", p.output.name,
-                       to_string(p.output.rows), to_string(c.space), p.vars[c.result].name,
-                       c.fill == Fill::SymmetricFromAncestors
-                           ? ", rows of bodies outboard of body(j) by symmetry (CRB-H, 004 eq. 5.45)"
-                           : "");
+    if (c.fill == Fill::Gram) {
+      out += fmt::format("  output {} ({} x {}): {}(i,j) = {}(.)_i . {}(.)_j for i <= j, by symmetry for i > j   "
+                         "[Gram form of A* W A]\n",
+                         p.output.name, to_string(p.output.rows), to_string(c.space), p.output.name,
+                         p.vars[c.result].name, p.vars[c.weighted].name);
+    } else {
+      out += fmt::format("  output {} ({} x {}) = [{}(.) for each j]{}\n", p.output.name,
+                         to_string(p.output.rows), to_string(c.space), p.vars[c.result].name,
+                         c.fill == Fill::SymmetricFromAncestors
+                             ? ", rows of bodies outboard of body(j) by symmetry (CRB-H, 004 eq. 5.45)"
+                             : "");
+    }
   } else {
     out += fmt::format("  output {} ({}) = {}(.)\n", p.output.name, to_string(p.output.rows),
                        p.vars[p.output.var].name);

@@ -164,6 +164,12 @@ enum class Fill : std::uint8_t {
   // in the rows of body(j) and its ancestors; the other rows come from symmetry (calM(i,j)
   // = calM(j,i) for i below body(j)) or are zero (unrelated bodies).
   SymmetricFromAncestors,
+  // A* W A (W a symmetric per-body block, e.g. calM^-1 = (I - H psi K)* D^-1 (I - H psi K),
+  // 001 Identity 6): `result` is column j of A, `weighted` is W times it, and the output is
+  // their Gram matrix, out(i,j) = result_i . weighted_j, computed for i <= j and mirrored.
+  // When A is causal (an inward sweep: I - H psi K, H psi B), column j is zero outside
+  // body(j) and its ancestors, so specialised code sums over common ancestors only.
+  Gram,
 };
 
 struct Columns {
@@ -172,6 +178,7 @@ struct Columns {
   std::vector<Loop> loops;
   int result = -1;             // var holding column j afterwards
   Fill fill = Fill::Full;
+  int weighted = -1;           // Gram: var holding W times column j
 };
 
 struct Output {

@@ -25,6 +25,7 @@ const std::vector<std::string> kExpressions = {
     "M^-1", "(I - E_phi)^-1", "(I - E_psi)^-1", "(I + H phi K)^-1", "(I + H phi K)*^-1",
     "(2 I + H phitilde K)^-1", "(I - K H)^-1", "(I + phitilde* H* G*)^-1", "B* Omega B",
     "psitilde* Upsilon psitilde a", "K* (I - E_psi*)^-1 a", "2 T - 0.5 calM qdd", "qd - qd",
+    "H psi M psi* H*", "phi* H* D^-1 H phi",  // Gram forms with an outward half, spatial columns
 };
 
 void check_robot(const Robot& robot, std::uint64_t seed) {

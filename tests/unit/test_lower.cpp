@@ -69,9 +69,12 @@ TEST_CASE("operator expressions lower to the papers' sweeps", "[lower]") {
       // Operator-valued: composite-body inertias once, then one sweep per column (CRBA).
       {"calM", "in", "in"},
       {"H phi M phi* H*", "in", "in"},
-      {"(I - H psi K)* D^-1 (I - H psi K)", "in", "in out"},
+      // A* W A: only A's inward sweep per column, then the Gram matrix of the columns.
+      {"(I - H psi K)* D^-1 (I - H psi K)", "in", "in"},
       {"J", "out", "out"},
-      {"B* psi* H* D^-1 H psi B", "in", "in out"},
+      {"B* psi* H* D^-1 H psi B", "in", "in"},
+      // Not of that form (the halves differ): the whole product per column.
+      {"(I - H psi K)* D^-1 (I - H phi K)", "in", "in out"},
   };
   for (const Row& r : rows) {
     INFO(r.expression);
@@ -105,11 +108,30 @@ TEST_CASE("prologue quantities are computed once, only when needed", "[lower]") 
   CHECK(crba.columns->fill == exec::Fill::SymmetricFromAncestors);
 }
 
+TEST_CASE("A* W A lowers to the Gram matrix of A's columns, W applied once per column", "[lower]") {
+  for (const char* e : {"(I - H psi K)* D^-1 (I - H psi K)", "B* psi* H* D^-1 H psi B", "H psi M psi* H*", "phi* H* D^-1 H phi"}) {
+    INFO(e);
+    const exec::SweepProgram p = lower::lower(parse(e));
+    REQUIRE(p.columns);
+    CHECK(p.columns->fill == exec::Fill::Gram);
+    REQUIRE(p.columns->weighted >= 0);
+    CHECK(p.columns->weighted != p.columns->result);
+    CHECK(p.output.rows == p.columns->space);
+  }
+  // The halves must be each other's adjoints, and W one symmetric block.
+  for (const char* e : {"(I - H psi K)* D^-1 (I - H phi K)", "B* psi* H* H psi B", "B* psi* H* D^-1 H phi B"}) {
+    INFO(e);
+    const exec::SweepProgram p = lower::lower(parse(e));
+    REQUIRE(p.columns);
+    CHECK(p.columns->fill != exec::Fill::Gram);
+  }
+}
+
 TEST_CASE("the standard kernels, rewritten by the identity library, lower to their algorithms", "[lower]") {
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
       {"inverse_dynamics", {"out in", "-"}},     {"mass_matrix", {"in", "in"}},
-      {"forward_dynamics", {"out in out", "-"}}, {"mass_matrix_inverse", {"in", "in out"}},
-      {"jacobian", {"out", "out"}},              {"lambda", {"in", "in out"}},
+      {"forward_dynamics", {"out in out", "-"}}, {"mass_matrix_inverse", {"in", "in"}},
+      {"jacobian", {"out", "out"}},              {"lambda", {"in", "in"}},
       {"tip_force_correction", {"in out", "-"}},
   };
   for (const auto& k : lower::standard_kernels()) {
@@ -138,6 +160,7 @@ TEST_CASE("lowered programs print in the papers' loop notation (golden)", "[lowe
       {"inverse_dynamics", "calM qdd + C", {"q", "qd", "qdd"}, "tau"},
       {"forward_dynamics", "(I - H psi K)* D^-1 (I - H psi K) (T - C)", {"q", "qd", "T"}, "qdd"},
       {"mass_matrix", "calM", {"q"}, "calM"},
+      {"mass_matrix_inverse", "(I - H psi K)* D^-1 (I - H psi K)", {"q"}, "Minv"},
   };
   for (const Golden& g : goldens) {
     const std::string path = test::source_path(std::string("tests/golden/lower_") + g.name + ".txt");
