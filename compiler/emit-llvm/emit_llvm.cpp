@@ -85,22 +85,32 @@ public:
 
   llvm::Function* emit() {
     partition();
+    const bool sliced = options_.first_part > 0 || options_.end_part >= 0 || !options_.entry;
+    const int end = options_.end_part < 0 ? part_count_ : std::min(options_.end_part, part_count_);
+    const auto defined = [&](int k) { return part_count_ > 1 && k >= options_.first_part && k < end; };
+    // The parts: internal to the kernel's module, or external when sliced over modules.
+    std::vector<llvm::Function*> parts;
+    for (int k = 0; k < part_count_ && part_count_ > 1; ++k) {
+      if (!defined(k) && !options_.entry) continue;
+      llvm::Function* part = function(fmt::format("{}.part{}", name_, k), {"in", "out", "scratch"},
+                                      sliced ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage);
+      // Kept apart: inlining would rebuild the one huge block the parts exist to avoid.
+      part->addFnAttr(llvm::Attribute::NoInline);
+      if (defined(k)) {
+        llvm::IRBuilder<> pb(llvm::BasicBlock::Create(context_, "entry", part));
+        body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
+        pb.CreateRetVoid();
+      }
+      parts.push_back(part);
+    }
+    if (!options_.entry) return nullptr;
     llvm::Function* kernel = function(name_, {"in", "out"}, llvm::Function::ExternalLinkage);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(context_, "entry", kernel));
     if (part_count_ <= 1) {
       body(b, kernel->getArg(0), kernel->getArg(1), nullptr, 0);
     } else {
       llvm::Value* scratch = b.CreateAlloca(llvm::ArrayType::get(f64_, std::max(slot_count_, 1)), nullptr, "scratch");
-      for (int k = 0; k < part_count_; ++k) {
-        llvm::Function* part =
-            function(fmt::format("{}.part{}", name_, k), {"in", "out", "scratch"}, llvm::Function::InternalLinkage);
-        // Kept apart: inlining would rebuild the one huge block the parts exist to avoid.
-        part->addFnAttr(llvm::Attribute::NoInline);
-        llvm::IRBuilder<> pb(llvm::BasicBlock::Create(context_, "entry", part));
-        body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
-        pb.CreateRetVoid();
-        b.CreateCall(part, {kernel->getArg(0), kernel->getArg(1), scratch});
-      }
+      for (llvm::Function* part : parts) b.CreateCall(part, {kernel->getArg(0), kernel->getArg(1), scratch});
       // Outputs that are an input belong to no part.
       for (std::size_t i = 0; i < p_.outputs.size(); ++i) {
         const ScalarNode& n = p_.nodes[p_.outputs[i]];
@@ -292,6 +302,12 @@ private:
 };
 
 }  // namespace
+
+int part_count(const ScalarProgram& p, int part_ops) {
+  int ops = 0;
+  for (const ScalarNode& n : p.nodes) ops += arity(n.op) > 0 ? 1 : 0;
+  return part_ops > 0 && ops > 0 ? (ops + part_ops - 1) / part_ops : 1;
+}
 
 llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const ScalarProgram& p,
                                    const LlvmOptions& options) {

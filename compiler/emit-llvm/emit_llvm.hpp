@@ -11,7 +11,8 @@
 //   `store double` per output (out[i] = value of outputs[i], exec::Layout) -- except runs
 //   of outputs that are the literal +0.0, which one llvm.memset writes.
 // - With options.part_ops > 0 and more operations than that, the body is split, in program
-//   order, into `internal noinline` functions NAME.part0, NAME.part1, ... of part_ops
+//   order, into `internal noinline` functions NAME.part0, NAME.part1, ... (external when
+//   sliced over modules, see LlvmOptions) of part_ops
 //   operations each, which the kernel calls in order; a value one part computes and a
 //   later part reads goes through a stack array of the kernel (slots reused once no later
 //   part reads them). Why: LLVM's register allocator and machine scheduler are
@@ -52,7 +53,17 @@ struct LlvmOptions {
   bool allow_contraction = false;  // mark fadd/fsub/fmul `contract` (FMA fusion allowed)
   int part_ops = 0;                // > 0: split kernels into parts of this many operations
   std::string tune_cpu;            // non-empty: the "tune-cpu" attribute of every function
+  // A split kernel sliced over several modules, so that its parts compile concurrently
+  // (jit.cpp): this module defines parts [first_part, end_part) (end_part < 0: to the
+  // last) as external functions, and the entry function NAME only if `entry`, declaring
+  // the parts other modules define. The defaults put the whole kernel in one module.
+  int first_part = 0;
+  int end_part = -1;
+  bool entry = true;
 };
+
+// How many parts emit_llvm_function() splits `p` into with this part_ops (1: unsplit).
+int part_count(const specialise::ScalarProgram& p, int part_ops);
 
 // A kernel as the LLVM back-end sees it: its function name and its code.
 using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;
@@ -60,7 +71,8 @@ using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;
 // Throws (see Contract) when `p` violates the ScalarProgram contract or `name` is unusable.
 void check_llvm_kernel(const std::string& name, const specialise::ScalarProgram& p);
 
-// Adds the kernel to `m` (see Contract) and returns it. `m` should carry the target's data
+// Adds the kernel to `m` (see Contract) and returns it (nullptr for a slice without the
+// entry function). `m` should carry the target's data
 // layout and triple already when the IR is meant for one target (the JIT sets them).
 llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const specialise::ScalarProgram& p,
                                    const LlvmOptions& options = {});

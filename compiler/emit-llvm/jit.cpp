@@ -17,6 +17,7 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -43,6 +44,12 @@ void initialise_llvm() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // The machine scheduler costs a third of code generation on these straight-line kernels
+    // and buys nothing measurable on an out-of-order core (jit.hpp, "Why the defaults").
+    // LLVM keeps it behind a process-wide option; a host that set it itself is obeyed.
+    auto& registered = llvm::cl::getRegisteredOptions();
+    if (auto it = registered.find("enable-misched"); it != registered.end() && it->second->getNumOccurrences() == 0)
+      it->second->addOccurrence(0, "enable-misched", "false");
   });
 }
 
@@ -316,14 +323,30 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
     timing.name = name;
     timing.ops = specialise::count_ops(program).total();
     const Clock::time_point t = Clock::now();
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto m = std::make_unique<llvm::Module>(name, *context);
-    m->setDataLayout(jit.getDataLayout());
-    m->setTargetTriple(jit.getTargetTriple().str());
-    emit::emit_llvm_function(*m, name, program, {options.allow_contraction, options.part_ops, tune_cpu(options)});
-    emit::verify(*m);
-    take(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
-         fmt::format("adding kernel '{}'", name));
+    // Slices of about module_ops operations, each a module of its own (the first holds the
+    // entry function), so that the parts of one large kernel compile concurrently too.
+    const int parts = emit::part_count(program, options.part_ops);
+    const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
+                               ? std::max(1, options.module_ops / options.part_ops)
+                               : parts;
+    for (int first = 0; first < parts; first += per_module) {
+      emit::LlvmOptions lo{options.allow_contraction, options.part_ops, tune_cpu(options)};
+      if (per_module < parts) {
+        lo.first_part = first;
+        lo.end_part = first + per_module;
+        lo.entry = first == 0;
+      }
+      auto context = std::make_unique<llvm::LLVMContext>();
+      auto m = std::make_unique<llvm::Module>(first == 0 ? name : fmt::format("{}.slice{}", name, first / per_module),
+                                              *context);
+      m->setDataLayout(jit.getDataLayout());
+      m->setTargetTriple(jit.getTargetTriple().str());
+      emit::emit_llvm_function(*m, name, program, lo);
+      emit::verify(*m);
+      take(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+           fmt::format("adding kernel '{}'", name));
+      if (first > 0) symbols.add(jit.mangleAndIntern(fmt::format("{}.part{}", name, first)));
+    }
     timing.emit_seconds = seconds_since(t);
     impl->timings.push_back(std::move(timing));
     symbols.add(jit.mangleAndIntern(name));
@@ -337,10 +360,12 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   for (KernelTiming& timing : impl->timings) {
     const auto symbol = found.find(jit.mangleAndIntern(timing.name));
     if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
-    const Record::Entry& e = (*record)[timing.name];
-    timing.optimise_seconds = e.optimise_seconds;
-    timing.codegen_seconds = e.codegen_seconds;
-    timing.instructions = e.instructions;
+    for (const auto& [module, e] : record->modules) {  // the kernel's module and its slices
+      if (module != timing.name && module.rfind(timing.name + ".slice", 0) != 0) continue;
+      timing.optimise_seconds += e.optimise_seconds;
+      timing.codegen_seconds += e.codegen_seconds;
+      timing.instructions += e.instructions;
+    }
     impl->names.push_back(timing.name);
     impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
   }

@@ -17,21 +17,26 @@
 //   AVX-512, which valgrind 3.19 cannot run; options.features ("+fma,-avx512f") adjusts
 //   the feature set of whichever CPU is used. An unknown CPU or feature, or a pass
 //   pipeline LLVM cannot parse, is a UserError raised before anything is compiled.
-// - Why the defaults (measured on the 7 standard kernels of talos_reduced + free flyer,
-//   120k operations, 2-core VM; tests/unit/test_jit.cpp "[jit-timing]" prints them):
+// - Why the defaults (measured on the 7 standard kernels of talos_full + free flyer, 50
+//   dofs, 170k operations, 2-core VM; tests/unit/test_jit.cpp "[jit-timing]" prints them):
 //   * no IR passes: specialise() has already folded, CSE'd and DCE'd the code, so the O2
 //     pipeline ("default<O2>") gains nothing measurable at run time and costs more than
 //     all of code generation (its SLP vectoriser alone ~1 s);
-//   * parts of 500 operations (emit_llvm.hpp): LLVM's register allocator and machine
-//     scheduler are superlinear in the size of a basic block -- unsplit, the 47k-operation
-//     inverse mass matrix alone takes 6 s; split, all 7 kernels take ~1.5 s of CPU and
-//     run as fast or faster;
+//   * parts of 250 operations (emit_llvm.hpp): LLVM's register allocator is superlinear
+//     in the size of a basic block -- unsplit, a 47k-operation kernel alone took 6 s; in
+//     parts of 500, 30% more than in parts of 250, which run as fast;
+//   * parts sliced into modules of ~5000 operations, compiled concurrently: one large
+//     kernel (Lambda of 13 tips, 85k operations) no longer serialises the compile;
+//   * no machine scheduler: a third of code generation time, no measurable run-time gain
+//     on an out-of-order core. LLVM offers this only as a process-wide option
+//     (-enable-misched); compile() sets it once, unless the host process set it itself;
 //   * FastISel at -O2: 40% less compile time than SelectionDAG, run time within a few
 //     per cent (the Jacobian, mostly stores, 25% slower);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
 //     model, same run time;
-//   * one compile thread per hardware thread (kernels compile concurrently).
-//   codegen_level 0 compiles ~3x faster still, for code 30-60% slower.
+//   * one compile thread per hardware thread (kernels and slices compile concurrently).
+//   codegen_level 0 compiles ~3x faster still, for code 30-60% slower; the basic register
+//   allocator 20% faster, for code ~10% slower.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
@@ -65,7 +70,10 @@ struct Options {
   // IR passes before code generation, in `opt -passes=` syntax: "" (none), "default<O2>"
   // (clang -O2's pipeline), "function(instcombine,early-cse)", ...
   std::string passes;
-  int part_ops = 500;              // split kernels into functions of about this many operations; 0: never
+  int part_ops = 250;              // split kernels into functions of about this many operations; 0: never
+  // Slice split kernels into modules of about this many operations (whole parts), compiled
+  // concurrently like separate kernels; 0: one module per kernel.
+  int module_ops = 5000;
   unsigned threads = 0;            // compile threads: 0 = one per hardware thread, 1 = the calling thread
   std::string cpu;                 // "" = the host CPU (with its detected features)
   std::string features;            // "+feat,-feat,...", applied on top of the CPU's
