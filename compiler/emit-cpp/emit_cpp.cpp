@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "support/error.hpp"
+#include "support/sincos.hpp"
 
 namespace soa::emit {
 
@@ -89,27 +93,111 @@ std::string layout_comment(const Kernel& k) {
 
 std::string eigen_type(int rows, int cols) { return fmt::format("Eigen::Matrix<double, {}, {}>", rows, cols); }
 
+// soa::sincos (support/sincos.hpp) as the generated source's own function: its body with
+// the same names, operations and order; the constants printed exactly (hex for the parts
+// of pi/2, whose trailing zero bits matter; shortest round-trip decimal for the
+// polynomials, which then read as in fdlibm).
+std::string sincos_function() {
+  namespace c = sincos_constants;
+  const auto hex = [](double x) { return fmt::format("{:a}", x); };
+  const auto dec = [](double x) { return fmt::format("{}", x); };
+  return fmt::format(
+      R"(
+// soa_sincos(x) = {{sin x, cos x}}, inline: the sine and cosine of each joint angle, one
+// argument reduction for both. libm's would cost 150 to 200 instructions a joint and
+// spill every live register around the calls. This is soac's soa::sincos (its header,
+// runtime/support/sincos.hpp, documents the algorithm and its error bound) operation for
+// operation: compiled without FMA contraction (-O2 without -march on x86-64) the kernels
+// compute soac's values bit for bit. Within 1 ulp for |x| < 2^20; beyond, and for inf and
+// nan, libm's sin and cos.
+struct soa_sincos_pair {{
+  double s, c;
+}};
+
+static inline soa_sincos_pair soa_sincos(double x) {{
+  // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
+  constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
+  constexpr double pio2_1 = {p1}, pio2_2 = {p2};
+  constexpr double pio2_3 = {p3}, pio2_4 = {p4};
+  // fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
+  // cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
+  constexpr double S1 = {S1}, S2 = {S2}, S3 = {S3};
+  constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
+  constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
+  constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
+  if (!(std::fabs(x) < fast_bound)) return {{std::sin(x), std::cos(x)}};
+  // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
+  const double k = (x * two_over_pi + round_shift) - round_shift;
+  const double a = x - k * pio2_1;
+  const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
+  const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
+  const double e = (e1 + e2) + k * pio2_4;
+  // sin and cos of r - e
+  const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
+  const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
+  const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
+  const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
+  const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
+  // the quadrant, k mod 4
+  const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
+  const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
+  return {{n & 2u ? -s : s, (n + 1u) & 2u ? -co : co}};
+}}
+)",
+      fmt::arg("fast_bound", hex(c::fast_bound)), fmt::arg("two_over_pi", hex(c::two_over_pi)),
+      fmt::arg("round_shift", hex(c::round_shift)), fmt::arg("p1", hex(c::pio2_1)), fmt::arg("p2", hex(c::pio2_2)),
+      fmt::arg("p3", hex(c::pio2_3)), fmt::arg("p4", hex(c::pio2_4)), fmt::arg("S1", dec(c::S1)),
+      fmt::arg("S2", dec(c::S2)), fmt::arg("S3", dec(c::S3)), fmt::arg("S4", dec(c::S4)), fmt::arg("S5", dec(c::S5)),
+      fmt::arg("S6", dec(c::S6)), fmt::arg("C1", dec(c::C1)), fmt::arg("C2", dec(c::C2)), fmt::arg("C3", dec(c::C3)),
+      fmt::arg("C4", dec(c::C4)), fmt::arg("C5", dec(c::C5)), fmt::arg("C6", dec(c::C6)));
+}
+
+bool uses_sincos(const std::vector<Kernel>& kernels) {
+  return std::any_of(kernels.begin(), kernels.end(), [](const Kernel& k) {
+    const specialise::OpCounts c = specialise::count_ops(k.code);
+    return c.sin + c.cos > 0;
+  });
+}
+
 // The body of one kernel function.
 std::string function_body(const Kernel& k) {
   const ScalarProgram& p = k.code;
   std::vector<std::string> name(p.nodes.size());
+  // Per node: the soa_sincos pair of its value ("sc3"). Inputs' (the joint angles') are made
+  // first, in input order, all together: they depend on nothing, so their latencies
+  // overlap; those of computed values at their first Sin or Cos.
+  std::vector<std::string> pair(p.nodes.size());
+  int pairs = 0;
   std::vector<char> used_port(k.inputs.size(), 0);
   auto port_of = [&](int index, std::size_t& port) {
     for (port = 0; port < k.inputs.size(); index -= k.inputs[port].size, ++port)
       if (index < k.inputs[port].size) return index;
     throw InternalError("emit-cpp: an input outside the kernel's layout");
   };
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (n.op != ScalarOp::Input) continue;
+    std::size_t port = 0;
+    const int offset = port_of(n.a, port);
+    used_port[port] = 1;
+    name[i] = fmt::format("{}[{}]", k.inputs[port].name, offset);
+  }
+  std::vector<int> angles;  // Input nodes whose sine or cosine is taken, in input order
+  for (const ScalarNode& n : p.nodes)
+    if ((n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) && p.nodes[n.a].op == ScalarOp::Input) angles.push_back(n.a);
+  std::sort(angles.begin(), angles.end(),
+            [&](int x, int y) { return std::pair(p.nodes[x].a, x) < std::pair(p.nodes[y].a, y); });
+  angles.erase(std::unique(angles.begin(), angles.end()), angles.end());
   std::string body;
+  if (!angles.empty()) body += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
+  for (int x : angles) {
+    pair[x] = fmt::format("sc{}", pairs++);
+    body += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[x], name[x]);
+  }
   int vars = 0, label = -2;
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ScalarNode& n = p.nodes[i];
-    if (n.op == ScalarOp::Input) {
-      std::size_t port = 0;
-      const int offset = port_of(n.a, port);
-      used_port[port] = 1;
-      name[i] = fmt::format("{}[{}]", k.inputs[port].name, offset);
-      continue;
-    }
+    if (n.op == ScalarOp::Input) continue;
     if (n.op == ScalarOp::Const) {
       name[i] = literal(n.value);
       continue;
@@ -118,6 +206,7 @@ std::string function_body(const Kernel& k) {
       label = n.label;
       if (label >= 0) body += fmt::format("\n  // {}\n", p.labels[label]);
     }
+    if (vars == 0 && !angles.empty() && label < 0) body += "\n";  // no comment to set the pairs apart
     name[i] = fmt::format("v{}", vars++);
     const std::string& a = name[n.a];
     std::string rhs;
@@ -128,8 +217,14 @@ std::string function_body(const Kernel& k) {
       case ScalarOp::Div: rhs = fmt::format("{} / {}", a, name[n.b]); break;
       case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
       case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
-      case ScalarOp::Sin: rhs = fmt::format("std::sin({})", a); break;
-      case ScalarOp::Cos: rhs = fmt::format("std::cos({})", a); break;
+      case ScalarOp::Sin:
+      case ScalarOp::Cos:
+        if (pair[n.a].empty()) {
+          pair[n.a] = fmt::format("sc{}", pairs++);
+          body += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
+        }
+        rhs = pair[n.a] + (n.op == ScalarOp::Sin ? ".s" : ".c");
+        break;
       default: throw InternalError("emit-cpp: unknown operation");
     }
     body += fmt::format("  const double {} = {};\n", name[i], rhs);
@@ -195,6 +290,12 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
 }
 
 Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
+  for (const Kernel& k : kernels)
+    for (std::string_view generated : {"nq", "nv", "tips", "soa_sincos", "soa_sincos_pair"})
+      if (k.name == generated)
+        throw UserError(fmt::format("emit-cpp: kernel name '{}' is taken: the generated code defines '{}' in namespace "
+                                    "soa_gen::{} (reserved: nq, nv, tips, soa_sincos, soa_sincos_pair)",
+                                    k.name, k.name, t.robot));
   Emitted e;
   e.header_name = t.file_stem + ".hpp";
   e.source_name = t.file_stem + ".cpp";
@@ -227,6 +328,7 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
   std::string& s = e.source;
   s = banner(e.source_name, kernels, t);
   s += fmt::format("#include \"{}\"\n\n#include <cmath>\n\nnamespace {} {{\n", e.header_name, ns);
+  if (uses_sincos(kernels)) s += sincos_function();
   for (const Kernel& k : kernels)
     s += fmt::format("\n// {}\nvoid {}({}) {{\n{}}}\n", k.expression, k.name, params(k), function_body(k));
   s += fmt::format("\n}}  // namespace {}\n", ns);

@@ -7,9 +7,18 @@
 //   (emit_cpp.hpp), so a JIT-compiled kernel and a compiled generated one are
 //   interchangeable. The body is the program's SSA list, in its order: one `load double`
 //   per input read (each input index loaded once), literals as ConstantFP, fadd / fsub /
-//   fmul / fdiv / fneg, the llvm.sqrt / llvm.sin / llvm.cos intrinsics, and one
-//   `store double` per output (out[i] = value of outputs[i], exec::Layout) -- except runs
-//   of outputs that are the literal +0.0, which one llvm.memset writes.
+//   fmul / fdiv / fneg, the llvm.sqrt intrinsic, and one `store double` per output
+//   (out[i] = value of outputs[i], exec::Layout) -- except runs of outputs that are the
+//   literal +0.0, which one llvm.memset writes.
+// - Sin and Cos are soa::sincos (support/sincos.hpp) built in place, once per operand (and
+//   part). The pairs of inputs (joint angles) that the function's (or part's) Sin and Cos
+//   nodes read come first, in input order, before any other operation -- independent, their
+//   latencies overlap; a computed value's pair comes at its first Sin or Cos. Each is the
+//   fast path as straight-line IR, then a branch,
+//   weighted as never taken, to a cold block at the end of the function that calls
+//   llvm.sin and llvm.cos when |x| < 2^20 fails (large, infinite, NaN), and a phi. So a
+//   kernel is a chain of blocks, not one; the operations and their order are
+//   soa::sincos's, so its values are specialise::evaluate's to the bit.
 // - With options.part_ops > 0 and more operations than that, the body is split, in program
 //   order, into `internal noinline` functions NAME.part0, NAME.part1, ... (external when
 //   sliced over modules, see LlvmOptions) of part_ops

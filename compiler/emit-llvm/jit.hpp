@@ -9,8 +9,9 @@
 //   real cost of compilation.
 // - The functions have the generated C++'s `extern "C"` signature:
 //   void (const double* in, double* out), same layout (exec::Layout), same IEEE semantics
-//   (emit_llvm.hpp: no fast-math; FMA contraction only with allow_contraction) -- so they
-//   compute what specialise::evaluate computes, bit for bit. They stay valid while the
+//   (emit_llvm.hpp: no fast-math; FMA contraction only with allow_contraction; sin and cos
+//   are soa::sincos, inline, libm only beyond |x| < 2^20) -- so they compute what
+//   specialise::evaluate computes, bit for bit. They stay valid while the
 //   Kernels object lives (it owns the JIT); Kernels is move-only.
 // - Target: the host CPU and its features by default. options.cpu names an LLVM CPU
 //   ("x86-64-v3", "skylake", "x86-64") to generate for instead -- e.g. to stay clear of

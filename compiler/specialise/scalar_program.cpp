@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "support/error.hpp"
+#include "support/sincos.hpp"
 
 namespace soa::specialise {
 
@@ -73,8 +74,8 @@ void evaluate(const ScalarProgram& p, const double* in, double* out) {
       case ScalarOp::Div: v[i] = a / b; break;
       case ScalarOp::Neg: v[i] = -a; break;
       case ScalarOp::Sqrt: v[i] = std::sqrt(a); break;
-      case ScalarOp::Sin: v[i] = std::sin(a); break;
-      case ScalarOp::Cos: v[i] = std::cos(a); break;
+      case ScalarOp::Sin: v[i] = soa::sincos(a).s; break;
+      case ScalarOp::Cos: v[i] = soa::sincos(a).c; break;
     }
   }
   for (std::size_t i = 0; i < p.outputs.size(); ++i) out[i] = v[p.outputs[i]];

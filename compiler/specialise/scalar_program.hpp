@@ -1,11 +1,16 @@
 // ScalarProgram: a robot-specialised kernel as a flat SSA list of scalar operations -- the
-// one contract every back-end reads (emit-cpp now, an LLVM IRBuilder emitter later).
+// one contract every back-end reads (emit-cpp, emit-llvm).
 //
 // Contract
 // - nodes are in topological order: a node's operands have smaller indices. Input nodes
 //   read in[index]; Const nodes hold a literal; every other op takes one (Neg, Sqrt, Sin,
 //   Cos) or two (Add, Sub, Mul, Div) operands. Nothing C++-specific is stored: a back-end
 //   decides names, literal syntax and layout.
+// - Semantics: IEEE-754 double, round to nearest; Sqrt is std::sqrt (correctly rounded);
+//   Sin and Cos are soa::sincos(x).s and .c (support/sincos.hpp: inline, within 1 ulp,
+//   libm beyond |x| < 2^20), not libm's sin and cos. evaluate() is the reference: both
+//   back-ends compute the same operations in the same order, so the same bits (the
+//   generated C++ when compiled without FMA contraction, as documented in emit_cpp.hpp).
 // - outputs[i] is the node whose value is out[i]: the kernel's output in the layout of
 //   exec::Layout (vectors stacked, matrices column-major).
 // - labels[node.label] says where a node came from ("panda_link3: psi K", with the column
@@ -46,7 +51,8 @@ struct OpCounts {
 OpCounts count_ops(const ScalarProgram& p);
 std::string to_string(const OpCounts& c);  // "1234 ops: 600 mul, 500 add, ..."
 
-// The SSA interpreter: out[i] = value of outputs[i] for inputs in[0 .. input_count).
+// The SSA interpreter, the reference for the back-ends: out[i] = value of outputs[i] for
+// inputs in[0 .. input_count).
 void evaluate(const ScalarProgram& p, const double* in, double* out);
 
 // Throws InternalError when the invariants above do not hold.

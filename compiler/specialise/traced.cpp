@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "support/error.hpp"
+#include "support/sincos.hpp"
 
 namespace soa::specialise {
 
@@ -17,8 +18,8 @@ double compute(ScalarOp op, double a, double b) {
     case ScalarOp::Div: return a / b;
     case ScalarOp::Neg: return -a;
     case ScalarOp::Sqrt: return std::sqrt(a);
-    case ScalarOp::Sin: return std::sin(a);
-    case ScalarOp::Cos: return std::cos(a);
+    case ScalarOp::Sin: return soa::sincos(a).s;  // as every back-end computes a Sin node
+    case ScalarOp::Cos: return soa::sincos(a).c;
     default: break;
   }
   throw InternalError("tracer: not an arithmetic operation");
@@ -46,8 +47,8 @@ Traced operator/(const Traced& a, const Traced& b) {
 }
 Traced operator-(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Neg, a) : Traced(-a.literal()); }
 Traced sqrt(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Sqrt, a) : Traced(std::sqrt(a.literal())); }
-Traced sin(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Sin, a) : Traced(std::sin(a.literal())); }
-Traced cos(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Cos, a) : Traced(std::cos(a.literal())); }
+Traced sin(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Sin, a) : Traced(soa::sincos(a.literal()).s); }
+Traced cos(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Cos, a) : Traced(soa::sincos(a.literal()).c); }
 
 std::size_t Tracer::KeyHash::operator()(const Key& k) const {
   std::size_t h = static_cast<std::size_t>(k.op);

@@ -44,18 +44,63 @@
 
 namespace soa_gen::robot_2dof_planar {
 
+// soa_sincos(x) = {sin x, cos x}, inline: the sine and cosine of each joint angle, one
+// argument reduction for both. libm's would cost 150 to 200 instructions a joint and
+// spill every live register around the calls. This is soac's soa::sincos (its header,
+// runtime/support/sincos.hpp, documents the algorithm and its error bound) operation for
+// operation: compiled without FMA contraction (-O2 without -march on x86-64) the kernels
+// compute soac's values bit for bit. Within 1 ulp for |x| < 2^20; beyond, and for inf and
+// nan, libm's sin and cos.
+struct soa_sincos_pair {
+  double s, c;
+};
+
+static inline soa_sincos_pair soa_sincos(double x) {
+  // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
+  constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
+  constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
+  constexpr double pio2_3 = 0x1.3198a2ep-69, pio2_4 = 0x1.b839a252049c1p-104;
+  // fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
+  // cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
+  constexpr double S1 = -0.16666666666666632, S2 = 0.00833333333332249, S3 = -0.0001984126982985795;
+  constexpr double S4 = 2.7557313707070068e-06, S5 = -2.5050760253406863e-08, S6 = 1.58969099521155e-10;
+  constexpr double C1 = 0.0416666666666666, C2 = -0.001388888888887411, C3 = 2.480158728947673e-05;
+  constexpr double C4 = -2.7557314351390663e-07, C5 = 2.087572321298175e-09, C6 = -1.1359647557788195e-11;
+  if (!(std::fabs(x) < fast_bound)) return {std::sin(x), std::cos(x)};
+  // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
+  const double k = (x * two_over_pi + round_shift) - round_shift;
+  const double a = x - k * pio2_1;
+  const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
+  const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
+  const double e = (e1 + e2) + k * pio2_4;
+  // sin and cos of r - e
+  const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
+  const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
+  const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
+  const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
+  const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
+  // the quadrant, k mod 4
+  const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
+  const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
+  return {n & 2u ? -s : s, (n + 1u) & 2u ? -co : co};
+}
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[0]);
+  const soa_sincos_pair sc1 = soa_sincos(q[1]);
+
   // link1: kinematics
-  const double v0 = std::sin(q[0]);
-  const double v1 = std::cos(q[0]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
   const double v2 = v0 * (-9.81);
   const double v3 = v1 * (-9.81);
 
   // link2: kinematics
-  const double v4 = std::sin(q[1]);
-  const double v5 = std::cos(q[1]);
+  const double v4 = sc1.s;
+  const double v5 = sc1.c;
   const double v6 = qd[0] + qd[1];
   const double v7 = v4 * 0.1;
   const double v8 = v5 * 0.1;
@@ -110,8 +155,11 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
 // calM
 void mass_matrix(const double* q, double* calM) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
   // link2: kinematics
-  const double v0 = std::cos(q[1]);
+  const double v0 = sc0.c;
 
   // link1: composite body
   const double v1 = v0 * 0.03;
@@ -136,15 +184,19 @@ void mass_matrix(const double* q, double* calM) {
 // calM^-1 (T - C)
 void forward_dynamics(const double* q, const double* qd, const double* T, double* qdd) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[0]);
+  const soa_sincos_pair sc1 = soa_sincos(q[1]);
+
   // link1: kinematics
-  const double v0 = std::sin(q[0]);
-  const double v1 = std::cos(q[0]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
   const double v2 = v0 * (-9.81);
   const double v3 = v1 * (-9.81);
 
   // link2: kinematics
-  const double v4 = std::sin(q[1]);
-  const double v5 = std::cos(q[1]);
+  const double v4 = sc1.s;
+  const double v5 = sc1.c;
   const double v6 = qd[0] + qd[1];
   const double v7 = v4 * 0.1;
   const double v8 = v5 * 0.1;
@@ -228,9 +280,12 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
 // calM^-1
 void mass_matrix_inverse(const double* q, double* calMinv) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
   // link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
 
   // link1: Riccati
   const double v2 = v1 * 0.07587548638132297;
@@ -265,9 +320,12 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 // J
 void jacobian(const double* q, double* J) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
   // link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
 
   // column 0, link2: phi* H*
   const double v2 = v1 * (-0.1);
@@ -292,9 +350,12 @@ void jacobian(const double* q, double* J) {
 // J calM^-1 J*
 void lambda(const double* q, double* Lambda) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
   // link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
 
   // link1: Riccati
   const double v2 = v1 * 0.07587548638132297;
@@ -381,9 +442,12 @@ void lambda(const double* q, double* Lambda) {
 // calM^-1 J* f0
 void tip_force_correction(const double* q, const double* f0, double* dqdd) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
   // link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
 
   // link2: D^-1 H
   const double v2 = f0[0] * 249.0272373540856;

@@ -44,12 +44,61 @@
 
 namespace soa_gen::panda {
 
+// soa_sincos(x) = {sin x, cos x}, inline: the sine and cosine of each joint angle, one
+// argument reduction for both. libm's would cost 150 to 200 instructions a joint and
+// spill every live register around the calls. This is soac's soa::sincos (its header,
+// runtime/support/sincos.hpp, documents the algorithm and its error bound) operation for
+// operation: compiled without FMA contraction (-O2 without -march on x86-64) the kernels
+// compute soac's values bit for bit. Within 1 ulp for |x| < 2^20; beyond, and for inf and
+// nan, libm's sin and cos.
+struct soa_sincos_pair {
+  double s, c;
+};
+
+static inline soa_sincos_pair soa_sincos(double x) {
+  // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
+  constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
+  constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
+  constexpr double pio2_3 = 0x1.3198a2ep-69, pio2_4 = 0x1.b839a252049c1p-104;
+  // fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
+  // cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
+  constexpr double S1 = -0.16666666666666632, S2 = 0.00833333333332249, S3 = -0.0001984126982985795;
+  constexpr double S4 = 2.7557313707070068e-06, S5 = -2.5050760253406863e-08, S6 = 1.58969099521155e-10;
+  constexpr double C1 = 0.0416666666666666, C2 = -0.001388888888887411, C3 = 2.480158728947673e-05;
+  constexpr double C4 = -2.7557314351390663e-07, C5 = 2.087572321298175e-09, C6 = -1.1359647557788195e-11;
+  if (!(std::fabs(x) < fast_bound)) return {std::sin(x), std::cos(x)};
+  // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
+  const double k = (x * two_over_pi + round_shift) - round_shift;
+  const double a = x - k * pio2_1;
+  const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
+  const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
+  const double e = (e1 + e2) + k * pio2_4;
+  // sin and cos of r - e
+  const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
+  const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
+  const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
+  const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
+  const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
+  // the quadrant, k mod 4
+  const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
+  const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
+  return {n & 2u ? -s : s, (n + 1u) & 2u ? -co : co};
+}
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
   const double v2 = qd[0] * v0;
   const double v3 = qd[0] * v1;
   const double v4 = qd[1] * v3;
@@ -90,8 +139,8 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v35 = v33 - v34;
 
   // panda_link3: kinematics
-  const double v36 = std::sin(q[2]);
-  const double v37 = std::cos(q[2]);
+  const double v36 = sc1.s;
+  const double v37 = sc1.c;
   const double v38 = qd[1] * v36;
   const double v39 = v2 * v37;
   const double v40 = v38 - v39;
@@ -175,8 +224,8 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v114 = v113 - v112;
 
   // panda_link4: kinematics
-  const double v115 = std::sin(q[3]);
-  const double v116 = std::cos(q[3]);
+  const double v115 = sc2.s;
+  const double v116 = sc2.c;
   const double v117 = v44 * v115;
   const double v118 = v40 * v116;
   const double v119 = v117 + v118;
@@ -273,8 +322,8 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v206 = v205 - v204;
 
   // panda_link5: kinematics
-  const double v207 = std::sin(q[4]);
-  const double v208 = std::cos(q[4]);
+  const double v207 = sc3.s;
+  const double v208 = sc3.c;
   const double v209 = v123 * v207;
   const double v210 = v119 * v208;
   const double v211 = v210 - v209;
@@ -378,8 +427,8 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v305 = v303 + v304;
 
   // panda_link6: kinematics
-  const double v306 = std::sin(q[5]);
-  const double v307 = std::cos(q[5]);
+  const double v306 = sc4.s;
+  const double v307 = sc4.c;
   const double v308 = v215 * v306;
   const double v309 = v211 * v307;
   const double v310 = v308 + v309;
@@ -453,8 +502,8 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v374 = v373 - v372;
 
   // panda_link7: kinematics
-  const double v375 = std::sin(q[6]);
-  const double v376 = std::cos(q[6]);
+  const double v375 = sc5.s;
+  const double v376 = sc5.c;
   const double v377 = v314 * v375;
   const double v378 = v310 * v376;
   const double v379 = v377 + v378;
@@ -1160,6 +1209,14 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
 // calM
 void mass_matrix(const double* q, double* calM) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
   const double v1 = q[8] * 0.7071067811865475;
@@ -1169,8 +1226,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v3 = q[7] * 0.7071067811865475;
 
   // panda_link7: kinematics
-  const double v4 = std::sin(q[6]);
-  const double v5 = std::cos(q[6]);
+  const double v4 = sc5.s;
+  const double v5 = sc5.c;
 
   // panda_link7: composite body
   const double v6 = q[7] * 0.010606601717798213;
@@ -1219,8 +1276,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v49 = v27 + v41;
 
   // panda_link6: kinematics
-  const double v50 = std::sin(q[5]);
-  const double v51 = std::cos(q[5]);
+  const double v50 = sc4.s;
+  const double v51 = sc4.c;
 
   // panda_link6: composite body
   const double v52 = v4 * v43;
@@ -1279,8 +1336,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v105 = v96 + 0.011794560230238952;
 
   // panda_link5: kinematics
-  const double v106 = std::sin(q[4]);
-  const double v107 = std::cos(q[4]);
+  const double v106 = sc3.s;
+  const double v107 = sc3.c;
 
   // panda_link5: composite body
   const double v108 = v50 * (-0.17380470556900002);
@@ -1331,8 +1388,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v153 = v143 + 0.010869510762828563;
 
   // panda_link4: kinematics
-  const double v154 = std::sin(q[3]);
-  const double v155 = std::cos(q[3]);
+  const double v154 = sc2.s;
+  const double v155 = sc2.c;
 
   // panda_link4: composite body
   const double v156 = v106 * v145;
@@ -1404,8 +1461,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v222 = v214 + 0.0775861490525396;
 
   // panda_link3: kinematics
-  const double v223 = std::sin(q[2]);
-  const double v224 = std::cos(q[2]);
+  const double v223 = sc1.s;
+  const double v224 = sc1.c;
 
   // panda_link3: composite body
   const double v225 = v154 * v216;
@@ -1468,8 +1525,8 @@ void mass_matrix(const double* q, double* calM) {
   const double v282 = v271 + 0.01824920229252011;
 
   // panda_link2: kinematics
-  const double v283 = std::sin(q[1]);
-  const double v284 = std::cos(q[1]);
+  const double v283 = sc0.s;
+  const double v284 = sc0.c;
 
   // panda_link2: composite body
   const double v285 = v223 * v273;
@@ -2046,9 +2103,17 @@ void mass_matrix(const double* q, double* calM) {
 // calM^-1 (T - C)
 void forward_dynamics(const double* q, const double* qd, const double* T, double* qdd) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
   const double v2 = qd[0] * v0;
   const double v3 = qd[0] * v1;
   const double v4 = qd[1] * v3;
@@ -2085,8 +2150,8 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v31 = v29 - v30;
 
   // panda_link3: kinematics
-  const double v32 = std::sin(q[2]);
-  const double v33 = std::cos(q[2]);
+  const double v32 = sc1.s;
+  const double v33 = sc1.c;
   const double v34 = qd[1] * v32;
   const double v35 = v2 * v33;
   const double v36 = v34 - v35;
@@ -2162,8 +2227,8 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v102 = v101 - v100;
 
   // panda_link4: kinematics
-  const double v103 = std::sin(q[3]);
-  const double v104 = std::cos(q[3]);
+  const double v103 = sc2.s;
+  const double v104 = sc2.c;
   const double v105 = v40 * v103;
   const double v106 = v36 * v104;
   const double v107 = v105 + v106;
@@ -2259,8 +2324,8 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v193 = v192 - v191;
 
   // panda_link5: kinematics
-  const double v194 = std::sin(q[4]);
-  const double v195 = std::cos(q[4]);
+  const double v194 = sc3.s;
+  const double v195 = sc3.c;
   const double v196 = v111 * v194;
   const double v197 = v107 * v195;
   const double v198 = v197 - v196;
@@ -2363,8 +2428,8 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v291 = v289 + v290;
 
   // panda_link6: kinematics
-  const double v292 = std::sin(q[5]);
-  const double v293 = std::cos(q[5]);
+  const double v292 = sc4.s;
+  const double v293 = sc4.c;
   const double v294 = v202 * v292;
   const double v295 = v198 * v293;
   const double v296 = v294 + v295;
@@ -2437,8 +2502,8 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v359 = v358 - v357;
 
   // panda_link7: kinematics
-  const double v360 = std::sin(q[6]);
-  const double v361 = std::cos(q[6]);
+  const double v360 = sc5.s;
+  const double v361 = sc5.c;
   const double v362 = v300 * v360;
   const double v363 = v296 * v361;
   const double v364 = v362 + v363;
@@ -4553,6 +4618,14 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
 // calM^-1
 void mass_matrix_inverse(const double* q, double* calMinv) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
   const double v1 = q[8] * 0.7071067811865475;
@@ -4562,8 +4635,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v3 = q[7] * 0.7071067811865475;
 
   // panda_link7: kinematics
-  const double v4 = std::sin(q[6]);
-  const double v5 = std::cos(q[6]);
+  const double v4 = sc5.s;
+  const double v5 = sc5.c;
 
   // panda_link7: Riccati
   const double v6 = q[7] * 0.005303300858899105;
@@ -4672,8 +4745,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v109 = 1.4805220000000001 - v108;
 
   // panda_link6: kinematics
-  const double v110 = std::sin(q[5]);
-  const double v111 = std::cos(q[5]);
+  const double v110 = sc4.s;
+  const double v111 = sc4.c;
 
   // panda_link6: Riccati
   const double v112 = v4 * v85;
@@ -4839,8 +4912,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v272 = v228 - v271;
 
   // panda_link5: kinematics
-  const double v273 = std::sin(q[4]);
-  const double v274 = std::cos(q[4]);
+  const double v273 = sc3.s;
+  const double v274 = sc3.c;
 
   // panda_link5: Riccati
   const double v275 = v110 * v239;
@@ -5000,8 +5073,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v429 = v380 - v428;
 
   // panda_link4: kinematics
-  const double v430 = std::sin(q[3]);
-  const double v431 = std::cos(q[3]);
+  const double v430 = sc2.s;
+  const double v431 = sc2.c;
 
   // panda_link4: Riccati
   const double v432 = v273 * v391;
@@ -5208,8 +5281,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v633 = v586 - v632;
 
   // panda_link3: kinematics
-  const double v634 = std::sin(q[2]);
-  const double v635 = std::cos(q[2]);
+  const double v634 = sc1.s;
+  const double v635 = sc1.c;
 
   // panda_link3: Riccati
   const double v636 = v430 * v597;
@@ -5377,8 +5450,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v798 = v764 - v797;
 
   // panda_link2: kinematics
-  const double v799 = std::sin(q[1]);
-  const double v800 = std::cos(q[1]);
+  const double v799 = sc0.s;
+  const double v800 = sc0.c;
 
   // panda_link2: Riccati
   const double v801 = v634 * v774;
@@ -6759,29 +6832,37 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 // J
 void jacobian(const double* q, double* J) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_link2: kinematics
-  const double v0 = std::sin(q[1]);
-  const double v1 = std::cos(q[1]);
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
 
   // panda_link3: kinematics
-  const double v2 = std::sin(q[2]);
-  const double v3 = std::cos(q[2]);
+  const double v2 = sc1.s;
+  const double v3 = sc1.c;
 
   // panda_link4: kinematics
-  const double v4 = std::sin(q[3]);
-  const double v5 = std::cos(q[3]);
+  const double v4 = sc2.s;
+  const double v5 = sc2.c;
 
   // panda_link5: kinematics
-  const double v6 = std::sin(q[4]);
-  const double v7 = std::cos(q[4]);
+  const double v6 = sc3.s;
+  const double v7 = sc3.c;
 
   // panda_link6: kinematics
-  const double v8 = std::sin(q[5]);
-  const double v9 = std::cos(q[5]);
+  const double v8 = sc4.s;
+  const double v9 = sc4.c;
 
   // panda_link7: kinematics
-  const double v10 = std::sin(q[6]);
-  const double v11 = std::cos(q[6]);
+  const double v10 = sc5.s;
+  const double v11 = sc5.c;
 
   // panda_leftfinger: kinematics
   const double v12 = q[7] * 0.7071067811865476;
@@ -7396,6 +7477,14 @@ void jacobian(const double* q, double* J) {
 // J calM^-1 J*
 void lambda(const double* q, double* Lambda) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
   const double v1 = q[8] * 0.7071067811865475;
@@ -7405,8 +7494,8 @@ void lambda(const double* q, double* Lambda) {
   const double v3 = q[7] * 0.7071067811865475;
 
   // panda_link7: kinematics
-  const double v4 = std::sin(q[6]);
-  const double v5 = std::cos(q[6]);
+  const double v4 = sc5.s;
+  const double v5 = sc5.c;
 
   // panda_link7: Riccati
   const double v6 = q[7] * 0.005303300858899105;
@@ -7515,8 +7604,8 @@ void lambda(const double* q, double* Lambda) {
   const double v109 = 1.4805220000000001 - v108;
 
   // panda_link6: kinematics
-  const double v110 = std::sin(q[5]);
-  const double v111 = std::cos(q[5]);
+  const double v110 = sc4.s;
+  const double v111 = sc4.c;
 
   // panda_link6: Riccati
   const double v112 = v4 * v85;
@@ -7682,8 +7771,8 @@ void lambda(const double* q, double* Lambda) {
   const double v272 = v228 - v271;
 
   // panda_link5: kinematics
-  const double v273 = std::sin(q[4]);
-  const double v274 = std::cos(q[4]);
+  const double v273 = sc3.s;
+  const double v274 = sc3.c;
 
   // panda_link5: Riccati
   const double v275 = v110 * v239;
@@ -7843,8 +7932,8 @@ void lambda(const double* q, double* Lambda) {
   const double v429 = v380 - v428;
 
   // panda_link4: kinematics
-  const double v430 = std::sin(q[3]);
-  const double v431 = std::cos(q[3]);
+  const double v430 = sc2.s;
+  const double v431 = sc2.c;
 
   // panda_link4: Riccati
   const double v432 = v273 * v391;
@@ -8051,8 +8140,8 @@ void lambda(const double* q, double* Lambda) {
   const double v633 = v586 - v632;
 
   // panda_link3: kinematics
-  const double v634 = std::sin(q[2]);
-  const double v635 = std::cos(q[2]);
+  const double v634 = sc1.s;
+  const double v635 = sc1.c;
 
   // panda_link3: Riccati
   const double v636 = v430 * v597;
@@ -8220,8 +8309,8 @@ void lambda(const double* q, double* Lambda) {
   const double v798 = v764 - v797;
 
   // panda_link2: kinematics
-  const double v799 = std::sin(q[1]);
-  const double v800 = std::cos(q[1]);
+  const double v799 = sc0.s;
+  const double v800 = sc0.c;
 
   // panda_link2: Riccati
   const double v801 = v634 * v774;
@@ -10059,6 +10148,14 @@ void lambda(const double* q, double* Lambda) {
 // calM^-1 J* f0
 void tip_force_correction(const double* q, const double* f0, double* dqdd) {
 
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
+
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
   const double v1 = q[8] * 0.7071067811865475;
@@ -10074,8 +10171,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v5 = f0[10] * 66.66666666666667;
 
   // panda_link7: kinematics
-  const double v6 = std::sin(q[6]);
-  const double v7 = std::cos(q[6]);
+  const double v6 = sc5.s;
+  const double v7 = sc5.c;
 
   // panda_link7: Riccati
   const double v8 = q[7] * 0.005303300858899105;
@@ -10235,8 +10332,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v158 = v78 * v154;
 
   // panda_link6: kinematics
-  const double v159 = std::sin(q[5]);
-  const double v160 = std::cos(q[5]);
+  const double v159 = sc4.s;
+  const double v160 = sc4.c;
 
   // panda_link6: Riccati
   const double v161 = v6 * v87;
@@ -10433,8 +10530,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v348 = v278 * v347;
 
   // panda_link5: kinematics
-  const double v349 = std::sin(q[4]);
-  const double v350 = std::cos(q[4]);
+  const double v349 = sc3.s;
+  const double v350 = sc3.c;
 
   // panda_link5: Riccati
   const double v351 = v159 * v288;
@@ -10623,8 +10720,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v530 = v457 * v529;
 
   // panda_link4: kinematics
-  const double v531 = std::sin(q[3]);
-  const double v532 = std::cos(q[3]);
+  const double v531 = sc2.s;
+  const double v532 = sc2.c;
 
   // panda_link4: Riccati
   const double v533 = v349 * v467;
@@ -10868,8 +10965,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v767 = v688 * v766;
 
   // panda_link3: kinematics
-  const double v768 = std::sin(q[2]);
-  const double v769 = std::cos(q[2]);
+  const double v768 = sc1.s;
+  const double v769 = sc1.c;
 
   // panda_link3: Riccati
   const double v770 = v531 * v698;
@@ -11070,8 +11167,8 @@ void tip_force_correction(const double* q, const double* f0, double* dqdd) {
   const double v961 = v899 * v960;
 
   // panda_link2: kinematics
-  const double v962 = std::sin(q[1]);
-  const double v963 = std::cos(q[1]);
+  const double v962 = sc0.s;
+  const double v963 = sc0.c;
 
   // panda_link2: Riccati
   const double v964 = v768 * v908;

@@ -23,6 +23,7 @@ TEST_CASE("LLVM JIT: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[j
 
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Support/SourceMgr.h>
 
 #include "emit-llvm/emit_llvm.hpp"
@@ -31,6 +32,7 @@ TEST_CASE("LLVM JIT: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[j
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
 #include "support/pipeline.hpp"
+#include "support/sincos.hpp"
 
 namespace {
 
@@ -53,8 +55,8 @@ struct Builder {
 };
 
 // Every operation, an input read twice, literals (negative, tiny, huge) folded with
-// inputs, a sin and a cos of one value (which the code generator turns into sincos), and
-// outputs that are an input and a literal directly.
+// inputs, a sin and a cos of one value (one inline soa::sincos) and a sine of a large one
+// (libm's), and outputs that are an input and a literal directly.
 ScalarProgram every_op() {
   Builder b(3);
   const int x = b.in(0), y = b.in(1), z = b.in(2), x2 = b.in(0);
@@ -234,6 +236,37 @@ TEST_CASE("every operation runs as the SSA interpreter runs it, bit for bit", "[
   }
 }
 
+TEST_CASE("sin and cos equal the interpreter's on every kind of argument, bit for bit", "[jit]") {
+  // A sine and cosine of one input (one soa::sincos), a second sine of it (the same pair
+  // again), a cosine alone, a sine alone of a computed value.
+  Builder b(2);
+  const int x = b.in(0), y = b.in(1);
+  const int sx = b.add(ScalarOp::Sin, x), cx = b.add(ScalarOp::Cos, x), cy = b.add(ScalarOp::Cos, y);
+  const int sxy = b.add(ScalarOp::Sin, b.add(ScalarOp::Mul, x, y)), sx2 = b.add(ScalarOp::Sin, x);
+  b.p.outputs = {sx, cx, cy, sxy, sx2, b.add(ScalarOp::Add, sx, cy)};
+  specialise::check(b.p);
+  // The fast path (joint angles, the hardest reduction at 29 pi/2, just below 2^20), the
+  // libm fallback (2^20 and beyond, infinities, NaN), signed zeros, tiny and subnormal.
+  const std::vector<double> values = {0.3, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20, -1.5e6, 1e22,
+                                      INFINITY, -INFINITY, NAN, 0.0, -0.0, 1e-300, -0x1p-1074};
+  for (int part_ops : {0, 1, 3}) {  // 1: every operation its own part, the pair made again in each
+    for (const char* passes : {"", "default<O2>"}) {
+      INFO("parts of " << part_ops << ", passes '" << passes << "'");
+      jit::Options o;
+      o.part_ops = part_ops;
+      o.passes = passes;
+      const jit::Kernels k = jit::compile({{"trig", b.p}}, o);
+      for (double u : values)
+        for (double v : values) {
+          INFO("x = " << u << ", y = " << v);
+          const std::vector<double> out = run(k.lookup("trig"), b.p, {u, v});
+          CHECK(identical(out, interpret(b.p, {u, v})));
+          CHECK(identical({out[0], out[1]}, {soa::sincos(u).s, soa::sincos(u).c}));
+        }
+    }
+  }
+}
+
 TEST_CASE("random programs over every operation equal the interpreter bit for bit", "[jit]") {
   std::mt19937_64 rng(11);
   NamedPrograms programs;
@@ -294,7 +327,14 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   CHECK(ir.find("define void @every_op(ptr noalias nocapture readonly %in, ptr noalias nocapture writeonly %out)") !=
         std::string::npos);
   CHECK(ir.find("define void @second(") != std::string::npos);
-  CHECK(ir.find("llvm.sin.f64") != std::string::npos);
+  // sin and cos: soa::sincos inline, once per operand (every_op takes them of two values),
+  // llvm.sin and llvm.cos only in a cold block for arguments beyond the fast path.
+  const std::string first = ir.substr(0, ir.find("define void @second"));
+  std::size_t cold = 0;
+  for (std::size_t at = 0; (at = first.find("\nsincos.cold", at + 1)) != std::string::npos;) ++cold;
+  CHECK(cold == 2);
+  CHECK(first.find("call double @llvm.sin.f64") > first.find("\nsincos.cold"));
+  CHECK(first.find("!prof") != std::string::npos);
   CHECK(ir.find("llvm.sqrt.f64") != std::string::npos);
   CHECK(ir.find("fneg double") != std::string::npos);
   CHECK(ir.find("fast") == std::string::npos);      // no fast-math flags
@@ -330,11 +370,11 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   head.end_part = 2;
   tail.first_part = 2;
   tail.entry = false;
-  const std::string first = emit::to_text(*emit::emit_llvm_module(context, "head", {{"every_op", every_op()}}, head));
+  const std::string sliced_head = emit::to_text(*emit::emit_llvm_module(context, "head", {{"every_op", every_op()}}, head));
   const std::string rest = emit::to_text(*emit::emit_llvm_module(context, "tail", {{"every_op", every_op()}}, tail));
-  CHECK(first.find("define void @every_op(") != std::string::npos);
-  CHECK(first.find("define void @every_op.part1(") != std::string::npos);
-  CHECK(first.find("declare void @every_op.part2(") != std::string::npos);
+  CHECK(sliced_head.find("define void @every_op(") != std::string::npos);
+  CHECK(sliced_head.find("define void @every_op.part1(") != std::string::npos);
+  CHECK(sliced_head.find("declare void @every_op.part2(") != std::string::npos);
   CHECK(rest.find("define void @every_op.part2(") != std::string::npos);
   CHECK(rest.find("define void @every_op.part4(") != std::string::npos);
   CHECK(rest.find("@every_op(") == std::string::npos);
@@ -360,6 +400,82 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
     CHECK(parsed->getFunction("second"));
   }
   std::remove(file.c_str());
+}
+
+TEST_CASE("the sin-cos pairs of a part's inputs come first, in input order; a computed value's at its use", "[jit]") {
+  // in: x, y, z. sin(x y), cos(z) | sin(x), cos(x y), sum -- with parts of 3: part 0 pairs
+  // z (and then x y), part 1 x (and reads x y from the scratch array).
+  Builder b(3);
+  const int x = b.in(0), y = b.in(1), z = b.in(2);
+  const int xy = b.add(ScalarOp::Mul, x, y);
+  const int s1 = b.add(ScalarOp::Sin, xy), c1 = b.add(ScalarOp::Cos, z);
+  const int s2 = b.add(ScalarOp::Sin, x), c2 = b.add(ScalarOp::Cos, xy);
+  b.p.outputs = {s1, c1, s2, c2, b.add(ScalarOp::Add, s1, s2)};
+  specialise::check(b.p);
+  // Per function, in layout order (the cold blocks skipped): the inputs whose |x| the
+  // pairs test, and whether each came before every other operation -- a product of two
+  // loads (x y), a load from the scratch array, a pair of a computed value.
+  struct Order {
+    std::vector<std::uint64_t> inputs;
+    bool first = true;
+  };
+  const auto order = [](const llvm::Function& f) {
+    Order o;
+    bool other = false;
+    const auto load = [](const llvm::Value* v) { return llvm::dyn_cast<llvm::LoadInst>(v); };
+    // A load's array ("in", "scratch") and index.
+    const auto element = [](const llvm::LoadInst& l) -> std::pair<std::string, std::uint64_t> {
+      const llvm::Value* base = l.getPointerOperand();
+      std::uint64_t index = 0;
+      if (const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(base)) {
+        index = llvm::cast<llvm::ConstantInt>(gep->getOperand(1))->getZExtValue();
+        base = gep->getPointerOperand();
+      }
+      return {base->getName().str(), index};
+    };
+    for (const llvm::BasicBlock& block : f) {
+      if (block.getName().starts_with("sincos.cold")) continue;
+      for (const llvm::Instruction& i : block) {
+        const auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
+        if (call && call->getIntrinsicID() == llvm::Intrinsic::fabs) {
+          const llvm::LoadInst* l = load(call->getArgOperand(0));
+          if (!l || element(*l).first != "in") {
+            other = true;  // a computed value's pair
+            continue;
+          }
+          o.inputs.push_back(element(*l).second);
+          o.first = o.first && !other;
+        } else if (i.getOpcode() == llvm::Instruction::FMul && load(i.getOperand(0)) && load(i.getOperand(1))) {
+          other = true;  // x y
+        } else if (const llvm::LoadInst* l = load(&i); l && element(*l).first == "scratch") {
+          other = true;  // an earlier part's value
+        }
+      }
+    }
+    return o;
+  };
+  llvm::LLVMContext context;
+  const auto whole = emit::emit_llvm_module(context, "whole", {{"trig", b.p}});
+  const Order o = order(*whole->getFunction("trig"));
+  CHECK(o.inputs == std::vector<std::uint64_t>{0, 2});
+  CHECK(o.first);
+  emit::LlvmOptions in_parts;
+  in_parts.part_ops = 3;
+  const auto split = emit::emit_llvm_module(context, "split", {{"trig", b.p}}, in_parts);
+  const Order part0 = order(*split->getFunction("trig.part0")), part1 = order(*split->getFunction("trig.part1"));
+  CHECK(part0.inputs == std::vector<std::uint64_t>{2});
+  CHECK(part0.first);
+  CHECK(part1.inputs == std::vector<std::uint64_t>{0});
+  CHECK(part1.first);
+  // The values are the interpreter's, whole or split.
+  for (int part_ops : {0, 3}) {
+    jit::Options opt;
+    opt.part_ops = part_ops;
+    const jit::Kernels k = jit::compile({{"trig", b.p}}, opt);
+    const std::vector<std::vector<double>> inputs = {{0.3, -2.5, 1.25}, {-1e7, 3.0, 0.0}, {2.0, 1e300, -0.0}};
+    for (const std::vector<double>& in : inputs)
+      CHECK(identical(run(k.lookup("trig"), b.p, in), interpret(b.p, in)));
+  }
 }
 
 TEST_CASE("JIT-compiled standard kernels equal the interpreter and the generic runtime (shared robots)", "[jit]") {
