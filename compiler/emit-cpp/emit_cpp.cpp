@@ -114,7 +114,14 @@ struct soa_sincos_pair {{
   double s, c;
 }};
 
-static inline soa_sincos_pair soa_sincos(double x) {{
+// Beyond the fast path (|x| >= 2^20, inf, nan): libm, out of line and cold.
+[[gnu::cold, gnu::noinline]] static soa_sincos_pair soa_sincos_libm(double x) {{
+  return {{std::sin(x), std::cos(x)}};
+}}
+
+// Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
+// off the fast path as a function of its own and pay a call, with its spills, per joint.
+[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {{
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
   constexpr double pio2_1 = {p1}, pio2_2 = {p2};
@@ -125,7 +132,7 @@ static inline soa_sincos_pair soa_sincos(double x) {{
   constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
   constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
   constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
-  if (!(std::fabs(x) < fast_bound)) return {{std::sin(x), std::cos(x)}};
+  if (!(std::fabs(x) < fast_bound)) return soa_sincos_libm(x);
   // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
   const double k = (x * two_over_pi + round_shift) - round_shift;
   const double a = x - k * pio2_1;
@@ -291,10 +298,10 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
 
 Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
   for (const Kernel& k : kernels)
-    for (std::string_view generated : {"nq", "nv", "tips", "soa_sincos", "soa_sincos_pair"})
+    for (std::string_view generated : {"nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm"})
       if (k.name == generated)
         throw UserError(fmt::format("emit-cpp: kernel name '{}' is taken: the generated code defines '{}' in namespace "
-                                    "soa_gen::{} (reserved: nq, nv, tips, soa_sincos, soa_sincos_pair)",
+                                    "soa_gen::{} (reserved: nq, nv, tips, soa_sincos, soa_sincos_pair, soa_sincos_libm)",
                                     k.name, k.name, t.robot));
   Emitted e;
   e.header_name = t.file_stem + ".hpp";

@@ -19,14 +19,15 @@
 // - Sin and Cos: when a kernel of the set takes one, the source defines `struct
 //   soa_sincos_pair { double s, c; }` and `static inline soa_sincos_pair soa_sincos(double)`
 //   once -- soa::sincos (support/sincos.hpp) printed, an inline sine-cosine pair instead
-//   of two libm calls -- and each value whose sine or cosine is taken gets one
+//   of two libm calls, [[gnu::always_inline]] (else g++ outlines its fast path from a
+//   kernel this long: a call per joint), libm's fallback in a cold soa_sincos_libm -- and each value whose sine or cosine is taken gets one
 //   `const soa_sincos_pair scN = soa_sincos(x);`, its Sin and Cos nodes reading scN.s and
 //   scN.c. Those of inputs (the joint angles) open the kernel's body, in input order, under
 //   one comment, before any other statement: independent of everything else, they
 //   overlap. Those of computed values come at the first Sin or Cos of the value. Only
 //   values some Sin or Cos reads get a pair; kernels without either carry none of it.
 // - Names: the generated namespace soa_gen::<robot> holds nq, nv, tips, soa_sincos and
-//   soa_sincos_pair besides the kernels; a kernel of one of these names is a UserError.
+//   soa_sincos_pair, soa_sincos_libm besides the kernels; a kernel of one of these names is a UserError.
 // - Values: compiled as documented (-O2, no -march: no FMA contraction), every kernel
 //   computes specialise::evaluate's values bit for bit (the LLVM back-end's too).
 // - Emission is deterministic: the same inputs give the same text.

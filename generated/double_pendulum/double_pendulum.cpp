@@ -55,7 +55,14 @@ struct soa_sincos_pair {
   double s, c;
 };
 
-static inline soa_sincos_pair soa_sincos(double x) {
+// Beyond the fast path (|x| >= 2^20, inf, nan): libm, out of line and cold.
+[[gnu::cold, gnu::noinline]] static soa_sincos_pair soa_sincos_libm(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+
+// Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
+// off the fast path as a function of its own and pay a call, with its spills, per joint.
+[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
@@ -66,7 +73,7 @@ static inline soa_sincos_pair soa_sincos(double x) {
   constexpr double S4 = 2.7557313707070068e-06, S5 = -2.5050760253406863e-08, S6 = 1.58969099521155e-10;
   constexpr double C1 = 0.0416666666666666, C2 = -0.001388888888887411, C3 = 2.480158728947673e-05;
   constexpr double C4 = -2.7557314351390663e-07, C5 = 2.087572321298175e-09, C6 = -1.1359647557788195e-11;
-  if (!(std::fabs(x) < fast_bound)) return {std::sin(x), std::cos(x)};
+  if (!(std::fabs(x) < fast_bound)) return soa_sincos_libm(x);
   // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
   const double k = (x * two_over_pi + round_shift) - round_shift;
   const double a = x - k * pio2_1;
