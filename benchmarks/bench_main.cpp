@@ -419,6 +419,15 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
               "fullM; FD = kinematics + comPos + comVel + crb + factorM + rne(bias) + solveM; Minv = kinematics + "
               "comPos + crb + factorM + solveM(identity).\n",
               mj_versionString());
+#ifdef SOA_HAVE_LLVM_JIT
+  std::printf("JIT: soa::jit::compile's defaults (host CPU, -O2 code generation, no FMA contraction)%s.\n",
+#ifdef __FMA__
+              "; g++ contracts the generated code of this build into FMAs (-ffp-contract=fast)"
+#else
+              ", as the generated code of this build"
+#endif
+  );
+#endif
 }
 
 }  // namespace

@@ -23,7 +23,8 @@
 // - Operator-valued expressions are computed column by column: the expression applied to
 //   e_j, one column per run of the column loops after the prologue has run once. Because
 //   e_j is zero outside one body, each column's sweeps are short in specialised code (the
-//   zeros fold away), which makes calM^-1 and J O(N^2) and Lambda O(N) per tip column.
+//   zeros fold away), which makes J O(N) per tip column; calM, calM^-1 and Lambda have
+//   forms of their own (below).
 //   calM itself goes the composite-body way instead (CRB-H, 004 eq. 5.45: calM = H phi R
 //   H* + H R phitilde* H*): each column is the inward sweep H phi R H* e_j from body(j)
 //   to the base, and the rows below body(j) come from symmetry (Fill::SymmetricFromAncestors)
@@ -34,10 +35,12 @@
 //   sweep, A e_j and W A e_j, then out(i,j) = (A e_i) . (W A e_j) for i <= j, mirrored.
 //   A = I - H psi K is causal, so A e_j lives on body(j) and its ancestors (A is the
 //   inverse of the innovations factor I + H phi K: the explicit L^-1 of calM = L D L*), and
-//   the specialised dot products run over common ancestors only: O(N^2 d) operations, d
-//   the common-ancestor dofs, where A*'s outward sweep per column cost O(N^2) 6x6
-//   products. On Talos (50 dofs) this is 2.4x fewer operations for calM^-1; in the generic
-//   runtime, which cannot skip zeros, the Gram step is a dense O(N^3) product.
+//   the specialised dot products run over common ancestors only: O(N d) per column, d
+//   the common-ancestor dofs, where A*'s outward 6x6 sweep per column cost O(N) with a
+//   constant ~30 flops a body. The Gram form wins while d averages below ~15, as on every
+//   shared robot (Talos, 50 dofs: 2.4x fewer operations for calM^-1); lowering is robot
+//   independent, so a 100-link chain gets it too, where the sweep would be cheaper. In the
+//   generic runtime, which cannot skip zeros, the Gram step is a dense O(N^3) product.
 // - Errors (UserError): calM^-1 left unrewritten ("rewrite first"), an inverse without a
 //   sweep form, a vector used as an operator, an undeclared or unknown input.
 #pragma once
