@@ -51,6 +51,16 @@ Generated generate(const Robot& robot, const std::vector<int>& tips, const std::
   return g;
 }
 
+// One hand-written kernel, emitted as the code of robot `id`.
+Generated generate(const emit::Kernel& k, const std::string& id) {
+  Generated g;
+  g.kernels = {k};
+  g.target.robot = id;
+  g.target.file_stem = id + "_kernels";
+  g.files = emit::emit_cpp(g.kernels, g.target);
+  return g;
+}
+
 // Writes, compiles and loads the generated code; closes it when done.
 class Compiled {
 public:
@@ -166,11 +176,7 @@ TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per an
     k.code.outputs.push_back(x + 2);
   }
   specialise::check(k.code);
-  Generated g;
-  g.kernels = {k};
-  g.target.robot = "trig";
-  g.target.file_stem = "trig_kernels";
-  g.files = emit::emit_cpp(g.kernels, g.target);
+  const Generated g = generate(k, "trig");
   // Defined once; one call per input, shared by its sine and cosine.
   const std::string& source = g.files.source;
   std::size_t calls = 0;
@@ -282,11 +288,7 @@ TEST_CASE("sin-cos pairs of computed values stay at their first use; unused inpu
                   {ScalarOp::Add, 4, 6}};
   k.code.outputs = {4, 5, 6, 7, 8};
   specialise::check(k.code);
-  Generated g;
-  g.kernels = {k};
-  g.target.robot = "mixed";
-  g.target.file_stem = "mixed_kernels";
-  g.files = emit::emit_cpp(g.kernels, g.target);
+  const Generated g = generate(k, "mixed");
   CHECK_THAT(g.files.source, Catch::Contains("  // sin and cos of the joint angles, all at once: independent, they overlap\n"
                                              "  const soa_sincos_pair sc0 = soa_sincos(x[0]);\n"
                                              "  const soa_sincos_pair sc1 = soa_sincos(x[2]);\n\n"
