@@ -1,8 +1,10 @@
 #include "emit-cpp/emit_cpp.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -189,12 +191,7 @@ std::string function_body(const Kernel& k) {
     used_port[port] = 1;
     name[i] = fmt::format("{}[{}]", k.inputs[port].name, offset);
   }
-  std::vector<int> angles;  // Input nodes whose sine or cosine is taken, in input order
-  for (const ScalarNode& n : p.nodes)
-    if ((n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) && p.nodes[n.a].op == ScalarOp::Input) angles.push_back(n.a);
-  std::sort(angles.begin(), angles.end(),
-            [&](int x, int y) { return std::pair(p.nodes[x].a, x) < std::pair(p.nodes[y].a, y); });
-  angles.erase(std::unique(angles.begin(), angles.end()), angles.end());
+  const std::vector<int> angles = specialise::trig_inputs(p, 0, static_cast<int>(p.nodes.size()));
   std::string body;
   if (!angles.empty()) body += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
   for (int x : angles) {
@@ -297,12 +294,13 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
 }
 
 Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
+  static constexpr std::array<std::string_view, 6> reserved = {"nq", "nv", "tips", "soa_sincos", "soa_sincos_pair",
+                                                              "soa_sincos_libm"};
   for (const Kernel& k : kernels)
-    for (std::string_view generated : {"nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm"})
-      if (k.name == generated)
-        throw UserError(fmt::format("emit-cpp: kernel name '{}' is taken: the generated code defines '{}' in namespace "
-                                    "soa_gen::{} (reserved: nq, nv, tips, soa_sincos, soa_sincos_pair, soa_sincos_libm)",
-                                    k.name, k.name, t.robot));
+    if (std::find(reserved.begin(), reserved.end(), k.name) != reserved.end())
+      throw UserError(fmt::format("emit-cpp: kernel name '{}' is taken: the generated code defines '{}' in namespace "
+                                  "soa_gen::{} (reserved: {})",
+                                  k.name, k.name, t.robot, fmt::join(reserved, ", ")));
   Emitted e;
   e.header_name = t.file_stem + ".hpp";
   e.source_name = t.file_stem + ".cpp";

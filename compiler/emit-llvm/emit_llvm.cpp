@@ -91,10 +91,10 @@ public:
     partition();
     const bool sliced = options_.first_part > 0 || options_.end_part >= 0 || !options_.entry;
     const int end = options_.end_part < 0 ? part_count_ : std::min(options_.end_part, part_count_);
-    const auto defined = [&](int k) { return part_count_ > 1 && k >= options_.first_part && k < end; };
+    const auto defined = [&](int k) { return k >= options_.first_part && k < end; };
     // The parts: internal to the kernel's module, or external when sliced over modules.
     std::vector<llvm::Function*> parts;
-    for (int k = 0; k < part_count_ && part_count_ > 1; ++k) {
+    for (int k = 0; part_count_ > 1 && k < part_count_; ++k) {
       if (!defined(k) && !options_.entry) continue;
       llvm::Function* part = function(fmt::format("{}.part{}", name_, k), {"in", "out", "scratch"},
                                       sliced ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage);
@@ -262,15 +262,7 @@ private:
     // The sin and cos of the inputs (joint angles) the part's Sin and Cos nodes read, first
     // and in input order: independent of everything else, their latencies overlap (as in
     // the generated C++). Those of computed values come at their first Sin or Cos.
-    std::vector<int> angles;
-    for (int i = first; i < last; ++i) {
-      const ScalarNode& n = p_.nodes[i];
-      if ((n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) && p_.nodes[n.a].op == ScalarOp::Input) angles.push_back(n.a);
-    }
-    std::sort(angles.begin(), angles.end(),
-              [&](int x, int y) { return std::pair(p_.nodes[x].a, x) < std::pair(p_.nodes[y].a, y); });
-    angles.erase(std::unique(angles.begin(), angles.end()), angles.end());
-    for (int x : angles) sincos_[x] = {sincos(b, value(x)), k};
+    for (int x : specialise::trig_inputs(p_, first, last)) sincos_[x] = {sincos(b, value(x)), k};
     for (int i = first; i < last; ++i) {
       const ScalarNode& n = p_.nodes[i];
       if (arity(n.op) == 0) continue;

@@ -135,9 +135,8 @@ public:
   // and W A e_j; then out(i,j) = (A e_i) . (W A e_j).
   exec::SweepProgram gram_program(const Expr& half, const Expr& weight, Space cols, std::string source) {
     const int unit = fresh(cols, "e");
-    const int a = store(apply(half, {exec::var(unit, cols), ""}), "y", unit);
-    const Space rows = vars_[a].space;
-    const int wa = store(apply(weight, {exec::var(a, rows), ""}), "w", unit);
+    const int a = output_var(apply(half, {exec::var(unit, cols), ""}), "y");
+    const int wa = output_var(apply(weight, {exec::var(a, vars_[a].space), ""}), "w");
     Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {a, wa}, unit);
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, cols, cols, -1};
@@ -224,26 +223,12 @@ private:
     return {exec::var(id, v.e.space()), ""};
   }
 
-  // v in a var of its own (a column of the Gram form: neither the unit nor an input).
-  int store(const Value& v, const std::string& name, int unit) {
-    if (v.e.kind() == VKind::Var && v.e.var() != unit && !is_input(v.e.var())) return v.e.var();
-    if (v.e.space() == Space::Tip) throw NotImplemented("lower: a Gram half in tip space");
-    const int id = fresh(v.e.space(), name);
-    stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
-    return id;
-  }
-
-  bool is_input(int var) const {
-    for (const auto& [name, id] : inputs_)
-      if (id == var) return true;
-    return false;
-  }
-
-  int output_var(const Value& v) {
+  // The var holding v: v's own, or a new one called `name` (default: the output's name).
+  int output_var(const Value& v, const std::string& name = {}) {
     if (v.e.kind() == VKind::Var) return v.e.var();
     if (v.e.space() == Space::Tip)
       throw NotImplemented("lower: a tip-space output that is not a single B* term");
-    const int id = fresh(v.e.space(), opt_.output);
+    const int id = fresh(v.e.space(), name.empty() ? opt_.output : name);
     stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
     return id;
   }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "support/error.hpp"
 #include "support/sincos.hpp"
@@ -58,6 +60,18 @@ OpCounts count_ops(const ScalarProgram& p) {
 std::string to_string(const OpCounts& c) {
   return fmt::format("{} ops: {} mul, {} add, {} sub, {} neg, {} div, {} sqrt, {} sin, {} cos", c.total(), c.mul,
                      c.add, c.sub, c.neg, c.div, c.sqrt, c.sin, c.cos);
+}
+
+std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last) {
+  std::vector<int> angles;
+  for (int i = first; i < last; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if ((n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) && p.nodes[n.a].op == ScalarOp::Input) angles.push_back(n.a);
+  }
+  std::sort(angles.begin(), angles.end(),
+            [&](int x, int y) { return std::pair(p.nodes[x].a, x) < std::pair(p.nodes[y].a, y); });
+  angles.erase(std::unique(angles.begin(), angles.end()), angles.end());
+  return angles;
 }
 
 void evaluate(const ScalarProgram& p, const double* in, double* out) {

@@ -55,6 +55,10 @@ std::string to_string(const OpCounts& c);  // "1234 ops: 600 mul, 500 add, ..."
 // inputs in[0 .. input_count).
 void evaluate(const ScalarProgram& p, const double* in, double* out);
 
+// The Input nodes (joint angles) whose sine or cosine the nodes [first, last) take, each
+// once, ordered by input index: the back-ends compute their sin-cos pairs first, together.
+std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last);
+
 // Throws InternalError when the invariants above do not hold.
 void check(const ScalarProgram& p);
 

@@ -146,11 +146,22 @@ private:
     return false;
   }
 
-  // CRB-H (004 eq. 5.45): column j is exact in the rows of body(j) and its ancestors.
-  void symmetric_fill(S* out, int rows) const {
-    std::vector<int> owner(static_cast<std::size_t>(rows));
+  // Per entry of a Joint or Tip space vector, the body it belongs to (a tip's: its body's).
+  std::vector<int> owners(Space s) const {
+    std::vector<int> owner;
+    if (s == Space::Tip) {
+      for (const auto& t : r_.tips) owner.insert(owner.end(), 6, t.body);
+      return owner;
+    }
+    owner.resize(static_cast<std::size_t>(r_.nv));
     for (int k = 0; k < r_.n(); ++k)
       for (int j = 0; j < body(k).nv; ++j) owner[body(k).v_offset + j] = k;
+    return owner;
+  }
+
+  // CRB-H (004 eq. 5.45): column j is exact in the rows of body(j) and its ancestors.
+  void symmetric_fill(S* out, int rows) const {
+    const std::vector<int> owner = owners(Space::Joint);
     for (int c = 0; c < rows; ++c)
       for (int r = 0; r < rows; ++r) {
         if (ancestor_or_self(owner[r], owner[c])) continue;
@@ -162,11 +173,12 @@ private:
   // values, so the zeros of A outside the ancestors are multiplied here and fold away only
   // in specialised code (O(N^3) here, O(N^2 d) there, d = common ancestor dofs).
   void gram_fill(const std::vector<S>& A, const std::vector<S>& WA, int rows, int cols, S* out) const {
+    const std::vector<int> owner = obs_ ? owners(p_.columns->space) : std::vector<int>{};
     for (int j = 0; j < cols; ++j) {
       const S* wa = WA.data() + static_cast<std::ptrdiff_t>(j) * rows;
       for (int i = 0; i <= j; ++i) {
         const S* a = A.data() + static_cast<std::ptrdiff_t>(i) * rows;
-        if (obs_) obs_->enter(j, row_body(i), gram_statement());
+        if (obs_) obs_->enter(j, owner[i], gram_statement());
         S x = a[0] * wa[0];
         for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
         out[static_cast<std::ptrdiff_t>(j) * cols + i] = x;
@@ -182,14 +194,6 @@ private:
       return g;
     }();
     return s;
-  }
-
-  // The body whose dof (Joint columns) or tip (Tip columns) is column i.
-  int row_body(int i) const {
-    if (p_.columns->space == Space::Tip) return r_.tips[i / 6].body;
-    for (int k = 0; k < r_.n(); ++k)
-      if (i >= body(k).v_offset && i < body(k).v_offset + body(k).nv) return k;
-    return 0;
   }
 
   // ---- loops ----------------------------------------------------------------------------
