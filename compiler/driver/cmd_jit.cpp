@@ -24,6 +24,7 @@ struct JitOptions {
   int samples = 20;
   std::uint64_t seed = 1;
   int level = 2;
+  int lanes = 4;
   std::string cpu;
 };
 
@@ -48,6 +49,7 @@ int run_jit(const JitOptions& o) {
   const auto& [constants, lowered, code] = compiled;
   jit::Options jopt;
   jopt.codegen_level = o.level;
+  jopt.lanes = o.lanes;
   jopt.cpu = o.cpu;
   jopt.ir_file = o.ir_file;
   const jit::Kernels kernels = jit::compile(code, jopt);
@@ -79,7 +81,8 @@ int run_jit(const JitOptions& o) {
     fmt::print("{:<24} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
   }
-  fmt::print("\ntotal compile time {:.3f} s (wall, all kernels){}\n", kernels.total_seconds(),
+  fmt::print("\ntotal compile time {:.3f} s (wall, all kernels; {:.3f} s CPU){}\n", kernels.total_seconds(),
+             kernels.cpu_seconds(),
              o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);
   return ok ? kOk : kCheckFailed;
 }
@@ -100,6 +103,8 @@ void add_jit(CLI::App& app, Runner& run) {
   cmd->add_option("--samples", opts->samples, "random states for the self-check")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", opts->seed, "seed of the self-check's states");
   cmd->add_option("--level", opts->level, "code generator optimisation level")->check(CLI::Range(0, 3));
+  cmd->add_option("--lanes", opts->lanes, "compute sums of products this many outputs at a time (1: one at a time)")
+      ->check(CLI::Range(1, 4));
   cmd->add_option("--cpu", opts->cpu, "LLVM CPU to generate for (default: this machine's), e.g. x86-64-v3");
   cmd->callback([opts, &run] { run = [opts] { return run_jit(*opts); }; });
 }

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "emit-llvm/lanes.hpp"
 #include "support/error.hpp"
 #include "support/sincos.hpp"
 
@@ -74,7 +78,165 @@ void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
       bad(fmt::format("out[{}] is node {}, but the kernel has {} nodes", k, p.outputs[k], size));
 }
 
+// The parts of a kernel, its scratch slots and its lane groups: what every slice of it
+// must agree on, computed once (plan_llvm_kernel) and shared by the slices' emitters.
+struct LlvmKernelPlan {
+  LanePlan lanes;
+  std::vector<int> part, slot;  // per node: its part (-1: computed by a lane group), its scratch slot (or -1)
+  std::vector<int> begin;       // scalar part k is nodes [begin[k], begin[k + 1])
+  int scalar_parts = 1, part_count = 1, slot_count = 0;
+  std::vector<std::vector<int>> outputs;  // per scalar part: the outputs whose node it computes
+  // Lane parts follow the scalar ones: lane part d holds groups [group_begin[d], group_begin[d + 1]).
+  std::vector<int> group_begin;
+  // Per group and step, where its two vector operands come from: the lanes' factors and
+  // the shared factor (W copies of it), each a run of W scratch slots, a row of
+  // `literals`, or nothing (every factor is 1).
+  struct Operand {
+    int slot = -1, literal = -1;
+  };
+  std::vector<std::vector<std::pair<Operand, Operand>>> operands;
+  std::vector<std::vector<double>> literals;
+  std::vector<std::vector<int>> pack_slots_of;  // per node: the slots a scalar part stores it to
+  // Per lane part: the slots it fills first -- inputs and literals in tuples that also hold
+  // computed values -- as (slot, node or kOne or kAbsent).
+  std::vector<std::vector<std::pair<int, int>>> pack_fills;
+  int temp_slot = -1;  // kMaxLanes slots through which a lane part takes a vector apart
+  std::vector<std::vector<int>> positions;  // per root: every output position it is stored to
+};
+
 namespace {
+
+bool literal_or_one(const ScalarProgram& p, int x) { return x == kOne || x == kAbsent || p.nodes[x].op == ScalarOp::Const; }
+
+// Scalar parts of about options.part_ops operations each, in program order, skipping what
+// the lane groups compute; lane parts of about as many steps after them. For every value
+// a later part reads, a scratch slot (reused once no later part reads it); for every
+// tuple of lane factors, W slots side by side (never reused: later lane parts read them).
+LlvmKernelPlan make_plan(const ScalarProgram& p, const LlvmOptions& options) {
+  LlvmKernelPlan plan;
+  const int size = static_cast<int>(p.nodes.size());
+  int total_ops = 0;
+  for (const ScalarNode& n : p.nodes) total_ops += arity(n.op) > 0 ? 1 : 0;
+  const bool split = options.part_ops > 0 && total_ops > options.part_ops;
+  plan.lanes = plan_lanes(p, split ? options.lanes : 0);
+  const std::vector<char>& removed = plan.lanes.removed;
+  plan.part.assign(size, 0);
+  plan.begin = {0};
+  int ops = 0, part = 0;
+  for (int i = 0; i < size; ++i) {
+    if (removed[i]) plan.part[i] = -1;
+    if (arity(p.nodes[i].op) == 0 || removed[i]) continue;
+    if (options.part_ops > 0 && ops == options.part_ops) {
+      ++part;
+      ops = 0;
+      plan.begin.push_back(i);
+    }
+    plan.part[i] = part;
+    ++ops;
+  }
+  plan.scalar_parts = part + 1;
+  plan.begin.push_back(size);
+  plan.outputs.assign(plan.scalar_parts, {});
+  for (std::size_t i = 0; i < p.outputs.size(); ++i)
+    if (!removed[p.outputs[i]]) plan.outputs[plan.part[p.outputs[i]]].push_back(static_cast<int>(i));
+  // Lane parts.
+  const int groups = static_cast<int>(plan.lanes.groups.size());
+  plan.group_begin = {0};
+  for (int g = 0, steps = 0; g < groups; ++g) {
+    if (options.part_ops > 0 && steps >= options.part_ops) {
+      plan.group_begin.push_back(g);
+      steps = 0;
+    }
+    steps += static_cast<int>(plan.lanes.groups[g].steps.size());
+  }
+  if (groups > 0) plan.group_begin.push_back(groups);
+  const int lane_parts = static_cast<int>(plan.group_begin.size()) - 1;
+  plan.part_count = plan.scalar_parts + std::max(lane_parts, 0);
+  plan.slot.assign(size, -1);
+  if (plan.part_count <= 1) return plan;
+
+  std::vector<int> last_part(size, -1);  // the last part reading an operation's value
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (removed[i]) continue;
+    if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], plan.part[i]);
+    if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], plan.part[i]);
+  }
+  std::vector<std::vector<int>> expiring(plan.part_count + 1);  // slots free from part k on
+  std::vector<int> free;
+  int next_part = 0;
+  for (int i = 0; i < size; ++i) {
+    if (arity(p.nodes[i].op) == 0 || removed[i] || last_part[i] <= plan.part[i]) continue;
+    for (; next_part <= plan.part[i]; ++next_part)
+      for (int s : expiring[next_part]) free.push_back(s);
+    if (free.empty()) {
+      plan.slot[i] = plan.slot_count++;
+    } else {
+      plan.slot[i] = free.back();
+      free.pop_back();
+    }
+    expiring[last_part[i] + 1].push_back(plan.slot[i]);
+  }
+
+  // Operand tuples: each distinct one a run of W slots (a row tuple recurs in every column
+  // of a Gram matrix, a shared factor in every row group), filled by the scalar part
+  // computing each value in it or, for inputs and literals, by the first lane part reading
+  // it; a tuple of literals only is a row of `literals` instead.
+  plan.pack_slots_of.assign(size, {});
+  plan.pack_fills.assign(lane_parts, {});
+  plan.positions.assign(size, {});
+  for (std::size_t o = 0; o < p.outputs.size(); ++o) plan.positions[p.outputs[o]].push_back(static_cast<int>(o));
+  std::map<std::vector<int>, int> tuples, literal_rows;
+  const auto operand = [&](const std::vector<int>& tuple, int d) {
+    LlvmKernelPlan::Operand where;
+    if (std::all_of(tuple.begin(), tuple.end(), [](int x) { return x == kOne || x == kAbsent; })) return where;
+    if (std::all_of(tuple.begin(), tuple.end(), [&](int x) { return literal_or_one(p, x); })) {
+      auto [it, fresh] = literal_rows.emplace(tuple, static_cast<int>(plan.literals.size()));
+      if (fresh) {
+        std::vector<double>& row = plan.literals.emplace_back();
+        for (int x : tuple) row.push_back(x == kOne ? 1.0 : x == kAbsent ? 0.0 : p.nodes[x].value);
+      }
+      where.literal = it->second;
+      return where;
+    }
+    auto [it, fresh] = tuples.emplace(tuple, plan.slot_count);
+    if (fresh) {
+      plan.slot_count += static_cast<int>(tuple.size());
+      for (std::size_t l = 0; l < tuple.size(); ++l) {
+        const int x = tuple[l], slot = it->second + static_cast<int>(l);
+        if (x >= 0 && arity(p.nodes[x].op) > 0)
+          plan.pack_slots_of[x].push_back(slot);
+        else
+          plan.pack_fills[d].push_back({slot, x});
+      }
+    }
+    where.slot = it->second;
+    return where;
+  };
+  for (int d = 0; d < lane_parts; ++d)
+    for (int g = plan.group_begin[d]; g < plan.group_begin[d + 1]; ++g) {
+      const LaneGroup& group = plan.lanes.groups[g];
+      auto& operands = plan.operands.emplace_back();
+      for (const LaneStep& s : group.steps) {
+        std::vector<int> factors(group.width), shared(group.width, s.shared);
+        // A lane without a term multiplies 0 (kAbsent), or what the others do when that is
+        // one value: a broadcast, stored once.
+        int uniform = kAbsent;
+        bool one_value = true;
+        for (int l = 0; l < group.width; ++l) {
+          const int x = s.lane[l].x;
+          if (x == kAbsent) continue;
+          one_value = one_value && (uniform == kAbsent || x == uniform);
+          uniform = x;
+        }
+        for (int l = 0; l < group.width; ++l) factors[l] = one_value ? uniform : s.lane[l].x;
+        operands.push_back({operand(factors, d), operand(shared, d)});
+      }
+    }
+  plan.temp_slot = plan.slot_count;
+  plan.slot_count += kMaxLanes;
+  return plan;
+}
 
 // Builds the IR of one kernel. With one part the kernel is a single function in program
 // order; with several, parts are `internal noinline` functions called in order by the
@@ -83,12 +245,14 @@ namespace {
 // reads them, so the array holds at most the values live across one part boundary.
 class Emitter {
 public:
-  Emitter(llvm::Module& m, const std::string& name, const ScalarProgram& p, const LlvmOptions& options)
-      : m_(m), name_(name), p_(p), options_(options), context_(m.getContext()),
-        f64_(llvm::Type::getDoubleTy(context_)), ptr_(llvm::PointerType::getUnqual(context_)) {}
+  Emitter(llvm::Module& m, const std::string& name, const ScalarProgram& p, const LlvmOptions& options,
+          const LlvmKernelPlan& plan)
+      : m_(m), name_(name), p_(p), options_(options), plan_(plan), context_(m.getContext()),
+        f64_(llvm::Type::getDoubleTy(context_)), ptr_(llvm::PointerType::getUnqual(context_)),
+        part_(plan.part), slot_(plan.slot), begin_(plan.begin), outputs_(plan.outputs),
+        part_count_(plan.part_count), slot_count_(plan.slot_count) {}
 
   llvm::Function* emit() {
-    partition();
     const bool sliced = options_.first_part > 0 || options_.end_part >= 0 || !options_.entry;
     const int end = options_.end_part < 0 ? part_count_ : std::min(options_.end_part, part_count_);
     const auto defined = [&](int k) { return k >= options_.first_part && k < end; };
@@ -102,7 +266,10 @@ public:
       part->addFnAttr(llvm::Attribute::NoInline);
       if (defined(k)) {
         llvm::IRBuilder<> pb(llvm::BasicBlock::Create(context_, "entry", part));
-        body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
+        if (k < plan_.scalar_parts)
+          body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
+        else
+          lane_body(pb, part->getArg(0), part->getArg(1), part->getArg(2), k);
         pb.CreateRetVoid();
       }
       parts.push_back(part);
@@ -113,7 +280,9 @@ public:
     if (part_count_ <= 1) {
       body(b, kernel->getArg(0), kernel->getArg(1), nullptr, 0);
     } else {
-      llvm::Value* scratch = b.CreateAlloca(llvm::ArrayType::get(f64_, std::max(slot_count_, 1)), nullptr, "scratch");
+      // Aligned for the lane parts' vector loads of factor tuples.
+      auto* scratch = b.CreateAlloca(llvm::ArrayType::get(f64_, std::max(slot_count_, 1)), nullptr, "scratch");
+      scratch->setAlignment(llvm::Align(32));
       for (llvm::Function* part : parts) b.CreateCall(part, {kernel->getArg(0), kernel->getArg(1), scratch});
       // Outputs that are an input belong to no part.
       for (std::size_t i = 0; i < p_.outputs.size(); ++i) {
@@ -127,52 +296,6 @@ public:
   }
 
 private:
-  // Parts of about options.part_ops operations each, in program order; for every
-  // operation its part, and for those read by a later part a scratch slot.
-  void partition() {
-    const int size = static_cast<int>(p_.nodes.size());
-    part_.assign(size, 0);
-    begin_ = {0};
-    int ops = 0, part = 0;
-    for (int i = 0; i < size; ++i) {
-      if (arity(p_.nodes[i].op) == 0) continue;
-      if (options_.part_ops > 0 && ops == options_.part_ops) {
-        ++part;
-        ops = 0;
-        begin_.push_back(i);
-      }
-      part_[i] = part;
-      ++ops;
-    }
-    part_count_ = part + 1;
-    begin_.push_back(size);
-    outputs_.assign(part_count_, {});
-    for (std::size_t i = 0; i < p_.outputs.size(); ++i) outputs_[part_[p_.outputs[i]]].push_back(static_cast<int>(i));
-    slot_.assign(size, -1);
-    if (part_count_ <= 1) return;
-    std::vector<int> last_part(size, -1);  // the last part reading an operation's value
-    for (int i = 0; i < size; ++i) {
-      const ScalarNode& n = p_.nodes[i];
-      if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], part_[i]);
-      if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], part_[i]);
-    }
-    std::vector<std::vector<int>> expiring(part_count_ + 1);  // slots free from part k on
-    std::vector<int> free;
-    int next_part = 0;
-    for (int i = 0; i < size; ++i) {
-      if (arity(p_.nodes[i].op) == 0 || last_part[i] <= part_[i]) continue;
-      for (; next_part <= part_[i]; ++next_part)
-        for (int s : expiring[next_part]) free.push_back(s);
-      if (free.empty()) {
-        slot_[i] = slot_count_++;
-      } else {
-        slot_[i] = free.back();
-        free.pop_back();
-      }
-      expiring[last_part[i] + 1].push_back(slot_[i]);
-    }
-  }
-
   llvm::Function* function(const std::string& fname, std::initializer_list<const char*> args,
                            llvm::GlobalValue::LinkageTypes linkage) {
     std::vector<llvm::Type*> params(args.size(), ptr_);
@@ -229,6 +352,131 @@ private:
     b.CreateAlignedStore(v, b.CreateConstInBoundsGEP1_64(f64_, base, i), llvm::Align(alignof(double)));
   }
 
+  void prepare_values() {
+    if (!v_.empty()) return;
+    v_.assign(p_.nodes.size(), nullptr);
+    seen_.assign(p_.nodes.size(), -1);
+    inputs_.assign(static_cast<std::size_t>(p_.input_count), {nullptr, -1});
+    sincos_.assign(p_.nodes.size(), {{nullptr, nullptr}, -1});
+  }
+
+  // Node x's value in part k: computed there already, or read once, at its first use --
+  // a literal, an input, or an earlier part's value from its scratch slot.
+  llvm::Value* value_in_part(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* scratch, int x, int k) {
+    if (seen_[x] == k) return v_[x];
+    seen_[x] = k;
+    const ScalarNode& n = p_.nodes[x];
+    if (n.op == ScalarOp::Const) return v_[x] = constant(n.value);
+    if (n.op == ScalarOp::Input) {
+      auto& [load_of_part, part] = inputs_[n.a];
+      if (part != k) load_of_part = load(b, in, n.a), part = k;
+      return v_[x] = load_of_part;
+    }
+    return v_[x] = load(b, scratch, slot_[x]);  // an earlier part's
+  }
+
+  // The module's constant tables for lane parts, made at first use: the plan's literal
+  // tuples one after the other, and the blend masks (row m: lane l all ones iff bit l of m).
+  llvm::GlobalVariable* table(llvm::GlobalVariable*& global, const char* name, llvm::Constant* init) {
+    if (!global)
+      global = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                        fmt::format("{}.{}", name_, name));
+    global->setAlignment(llvm::Align(32));
+    return global;
+  }
+  llvm::Value* literal_row(llvm::IRBuilder<>& b, llvm::Type* vec, int row) {
+    if (literal_offset_.empty()) {
+      std::vector<double> all;
+      for (const std::vector<double>& r : plan_.literals) {
+        literal_offset_.push_back(static_cast<int>(all.size()));
+        all.insert(all.end(), r.begin(), r.end());
+      }
+      table(literals_, "lane.literals", llvm::ConstantDataArray::get(context_, all));
+    }
+    return b.CreateAlignedLoad(vec, b.CreateConstInBoundsGEP1_64(f64_, literals_, literal_offset_[row]),
+                               llvm::Align(alignof(double)));
+  }
+  llvm::Value* mask_row(llvm::IRBuilder<>& b, llvm::Type* vec, unsigned mask) {
+    if (!masks_) {
+      std::vector<std::uint64_t> rows;
+      for (unsigned m = 0; m < (1u << kMaxLanes); ++m)
+        for (int l = 0; l < kMaxLanes; ++l) rows.push_back(m >> l & 1 ? ~std::uint64_t{0} : 0);
+      table(masks_, "lane.masks", llvm::ConstantDataArray::get(context_, rows));
+    }
+    return b.CreateAlignedLoad(vec, b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), masks_, mask * kMaxLanes),
+                               llvm::Align(32));
+  }
+
+  // Lane part k: its groups (lanes.hpp), each a chain of W-wide steps
+  //   product = (lane factors) * (shared factor, W copies)
+  //   acc     = lane by lane: product (a lane's first term), acc + product, acc - product,
+  //             or acc (no term in this lane here) -- whole-vector results blended by masks
+  // then one vector store of the W outputs and, through scratch, a lane store for every
+  // other position of a root (a Gram entry's mirror). Only loads, stores, arithmetic and
+  // bitwise and/or of vectors: FastISel selects all of it (a shuffle or a splat would send
+  // the part to SelectionDAG, several times slower to compile).
+  void lane_body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
+    prepare_values();
+    const int d = k - plan_.scalar_parts;
+    for (const auto& [slot, x] : plan_.pack_fills[d]) {
+      llvm::Value* v = x == kOne ? constant(1.0) : x == kAbsent ? constant(0.0) : value_in_part(b, in, scratch, x, k);
+      store(b, v, scratch, slot);
+    }
+    for (int gi = plan_.group_begin[d]; gi < plan_.group_begin[d + 1]; ++gi) {
+      const LaneGroup& g = plan_.lanes.groups[gi];
+      const int w = g.width;
+      auto* vec = llvm::FixedVectorType::get(f64_, w);
+      auto* ivec = llvm::FixedVectorType::get(b.getInt64Ty(), w);
+      const auto operand = [&](const LlvmKernelPlan::Operand& o) -> llvm::Value* {
+        if (o.slot >= 0)
+          return b.CreateAlignedLoad(vec, b.CreateConstInBoundsGEP1_64(f64_, scratch, o.slot), llvm::Align(alignof(double)));
+        if (o.literal >= 0) return literal_row(b, vec, o.literal);
+        return nullptr;  // every factor 1
+      };
+      // a with the lanes of `mask` taken from c
+      const auto blend = [&](llvm::Value* a, llvm::Value* c, unsigned mask) -> llvm::Value* {
+        if (mask == (1u << w) - 1) return c;
+        llvm::Value* keep = b.CreateAnd(b.CreateBitCast(a, ivec), mask_row(b, ivec, ~mask & ((1u << w) - 1)));
+        llvm::Value* take = b.CreateAnd(b.CreateBitCast(c, ivec), mask_row(b, ivec, mask));
+        return b.CreateBitCast(b.CreateOr(keep, take), vec);
+      };
+      llvm::Value* acc = nullptr;
+      for (std::size_t si = 0; si < g.steps.size(); ++si) {
+        const LaneStep& s = g.steps[si];
+        const auto& [factors_at, shared_at] = plan_.operands[gi][si];
+        llvm::Value* factors = operand(factors_at);
+        llvm::Value* shared = operand(shared_at);
+        llvm::Value* product = !factors ? shared : !shared ? factors : b.CreateFMul(factors, shared);
+        unsigned first = 0, add = 0, sub = 0;
+        for (int l = 0; l < w; ++l) {
+          const LaneTerm& t = s.lane[l];
+          if (t.x == kAbsent) continue;
+          (t.first ? first : t.sub ? sub : add) |= 1u << l;
+        }
+        if (!acc) {
+          acc = product;  // a lane starting later takes its first product then
+          continue;
+        }
+        llvm::Value* next = acc;
+        if (add) next = blend(next, b.CreateFAdd(acc, product), add);
+        if (sub) next = blend(next, b.CreateFSub(acc, product), sub);
+        if (first) next = blend(next, product, first);
+        acc = next;
+      }
+      b.CreateAlignedStore(acc, b.CreateConstInBoundsGEP1_64(f64_, out, g.first_output), llvm::Align(alignof(double)));
+      bool spilled = false;
+      for (int l = 0; l < w; ++l)
+        for (int o : plan_.positions[g.root[l]]) {
+          if (o == g.first_output + l) continue;
+          if (!spilled) {
+            b.CreateAlignedStore(acc, b.CreateConstInBoundsGEP1_64(f64_, scratch, plan_.temp_slot), llvm::Align(alignof(double)));
+            spilled = true;
+          }
+          store(b, load(b, scratch, plan_.temp_slot + l), out, o);
+        }
+    }
+  }
+
   // The operations of part k (all of them when scratch is null), reading each input and
   // each earlier part's value once, at its first use in the part. Values are per part
   // (each part is its own function): `seen_` marks those of part k.
@@ -238,25 +486,9 @@ private:
       fmf.setAllowContract(true);
       b.setFastMathFlags(fmf);
     }
-    if (v_.empty()) {
-      v_.assign(p_.nodes.size(), nullptr);
-      seen_.assign(p_.nodes.size(), -1);
-      inputs_.assign(static_cast<std::size_t>(p_.input_count), {nullptr, -1});
-      sincos_.assign(p_.nodes.size(), {{nullptr, nullptr}, -1});
-    }
+    prepare_values();
     first_cold_ = nullptr;
-    const auto value = [&](int x) -> llvm::Value* {
-      if (seen_[x] == k) return v_[x];
-      seen_[x] = k;
-      const ScalarNode& n = p_.nodes[x];
-      if (n.op == ScalarOp::Const) return v_[x] = constant(n.value);
-      if (n.op == ScalarOp::Input) {
-        auto& [load_of_part, part] = inputs_[n.a];
-        if (part != k) load_of_part = load(b, in, n.a), part = k;
-        return v_[x] = load_of_part;
-      }
-      return v_[x] = load(b, scratch, slot_[x]);  // an earlier part's
-    };
+    const auto value = [&](int x) { return value_in_part(b, in, scratch, x, k); };
     std::vector<llvm::Value*>& v = v_;
     const int first = scratch ? begin_[k] : 0, last = scratch ? begin_[k + 1] : static_cast<int>(p_.nodes.size());
     // The sin and cos of the inputs (joint angles) the part's Sin and Cos nodes read, first
@@ -265,7 +497,7 @@ private:
     for (int x : specialise::trig_inputs(p_, first, last)) sincos_[x] = {sincos(b, value(x)), k};
     for (int i = first; i < last; ++i) {
       const ScalarNode& n = p_.nodes[i];
-      if (arity(n.op) == 0) continue;
+      if (arity(n.op) == 0 || part_[i] < 0) continue;
       llvm::Value* a = value(n.a);
       llvm::Value* c = arity(n.op) == 2 ? value(n.b) : nullptr;
       switch (n.op) {
@@ -288,6 +520,8 @@ private:
       }
       seen_[i] = k;
       if (scratch && slot_[i] >= 0) store(b, v[i], scratch, slot_[i]);
+      if (scratch)
+        for (int slot : plan_.pack_slots_of[i]) store(b, v[i], scratch, slot);
     }
     const auto output = [&](int i) {
       const int o = p_.outputs[i];
@@ -380,35 +614,49 @@ private:
   const std::string& name_;
   const ScalarProgram& p_;
   const LlvmOptions& options_;
+  const LlvmKernelPlan& plan_;
   llvm::LLVMContext& context_;
   llvm::Type* f64_;
   llvm::Type* ptr_;
-  std::vector<int> part_, slot_;         // per node: its part, its scratch slot (or -1)
-  std::vector<int> begin_;               // part k is nodes [begin_[k], begin_[k + 1])
-  std::vector<std::vector<int>> outputs_;  // per part: the outputs whose node it computes
-  int part_count_ = 1, slot_count_ = 0;
+  const std::vector<int>& part_;  // per node: its part (-1: a lane group's), ...
+  const std::vector<int>& slot_;  // ...its scratch slot (or -1)
+  const std::vector<int>& begin_;  // scalar part k is nodes [begin_[k], begin_[k + 1])
+  const std::vector<std::vector<int>>& outputs_;  // per scalar part: the outputs whose node it computes
+  const int part_count_, slot_count_;
   std::vector<llvm::Value*> v_;  // per node: its value in the part being built...
   std::vector<int> seen_;        // ...if seen_[node] is that part
   std::vector<std::pair<llvm::Value*, int>> inputs_;  // per input: its load, in which part
   // per node: the sin and cos of its value, in which part
   std::vector<std::pair<std::pair<llvm::Value*, llvm::Value*>, int>> sincos_;
   llvm::BasicBlock* first_cold_ = nullptr;  // of the function being built: cold blocks follow it
+  llvm::GlobalVariable* literals_ = nullptr;  // lane parts' tables (module-private)
+  llvm::GlobalVariable* masks_ = nullptr;
+  std::vector<int> literal_offset_;           // per literal row: its first element in literals_
 };
 
 }  // namespace
 
+std::shared_ptr<const LlvmKernelPlan> plan_llvm_kernel(const ScalarProgram& p, const LlvmOptions& options) {
+  return std::make_shared<const LlvmKernelPlan>(make_plan(p, options));
+}
+
+int part_count(const LlvmKernelPlan& plan) { return plan.part_count; }
+const LanePlan& lane_plan(const LlvmKernelPlan& plan) { return plan.lanes; }
+
 int part_count(const ScalarProgram& p, int part_ops) {
-  int ops = 0;
-  for (const ScalarNode& n : p.nodes) ops += arity(n.op) > 0 ? 1 : 0;
-  return part_ops > 0 && ops > 0 ? (ops + part_ops - 1) / part_ops : 1;
+  LlvmOptions options;
+  options.part_ops = part_ops;
+  return make_plan(p, options).part_count;
 }
 
 llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const ScalarProgram& p,
-                                   const LlvmOptions& options) {
+                                   const LlvmOptions& options, const LlvmKernelPlan* plan) {
   check_llvm_kernel(name, p);
   if (m.getNamedValue(name))
     throw UserError(fmt::format("emit-llvm: module '{}' already defines '{}'", m.getModuleIdentifier(), name));
-  return Emitter(m, name, p, options).emit();
+  if (plan) return Emitter(m, name, p, options, *plan).emit();
+  const LlvmKernelPlan own = make_plan(p, options);
+  return Emitter(m, name, p, options, own).emit();
 }
 
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,

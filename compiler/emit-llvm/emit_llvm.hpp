@@ -28,6 +28,12 @@
 //   superlinear in the size of a basic block, and a 40k-operation kernel is one block --
 //   split, it compiles several times faster and runs as fast (the values crossing a part
 //   boundary would be spilled anyway). The values are the same to the bit either way.
+// - With options.lanes >= 2 as well (and a split kernel), sums of products that share a
+//   factor term by term (lanes.hpp: a Gram matrix's entries) are computed `lanes` outputs
+//   at a time by lane parts NAME.partK after the scalar ones: <W x double> multiplies,
+//   adds and blends whose lanes perform each output's own operations in its own order, so
+//   the same bits again. Their factors lie side by side in scratch (stored there by the
+//   scalar part computing each), and the scalar parts skip what the groups compute.
 // - IEEE semantics, as the generated C++ at -O2: no fast-math flags, so no reassociation,
 //   no reciprocal tricks, no finite-math assumptions. FMA contraction is off unless
 //   `allow_contraction` (then fadd/fsub/fmul carry the `contract` flag and the code
@@ -54,6 +60,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include "emit-llvm/lanes.hpp"
 #include "specialise/scalar_program.hpp"
 
 namespace soa::emit {
@@ -61,6 +68,7 @@ namespace soa::emit {
 struct LlvmOptions {
   bool allow_contraction = false;  // mark fadd/fsub/fmul `contract` (FMA fusion allowed)
   int part_ops = 0;                // > 0: split kernels into parts of this many operations
+  int lanes = 0;                   // >= 2: lane groups of up to this many outputs (split kernels only)
   std::string tune_cpu;            // non-empty: the "tune-cpu" attribute of every function
   // A split kernel sliced over several modules, so that its parts compile concurrently
   // (jit.cpp): this module defines parts [first_part, end_part) (end_part < 0: to the
@@ -74,6 +82,13 @@ struct LlvmOptions {
 // How many parts emit_llvm_function() splits `p` into with this part_ops (1: unsplit).
 int part_count(const specialise::ScalarProgram& p, int part_ops);
 
+// A kernel's parts, scratch slots and lane groups under these options: computed once and
+// handed to emit_llvm_function() for each slice, which must all agree on them.
+struct LlvmKernelPlan;
+std::shared_ptr<const LlvmKernelPlan> plan_llvm_kernel(const specialise::ScalarProgram& p, const LlvmOptions& options);
+int part_count(const LlvmKernelPlan& plan);           // scalar and lane parts
+const LanePlan& lane_plan(const LlvmKernelPlan& plan);
+
 // A kernel as the LLVM back-end sees it: its function name and its code.
 using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;
 
@@ -83,8 +98,9 @@ void check_llvm_kernel(const std::string& name, const specialise::ScalarProgram&
 // Adds the kernel to `m` (see Contract) and returns it (nullptr for a slice without the
 // entry function). `m` should carry the target's data
 // layout and triple already when the IR is meant for one target (the JIT sets them).
+// `plan`, when given, must be plan_llvm_kernel(p, options) (slicing fields aside).
 llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const specialise::ScalarProgram& p,
-                                   const LlvmOptions& options = {});
+                                   const LlvmOptions& options = {}, const LlvmKernelPlan* plan = nullptr);
 
 // A module holding every kernel, verified.
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,

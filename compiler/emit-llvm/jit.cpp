@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -13,6 +16,7 @@
 #include <llvm/ExecutionEngine/Orc/IRCompileLayer.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -131,6 +135,12 @@ llvm::orc::JITTargetMachineBuilder target_builder(const Options& options) {
   // At -O0 FastISel is always on; above it replaces SelectionDAG, falling back to it for
   // whatever it cannot select.
   builder.getOptions().EnableFastISel = options.fast_isel;
+  // Small code model, position independent: a literal or a lane table is one RIP-relative
+  // operand, not a 64-bit address in a register first (the large model ORC picks by
+  // default), and FastISel selects it (it gives up on large-model addresses). JITLink
+  // (below) keeps each object's sections together and reaches libm through its GOT.
+  builder.setCodeModel(llvm::CodeModel::Small);
+  builder.setRelocationModel(llvm::Reloc::PIC_);
   return builder;
 }
 
@@ -196,6 +206,61 @@ private:
   std::shared_ptr<Record> record_;
 };
 
+emit::LlvmOptions llvm_options(const Options& options) {
+  emit::LlvmOptions lo;
+  lo.allow_contraction = options.allow_contraction;
+  lo.part_ops = options.part_ops;
+  lo.lanes = options.lanes;
+  lo.tune_cpu = tune_cpu(options);
+  return lo;
+}
+
+// Asynchronous lookups (each materialises what it names on the compile threads) and the
+// wait for all of them: every symbol found, or every error joined.
+class Lookups {
+public:
+  void request(llvm::orc::LLJIT& jit, llvm::orc::SymbolLookupSet symbols) {
+    {
+      const std::lock_guard<std::mutex> lock(state_->mutex);
+      ++state_->outstanding;
+    }
+    jit.getExecutionSession().lookup(
+        llvm::orc::LookupKind::Static, llvm::orc::makeJITDylibSearchOrder(&jit.getMainJITDylib()), std::move(symbols),
+        llvm::orc::SymbolState::Ready,
+        [state = state_](llvm::Expected<llvm::orc::SymbolMap> result) {
+          const std::lock_guard<std::mutex> lock(state->mutex);
+          if (result)
+            for (const auto& [symbol, address] : *result) state->found.insert({symbol, address});
+          else
+            state->error = llvm::joinErrors(std::move(state->error), result.takeError());
+          if (--state->outstanding == 0) state->done.notify_all();
+        },
+        llvm::orc::NoDependenciesToRegister);
+  }
+  llvm::Expected<llvm::orc::SymbolMap> wait() {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->done.wait(lock, [&] { return state_->outstanding == 0; });
+    if (state_->error) return std::move(state_->error);
+    return std::move(state_->found);
+  }
+  // Outstanding lookups still hold the state when an exception leaves compile() early.
+  ~Lookups() {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->done.wait(lock, [&] { return state_->outstanding == 0; });
+    llvm::consumeError(std::move(state_->error));
+  }
+
+private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable done;
+    int outstanding = 0;
+    llvm::orc::SymbolMap found;
+    llvm::Error error = llvm::Error::success();
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
 // A kernel as compile() sees it, whichever form the caller holds it in.
 struct KernelRef {
   const std::string& name;
@@ -205,7 +270,7 @@ struct KernelRef {
 void write_ir(const std::vector<KernelRef>& kernels, const Options& options, llvm::TargetMachine& tm) {
   llvm::LLVMContext context;
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
-  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, {options.allow_contraction, options.part_ops, tune_cpu(options)});
+  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, llvm_options(options));
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -233,7 +298,7 @@ struct Kernels::Impl {
   std::vector<std::string> names;
   std::vector<KernelFunction> functions;
   std::vector<KernelTiming> timings;
-  double total_seconds = 0;
+  double total_seconds = 0, cpu_seconds = 0;
 };
 
 Kernels::Kernels(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -257,6 +322,7 @@ KernelFunction Kernels::lookup(std::string_view name) const {
 std::vector<std::string> Kernels::names() const { return impl_->names; }
 const std::vector<KernelTiming>& Kernels::timings() const { return impl_->timings; }
 double Kernels::total_seconds() const { return impl_->total_seconds; }
+double Kernels::cpu_seconds() const { return impl_->cpu_seconds; }
 std::string Kernels::cpu() const { return impl_->tm->getTargetCPU().str(); }
 std::string Kernels::features() const { return impl_->tm->getTargetFeatureString().str(); }
 
@@ -264,6 +330,7 @@ namespace {
 
 Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   const Clock::time_point start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
   // Every check before any compilation: a bad kernel or option costs nothing.
   std::set<std::string> seen;
   for (const auto& [name, program] : kernels) {
@@ -282,6 +349,11 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
                        .setJITTargetMachineBuilder(builder)
                        // 0: materialise on the thread that looks symbols up.
                        .setNumCompileThreads(threads > 1 ? threads : 0)
+                       // JITLink, not RuntimeDyld: the small code model needs its linking.
+                       .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
+                                                         -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                         return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+                       })
                        .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
                                                       -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
                          return std::make_unique<TimedCompiler>(std::move(b), record);
@@ -317,20 +389,32 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
 
   // One module (and context) per kernel: each is optimised and compiled on its own --
   // concurrently with the others when there are compile threads -- and timed on its own.
-  llvm::orc::SymbolLookupSet symbols;
-  for (const auto& [name, program] : kernels) {
-    KernelTiming timing;
+  // Materialisation is lazy: a lookup runs the passes and the code generator. One lookup
+  // per kernel, issued as soon as all its modules are in, so the compile threads start on
+  // it while the next kernel is emitted; the largest kernels first, the long poles.
+  Lookups lookups;
+  std::vector<std::size_t> order(kernels.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return kernels[a].program.nodes.size() > kernels[b].program.nodes.size();
+  });
+  impl->timings.resize(kernels.size());
+  for (std::size_t index : order) {
+    const auto& [name, program] = kernels[index];
+    KernelTiming& timing = impl->timings[index];
     timing.name = name;
     timing.ops = specialise::count_ops(program).total();
     const Clock::time_point t = Clock::now();
     // Slices of about module_ops operations, each a module of its own (the first holds the
     // entry function), so that the parts of one large kernel compile concurrently too.
-    const int parts = emit::part_count(program, options.part_ops);
+    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, llvm_options(options));
+    const int parts = emit::part_count(*plan);
     const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
                                ? std::max(1, options.module_ops / options.part_ops)
                                : parts;
+    llvm::orc::SymbolLookupSet symbols;
     for (int first = 0; first < parts; first += per_module) {
-      emit::LlvmOptions lo{options.allow_contraction, options.part_ops, tune_cpu(options)};
+      emit::LlvmOptions lo = llvm_options(options);
       if (per_module < parts) {
         lo.first_part = first;
         lo.end_part = first + per_module;
@@ -341,23 +425,24 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
                                               *context);
       m->setDataLayout(jit.getDataLayout());
       m->setTargetTriple(jit.getTargetTriple().str());
-      emit::emit_llvm_function(*m, name, program, lo);
+      emit::emit_llvm_function(*m, name, program, lo, plan.get());
       emit::verify(*m);
-      take(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+      // Into the transform layer itself, not through addIRModule: with compile threads,
+      // LLJIT's entry layer clones every module into a fresh context before compiling it
+      // (through bitcode: a fifth of the compile time here), for modules that share one.
+      // Ours each own theirs, and have no static constructors for that layer to run.
+      take(jit.getIRTransformLayer().add(jit.getMainJITDylib(),
+                                         llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
            fmt::format("adding kernel '{}'", name));
       if (first > 0) symbols.add(jit.mangleAndIntern(fmt::format("{}.part{}", name, first)));
     }
-    timing.emit_seconds = seconds_since(t);
-    impl->timings.push_back(std::move(timing));
     symbols.add(jit.mangleAndIntern(name));
+    timing.emit_seconds = seconds_since(t);
+    lookups.request(jit, std::move(symbols));
   }
-  // Materialisation is lazy: one lookup of every kernel runs the passes and the code
-  // generator for all modules, now, inside the timed region.
-  const llvm::orc::SymbolMap found =
-      take(jit.getExecutionSession().lookup(llvm::orc::makeJITDylibSearchOrder(&jit.getMainJITDylib()), std::move(symbols)),
-           "compiling the kernels");
+  const llvm::orc::SymbolMap found = take(lookups.wait(), "compiling the kernels");
   const std::lock_guard<std::mutex> lock(record->mutex);
-  for (KernelTiming& timing : impl->timings) {
+  for (KernelTiming& timing : impl->timings) {  // in the caller's order
     const auto symbol = found.find(jit.mangleAndIntern(timing.name));
     if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
     for (const auto& [module, e] : record->modules) {  // the kernel's module and its slices
@@ -370,6 +455,7 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
     impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
   }
   impl->total_seconds = seconds_since(start);
+  impl->cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   if (!options.ir_file.empty()) write_ir(kernels, options, *impl->tm);
   return Kernels(std::move(impl));
 }

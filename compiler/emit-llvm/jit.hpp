@@ -35,7 +35,16 @@
 //     per cent (the Jacobian, mostly stores, 25% slower);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
 //     model, same run time;
-//   * one compile thread per hardware thread (kernels and slices compile concurrently).
+//   * one compile thread per hardware thread (kernels and slices compile concurrently),
+//     each kernel's compilation started as soon as its modules are emitted, the largest
+//     first; modules go straight to the transform layer, not through LLJIT's entry layer,
+//     which would copy each into a new context first (a fifth of the time);
+//   * lanes 4: a Gram-form kernel's entries four at a time (lanes.hpp) -- Lambda's
+//     instructions -25%, all kernels' compile CPU time -15%;
+//   * small code model, position-independent code, linked by JITLink: a literal is one
+//     RIP-relative operand, and FastISel selects the lane parts, which under the large
+//     model (ORC's default) it hands to SelectionDAG: -15%.
+//   Together (talos_full, 13 tips, 2 vCPUs): 1.45 s -> 0.95 s wall, 3.2 s -> 1.75 s CPU.
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower; the basic register
 //   allocator 20% faster, for code ~10% slower.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
@@ -72,6 +81,9 @@ struct Options {
   // (clang -O2's pipeline), "function(instcombine,early-cse)", ...
   std::string passes;
   int part_ops = 250;              // split kernels into functions of about this many operations; 0: never
+  // Compute sums of products sharing a factor per term (a Gram matrix's entries) this many
+  // outputs at a time (emit_llvm.hpp, lanes.hpp); 0 or 1: one at a time.
+  int lanes = 4;
   // Slice split kernels into modules of about this many operations (whole parts), compiled
   // concurrently like separate kernels; 0: one module per kernel.
   int module_ops = 5000;
@@ -114,6 +126,7 @@ public:
   // their times add up to more than the wall clock.
   const std::vector<KernelTiming>& timings() const;
   double total_seconds() const;  // compile() wall clock: JIT set-up, emission, optimisation, code generation, linking
+  double cpu_seconds() const;    // the process's CPU time during compile(), all threads
   std::string cpu() const;       // the CPU code was generated for ("znver3", "x86-64-v3", ...)
   std::string features() const;  // its feature string, as LLVM spells it
 

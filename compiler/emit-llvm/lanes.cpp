@@ -1,0 +1,285 @@
+#include "emit-llvm/lanes.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace soa::emit {
+
+using specialise::arity;
+using specialise::ScalarNode;
+using specialise::ScalarOp;
+using specialise::ScalarProgram;
+
+namespace {
+
+struct Term {
+  int node;
+  bool sub;
+};
+
+// What the planner knows of the program: node uses (operand references) and which nodes
+// are outputs.
+struct Facts {
+  const ScalarProgram& p;
+  std::vector<int> uses;
+  std::vector<char> output;
+
+  explicit Facts(const ScalarProgram& program) : p(program), uses(program.nodes.size(), 0), output(program.nodes.size(), 0) {
+    for (const ScalarNode& n : p.nodes) {
+      if (arity(n.op) >= 1) ++uses[n.a];
+      if (arity(n.op) == 2) ++uses[n.b];
+    }
+    for (int o : p.outputs) output[o] = 1;
+  }
+
+  ScalarOp op(int x) const { return p.nodes[x].op; }
+  // A link of some chain: an Add or Sub whose one use is the next link, and nothing else.
+  bool link(int x) const { return (op(x) == ScalarOp::Add || op(x) == ScalarOp::Sub) && uses[x] == 1 && !output[x]; }
+};
+
+// The root's terms in evaluation order and the chain's Add/Sub nodes; false when the root
+// is not a left-deep chain in the sense of the Contract. `pair`: the chain starts t1 + t2,
+// which is t2 + t1 to the bit -- the first two terms may be taken in either order.
+bool linearise(const Facts& f, int root, std::vector<Term>& terms, std::vector<int>& links, bool& pair) {
+  terms.clear();
+  links.clear();
+  pair = false;
+  int n = root;
+  for (;;) {
+    const ScalarNode& node = f.p.nodes[n];
+    if (node.op == ScalarOp::Sub) {
+      links.push_back(n);
+      terms.push_back({node.b, true});
+      if (f.link(node.a)) {
+        n = node.a;
+        continue;
+      }
+      terms.push_back({node.a, false});
+      break;
+    }
+    if (node.op == ScalarOp::Add) {
+      links.push_back(n);
+      const bool la = f.link(node.a), lb = f.link(node.b);
+      if (la && lb) return false;  // a tree, not a chain
+      if (la || lb) {
+        terms.push_back({la ? node.b : node.a, false});
+        n = la ? node.a : node.b;
+        continue;
+      }
+      terms.push_back({node.b, false});
+      terms.push_back({node.a, false});
+      pair = true;
+      break;
+    }
+    terms.push_back({n, false});  // a chain of one term
+    break;
+  }
+  std::reverse(terms.begin(), terms.end());
+  return true;
+}
+
+struct Factored {
+  int key;  // the shared factor (a node, or kOne for a literal term)
+  int x;    // the lane's factor (a node, or kOne)
+  bool sub;
+};
+
+// One group of `width` roots, or none.
+bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::vector<int>& links_out,
+                std::vector<int>& products_out) {
+  std::vector<std::vector<Term>> terms(width);
+  std::vector<int> links;
+  std::array<bool, kMaxLanes> pair{};
+  links_out.clear();
+  products_out.clear();
+  for (int l = 0; l < width; ++l) {
+    if (!linearise(f, roots[l], terms[l], links, pair[l])) return false;
+    links_out.insert(links_out.end(), links.begin(), links.end());
+  }
+  // How many lanes mention each node as a term or a factor of one: a factor in two or
+  // more lanes is what they share.
+  std::map<int, int> lanes_with;
+  for (int l = 0; l < width; ++l) {
+    std::vector<int> mentioned;
+    for (const Term& t : terms[l]) {
+      const ScalarNode& n = f.p.nodes[t.node];
+      if (n.op == ScalarOp::Mul) {
+        mentioned.push_back(n.a);
+        mentioned.push_back(n.b);
+      } else {
+        mentioned.push_back(t.node);
+      }
+    }
+    std::sort(mentioned.begin(), mentioned.end());
+    mentioned.erase(std::unique(mentioned.begin(), mentioned.end()), mentioned.end());
+    for (int m : mentioned) ++lanes_with[m];
+  }
+  const auto count = [&](int x) { return lanes_with.at(x); };
+  std::vector<std::vector<Factored>> lane(width);
+  for (int l = 0; l < width; ++l) {
+    for (const Term& t : terms[l]) {
+      const ScalarNode& n = f.p.nodes[t.node];
+      Factored fa{t.node, kOne, t.sub};
+      if (n.op == ScalarOp::Const) {
+        fa = {kOne, t.node, t.sub};
+      } else if (n.op == ScalarOp::Mul) {
+        products_out.push_back(t.node);
+        const int ca = count(n.a), cb = count(n.b);
+        // The factor more lanes share; between equals, a literal is the lane's own (it
+        // becomes a constant vector), else the later node is the shared one.
+        bool a_shared = ca > cb || (ca == cb && f.op(n.b) == ScalarOp::Const && f.op(n.a) != ScalarOp::Const) ||
+                        (ca == cb && f.op(n.a) != ScalarOp::Const && f.op(n.b) != ScalarOp::Const && n.a > n.b);
+        fa = a_shared ? Factored{n.a, n.b, t.sub} : Factored{n.b, n.a, t.sub};
+      }
+      lane[l].push_back(fa);
+    }
+    std::vector<int> keys;
+    for (const Factored& fa : lane[l]) keys.push_back(fa.key);
+    std::sort(keys.begin(), keys.end());
+    if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) return false;  // a factor twice in one lane
+  }
+  // One order of the steps that every lane's order respects (Kahn's algorithm; among the
+  // ready keys the one earliest in the lanes, so a plan is deterministic).
+  std::map<int, std::pair<int, int>> rank;  // key -> (position, lane) of its first mention
+  std::map<int, std::vector<int>> next;
+  std::map<int, int> before;
+  for (int l = 0; l < width; ++l)
+    for (std::size_t k = 0; k < lane[l].size(); ++k) {
+      const int key = lane[l][k].key;
+      const std::pair<int, int> r{static_cast<int>(k), l};
+      auto [it, fresh] = rank.emplace(key, r);
+      if (!fresh) it->second = std::min(it->second, r);
+      before.emplace(key, 0);
+      // t(k-1) before t(k), except between the first two of a pair; both come before t3.
+      if (k > 0 && !(pair[l] && k == 1)) {
+        next[lane[l][k - 1].key].push_back(key);
+        ++before[key];
+      }
+      if (pair[l] && k == 2) {
+        next[lane[l][0].key].push_back(key);
+        ++before[key];
+      }
+    }
+  std::vector<int> order;
+  std::vector<int> ready;
+  for (const auto& [key, n] : before)
+    if (n == 0) ready.push_back(key);
+  while (!ready.empty()) {
+    const auto best = std::min_element(ready.begin(), ready.end(), [&](int a, int b) { return rank[a] < rank[b]; });
+    const int key = *best;
+    ready.erase(best);
+    order.push_back(key);
+    for (int m : next[key])
+      if (--before[m] == 0) ready.push_back(m);
+  }
+  if (order.size() != before.size()) return false;  // the lanes disagree on the order
+  int terms_total = 0;
+  for (int l = 0; l < width; ++l) terms_total += static_cast<int>(lane[l].size());
+  // Worth it: at least two terms a step, three a lane (a short chain costs more to pack
+  // than to compute).
+  if (terms_total < 2 * static_cast<int>(order.size()) || terms_total < 3 * width) return false;
+
+  g = LaneGroup{};
+  g.width = width;
+  for (int l = 0; l < width; ++l) g.root[l] = roots[l];
+  std::map<int, int> step_of;
+  for (int key : order) {
+    step_of[key] = static_cast<int>(g.steps.size());
+    g.steps.push_back(LaneStep{key, {}});
+  }
+  for (int l = 0; l < width; ++l) {
+    if (pair[l] && step_of[lane[l][1].key] < step_of[lane[l][0].key]) std::swap(lane[l][0], lane[l][1]);
+    for (std::size_t k = 0; k < lane[l].size(); ++k) {
+      const Factored& fa = lane[l][k];
+      g.steps[step_of[fa.key]].lane[l] = LaneTerm{fa.x, fa.sub, k == 0};
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+LanePlan plan_lanes(const ScalarProgram& p, int width) {
+  LanePlan plan;
+  const int size = static_cast<int>(p.nodes.size());
+  plan.removed.assign(size, 0);
+  width = std::min(width, kMaxLanes);
+  if (width < 2) return plan;
+  const Facts f(p);
+  // A root at its last output position (Contract).
+  std::vector<int> last(size, -1);
+  for (std::size_t o = 0; o < p.outputs.size(); ++o) last[p.outputs[o]] = static_cast<int>(o);
+  const auto considered = [&](int o) {
+    const int n = p.outputs[o];
+    const ScalarOp op = p.nodes[n].op;
+    return last[n] == o && f.uses[n] == 0 && (op == ScalarOp::Add || op == ScalarOp::Sub || op == ScalarOp::Mul);
+  };
+  std::vector<char> candidate(size, 0), needed(size, 0);
+  std::vector<int> links, products;
+  // Lanes out[i .. i+w): planned and recorded, or not.
+  const auto try_group = [&](int i, int w) {
+    int roots[kMaxLanes];
+    for (int l = 0; l < w; ++l) roots[l] = p.outputs[i + l];
+    LaneGroup g;
+    if (!plan_group(f, roots, w, g, links, products)) return false;
+    g.first_output = i;
+    for (int x : links) candidate[x] = 1;
+    for (int x : products)
+      if (!f.output[x]) candidate[x] = 1;
+    for (int l = 0; l < w; ++l) candidate[roots[l]] = 1;
+    for (const LaneStep& s : g.steps) {
+      if (s.shared >= 0) needed[s.shared] = 1;
+      for (int l = 0; l < w; ++l) {
+        if (s.lane[l].x >= 0) needed[s.lane[l].x] = 1;
+        plan.terms += s.lane[l].x != kAbsent ? 1 : 0;
+      }
+    }
+    plan.steps += static_cast<int>(g.steps.size());
+    plan.groups.push_back(std::move(g));
+    return true;
+  };
+  const std::vector<int> widths = width > 2 ? std::vector<int>{width, 2} : std::vector<int>{2};
+  const int outputs = static_cast<int>(p.outputs.size());
+  for (int o = 0; o < outputs;) {
+    if (!considered(o)) {
+      ++o;
+      continue;
+    }
+    int end = o;  // the run [o, end)
+    while (end < outputs && considered(end)) ++end;
+    for (int i = o; i < end;) {
+      int taken = 0;
+      for (int w : widths)
+        if (!taken && i + w <= end && try_group(i, w)) taken = w;
+      i += taken ? taken : 1;
+    }
+    o = end;
+  }
+  // Removed: a candidate no group reads whose every user is removed (users come later).
+  std::vector<int> live_users(size, 0);
+  for (int i = size - 1; i >= 0; --i) {
+    const ScalarNode& n = p.nodes[i];
+    plan.removed[i] = candidate[i] && !needed[i] && live_users[i] == 0;
+    if (!plan.removed[i]) {
+      if (arity(n.op) >= 1) ++live_users[n.a];
+      if (arity(n.op) == 2) ++live_users[n.b];
+    }
+  }
+  return plan;
+}
+
+std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vector<double>& value) {
+  std::array<double, kMaxLanes> acc{};
+  for (const LaneStep& s : g.steps)
+    for (int l = 0; l < g.width; ++l) {
+      const LaneTerm& t = s.lane[l];
+      if (t.x == kAbsent) continue;
+      const double x = t.x == kOne ? 1.0 : value[t.x];
+      const double product = s.shared == kOne ? x : x * value[s.shared];
+      acc[l] = t.first ? product : t.sub ? acc[l] - product : acc[l] + product;
+    }
+  return acc;
+}
+
+}  // namespace soa::emit

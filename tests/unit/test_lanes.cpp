@@ -1,0 +1,259 @@
+// Lane groups (compiler/emit-llvm/lanes.hpp): sums of products sharing a factor per term
+// are found W at a time, every lane computes exactly its own output's operations in its
+// own order (the same bits as the SSA interpreter, in the plan's own evaluation and in
+// JIT-compiled code), and what is not such a sum is left alone.
+#include <catch2/catch.hpp>
+
+#ifndef SOA_HAVE_LLVM_JIT
+
+TEST_CASE("lane groups: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[lanes]") {
+  WARN("the LLVM back-end is not built (SOA_WITH_LLVM=OFF): nothing to test");
+}
+
+#else
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "emit-llvm/emit_llvm.hpp"
+#include "emit-llvm/jit.hpp"
+#include "emit-llvm/lanes.hpp"
+#include "exec/constants.hpp"
+#include "specialise/specialise.hpp"
+#include "support/pipeline.hpp"
+
+namespace {
+
+using namespace soa;
+using specialise::ScalarNode;
+using specialise::ScalarOp;
+using specialise::ScalarProgram;
+
+struct Builder {
+  ScalarProgram p;
+  explicit Builder(int inputs) { p.input_count = inputs; }
+  int add(ScalarOp op, int a = -1, int b = -1, double value = 0.0) {
+    p.nodes.push_back(ScalarNode{op, a, b, value, -1});
+    return static_cast<int>(p.nodes.size()) - 1;
+  }
+  int in(int i) { return add(ScalarOp::Input, i); }
+  int lit(double x) { return add(ScalarOp::Const, -1, -1, x); }
+};
+
+// What the row factor a_i[k] of a Gram-like program is.
+enum class Factor { Input, Absent, Literal, One };
+
+// out(i,j) = sum_k a_i[k] w_j[k] for i <= j, mirrored (column-major, n x n), as the
+// tracer leaves a Gram matrix: absent terms (a zero factor), literal and unit factors,
+// subtracted terms, a literal term at the end, operands in either order.
+ScalarProgram gram_like(std::mt19937_64& rng, int n, int depth) {
+  Builder b(2 * n * depth);
+  std::uniform_int_distribution<int> percent(0, 99);
+  std::uniform_real_distribution<double> value(-2.0, 2.0);
+  std::vector<std::vector<int>> a(n, std::vector<int>(depth)), w(n, std::vector<int>(depth));
+  std::vector<std::vector<Factor>> kind(n, std::vector<Factor>(depth));
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < depth; ++k) {
+      const int r = percent(rng);
+      kind[i][k] = r < 70 ? Factor::Input : r < 80 ? Factor::Absent : r < 90 ? Factor::Literal : Factor::One;
+      a[i][k] = kind[i][k] == Factor::Input ? b.in(i * depth + k) : kind[i][k] == Factor::Literal ? b.lit(value(rng)) : -1;
+      // w: computed values (as W A e_j is), so that they are read from scratch
+      w[i][k] = b.add(ScalarOp::Mul, b.in(n * depth + i * depth + k), b.lit(1.5));
+    }
+  std::vector<int> entry(n * n, -1);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i) {
+      int acc = -1;
+      for (int k = 0; k < depth; ++k) {
+        if (kind[i][k] == Factor::Absent) continue;
+        int term = w[j][k];
+        if (kind[i][k] != Factor::One)
+          term = percent(rng) < 50 ? b.add(ScalarOp::Mul, a[i][k], w[j][k]) : b.add(ScalarOp::Mul, w[j][k], a[i][k]);
+        if (acc < 0) {
+          acc = term;
+        } else if (percent(rng) < 20) {
+          acc = b.add(ScalarOp::Sub, acc, term);
+        } else {
+          acc = percent(rng) < 50 ? b.add(ScalarOp::Add, acc, term) : b.add(ScalarOp::Add, term, acc);
+        }
+      }
+      if (percent(rng) < 10) acc = acc < 0 ? b.lit(value(rng)) : b.add(ScalarOp::Add, acc, b.lit(value(rng)));
+      if (acc < 0) acc = b.lit(0.0);
+      entry[j * n + i] = entry[i * n + j] = acc;
+    }
+  b.p.outputs = entry;
+  specialise::check(b.p);
+  return b.p;
+}
+
+std::vector<double> random_vector(std::mt19937_64& rng, int n) {
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+// Every node's value, as the interpreter has it.
+std::vector<double> node_values(const ScalarProgram& p, const std::vector<double>& in) {
+  ScalarProgram all = p;
+  all.outputs.clear();
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) all.outputs.push_back(static_cast<int>(i));
+  std::vector<double> v(all.outputs.size());
+  specialise::evaluate(all, in.data(), v.data());
+  return v;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The plan's invariants, and its lanes evaluated one by one against the interpreter.
+void check_plan(const ScalarProgram& p, const emit::LanePlan& plan, const std::vector<double>& in) {
+  const std::vector<double> v = node_values(p, in);
+  for (const emit::LaneGroup& g : plan.groups) {
+    const std::array<double, emit::kMaxLanes> lanes = emit::evaluate_group(g, v);
+    for (int l = 0; l < g.width; ++l) {
+      INFO("group at out[" << g.first_output << "], lane " << l);
+      CHECK(p.outputs[g.first_output + l] == g.root[l]);
+      CHECK(same_bits(lanes[l], v[g.root[l]]));
+      CHECK(plan.removed[g.root[l]]);
+    }
+    for (const emit::LaneStep& s : g.steps) {  // what the groups read is still computed
+      if (s.shared >= 0) CHECK_FALSE(plan.removed[s.shared]);
+      for (int l = 0; l < g.width; ++l)
+        if (s.lane[l].x >= 0) CHECK_FALSE(plan.removed[s.lane[l].x]);
+    }
+  }
+  // A removed node is used by removed nodes only and is no output but a group's root.
+  std::vector<char> root(p.nodes.size(), 0);
+  for (const emit::LaneGroup& g : plan.groups)
+    for (int l = 0; l < g.width; ++l) root[g.root[l]] = 1;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (plan.removed[i]) continue;
+    if (specialise::arity(n.op) >= 1) CHECK_FALSE(plan.removed[n.a]);
+    if (specialise::arity(n.op) == 2) CHECK_FALSE(plan.removed[n.b]);
+  }
+  for (int o : p.outputs)
+    if (plan.removed[o]) CHECK(root[o]);
+}
+
+// JIT-compiled with lane groups, split so that they are used: the interpreter's bits.
+void check_jit(const ScalarProgram& p, const std::vector<double>& in, int lanes, int part_ops) {
+  jit::Options o;
+  o.lanes = lanes;
+  o.part_ops = part_ops;
+  o.threads = 1;
+  const jit::Kernels k = jit::compile({{"gram", p}}, o);
+  std::vector<double> got(p.outputs.size(), -1.0), expected(p.outputs.size());
+  k.lookup("gram")(in.data(), got.data());
+  specialise::evaluate(p, in.data(), expected.data());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("out[" << i << "] = " << got[i] << ", interpreter " << expected[i]);
+    CHECK(same_bits(got[i], expected[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a Gram matrix's entries are computed W at a time, each lane as its own output", "[lanes]") {
+  std::mt19937_64 rng(11);
+  int groups = 0, four = 0, masked = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const ScalarProgram p = gram_like(rng, 9, 7);
+    const std::vector<double> in = random_vector(rng, p.input_count);
+    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    check_plan(p, plan, in);
+    groups += static_cast<int>(plan.groups.size());
+    for (const emit::LaneGroup& g : plan.groups) {
+      four += g.width == 4;
+      for (const emit::LaneStep& s : g.steps)
+        for (int l = 0; l < g.width; ++l) masked += s.lane[l].x == emit::kAbsent;
+    }
+    if (trial < 6) check_jit(p, in, trial % 2 ? 4 : 2, 1 + 37 * trial);
+  }
+  // The property above would hold of an empty plan: the groups are there, wide ones
+  // among them, and lanes without a term at some steps (blended).
+  // ...and the LLVM back-end computes them as vectors, in lane parts after the scalar ones.
+  std::mt19937_64 again(11);
+  llvm::LLVMContext context;
+  emit::LlvmOptions split;
+  split.part_ops = 50;
+  split.lanes = 4;
+  const std::string ir = emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
+  CHECK(ir.find("fmul <4 x double>") != std::string::npos);
+  split.lanes = 0;
+  const std::string scalar = emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
+  CHECK(scalar.find("<4 x double>") == std::string::npos);
+  INFO(groups << " groups, " << four << " of them 4 wide, " << masked << " absent lane terms");
+  CHECK(groups > 40);
+  CHECK(four > 20);
+  CHECK(masked > 50);
+}
+
+TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]") {
+  SECTION("a root another node uses") {
+    Builder b(8);
+    std::vector<int> roots;
+    for (int l = 0; l < 4; ++l) {
+      const int s = b.in(4);
+      roots.push_back(b.add(ScalarOp::Add, b.add(ScalarOp::Mul, b.in(l), s), b.add(ScalarOp::Mul, b.in(l + 1), b.in(5))));
+    }
+    const int user = b.add(ScalarOp::Mul, roots[1], roots[2]);
+    b.p.outputs = {roots[0], roots[1], roots[2], roots[3], user};
+    const emit::LanePlan plan = emit::plan_lanes(b.p, 4);
+    for (const emit::LaneGroup& g : plan.groups)
+      for (int l = 0; l < g.width; ++l) CHECK(g.root[l] != roots[1]);
+  }
+  SECTION("lanes whose terms come in conflicting orders") {
+    // (x0 s + x1 t) + x2 u and (y0 u + y1 s) + y2 t: t before u in one, after it in the other
+    Builder b(9);
+    const int s = b.in(6), t = b.in(7), u = b.in(8);
+    const auto product = [&](int x, int f) { return b.add(ScalarOp::Mul, b.in(x), f); };
+    const int first = b.add(ScalarOp::Add, b.add(ScalarOp::Add, product(0, s), product(1, t)), product(2, u));
+    const int second = b.add(ScalarOp::Add, b.add(ScalarOp::Add, product(3, u), product(4, s)), product(5, t));
+    b.p.outputs = {first, second};
+    CHECK(emit::plan_lanes(b.p, 2).groups.empty());
+    // ...while x0 s + x1 t and y0 t + y1 s are one group: a + b is b + a
+    Builder c(6);
+    const int s2 = c.in(4), t2 = c.in(5);
+    const auto product2 = [&](int x, int f) { return c.add(ScalarOp::Mul, c.in(x), f); };
+    c.p.outputs = {c.add(ScalarOp::Add, c.add(ScalarOp::Add, product2(0, s2), product2(1, t2)), c.lit(1.0)),
+                   c.add(ScalarOp::Add, c.add(ScalarOp::Add, product2(2, t2), product2(3, s2)), c.lit(2.0))};
+    const emit::LanePlan plan = emit::plan_lanes(c.p, 2);
+    REQUIRE(plan.groups.size() == 1);
+    std::mt19937_64 rng(1);
+    check_plan(c.p, plan, random_vector(rng, c.p.input_count));
+  }
+  SECTION("no lanes asked for") {
+    std::mt19937_64 rng(3);
+    const ScalarProgram p = gram_like(rng, 6, 5);
+    const emit::LanePlan plan = emit::plan_lanes(p, 1);
+    CHECK(plan.groups.empty());
+    for (char r : plan.removed) CHECK_FALSE(r);
+  }
+}
+
+TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
+  // talos_reduced with a free flyer: calM^-1 and Lambda end in their Gram form (lower.hpp).
+  const Robot robot = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+  const auto constants = exec::make_constants(robot, robot.default_tips());
+  for (const auto& k : lower::standard_kernels()) {
+    if (k.name != "mass_matrix_inverse" && k.name != "lambda") continue;
+    const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
+    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    int muls = 0, removed_muls = 0;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i)
+      if (p.nodes[i].op == ScalarOp::Mul) {
+        ++muls;
+        removed_muls += plan.removed[i];
+      }
+    INFO(k.name << ": " << removed_muls << " of " << muls << " products in " << plan.groups.size() << " groups, "
+                << plan.terms << " terms in " << plan.steps << " steps");
+    CHECK(removed_muls > muls / 4);
+    CHECK(plan.terms > 3 * plan.steps);
+    std::mt19937_64 rng(5);
+    check_plan(p, plan, random_vector(rng, p.input_count));
+  }
+}
+
+#endif
