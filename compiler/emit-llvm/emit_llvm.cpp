@@ -100,7 +100,9 @@ struct LlvmKernelPlan {
   // Per lane part: the slots it fills first -- inputs and literals in tuples that also hold
   // computed values -- as (slot, node or kOne or kAbsent).
   std::vector<std::vector<std::pair<int, int>>> pack_fills;
-  int temp_slot = -1;  // kMaxLanes slots through which a lane part takes a vector apart
+  // Per group: W slots for its result when a root has other output positions (a Gram
+  // entry's mirror), copied from there at the end of the lane part; -1: none.
+  std::vector<int> result_slot;
   std::vector<std::vector<int>> positions;  // per root: every output position it is stored to
 };
 
@@ -233,8 +235,12 @@ LlvmKernelPlan make_plan(const ScalarProgram& p, const LlvmOptions& options) {
         operands.push_back({operand(factors, d), operand(shared, d)});
       }
     }
-  plan.temp_slot = plan.slot_count;
-  plan.slot_count += kMaxLanes;
+  for (const LaneGroup& g : plan.lanes.groups) {
+    bool mirrored = false;
+    for (int l = 0; l < g.width; ++l) mirrored = mirrored || plan.positions[g.root[l]].size() > 1;
+    plan.result_slot.push_back(mirrored ? plan.slot_count : -1);
+    if (mirrored) plan.slot_count += g.width;
+  }
   return plan;
 }
 
@@ -411,8 +417,9 @@ private:
   //   product = (lane factors) * (shared factor, W copies)
   //   acc     = lane by lane: product (a lane's first term), acc + product, acc - product,
   //             or acc (no term in this lane here) -- whole-vector results blended by masks
-  // then one vector store of the W outputs and, through scratch, a lane store for every
-  // other position of a root (a Gram entry's mirror). Only loads, stores, arithmetic and
+  // then one vector store of the W outputs, and one into scratch when a root has other
+  // positions (a Gram entry's mirror), copied lane by lane at the end of the part: read
+  // back at once, the narrow loads of a wide store would stall store-to-load forwarding. Only loads, stores, arithmetic and
   // bitwise and/or of vectors: FastISel selects all of it (a shuffle or a splat would send
   // the part to SelectionDAG, several times slower to compile).
   void lane_body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
@@ -464,16 +471,15 @@ private:
         acc = next;
       }
       b.CreateAlignedStore(acc, b.CreateConstInBoundsGEP1_64(f64_, out, g.first_output), llvm::Align(alignof(double)));
-      bool spilled = false;
-      for (int l = 0; l < w; ++l)
-        for (int o : plan_.positions[g.root[l]]) {
-          if (o == g.first_output + l) continue;
-          if (!spilled) {
-            b.CreateAlignedStore(acc, b.CreateConstInBoundsGEP1_64(f64_, scratch, plan_.temp_slot), llvm::Align(alignof(double)));
-            spilled = true;
-          }
-          store(b, load(b, scratch, plan_.temp_slot + l), out, o);
-        }
+      if (plan_.result_slot[gi] >= 0)
+        b.CreateAlignedStore(acc, b.CreateConstInBoundsGEP1_64(f64_, scratch, plan_.result_slot[gi]),
+                             llvm::Align(alignof(double)));
+    }
+    for (int gi = plan_.group_begin[d]; gi < plan_.group_begin[d + 1]; ++gi) {
+      const LaneGroup& g = plan_.lanes.groups[gi];
+      for (int l = 0; l < g.width; ++l)
+        for (int o : plan_.positions[g.root[l]])
+          if (o != g.first_output + l) store(b, load(b, scratch, plan_.result_slot[gi] + l), out, o);
     }
   }
 
@@ -555,7 +561,11 @@ private:
     const auto add = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFAdd(l, r); };
     const auto sub = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFSub(l, r); };
     const auto mul = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFMul(l, r); };
-    llvm::Value* in_range = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), lit(c::fast_bound));
+    // |x| by clearing the sign bit, not llvm.fabs: FastISel selects integer and-masks but
+    // not that intrinsic, and would hand the block to SelectionDAG.
+    llvm::Value* magnitude = b.CreateBitCast(
+        b.CreateAnd(b.CreateBitCast(x, b.getInt64Ty()), b.getInt64(0x7fffffffffffffffULL)), f64_);
+    llvm::Value* in_range = b.CreateFCmpOLT(magnitude, lit(c::fast_bound));
     // 1. x - k pi/2 = r - e (kp2, kp3: soa::sincos's b and c)
     llvm::Value* t = add(mul(x, lit(c::two_over_pi)), lit(c::round_shift));
     llvm::Value* k = sub(t, lit(c::round_shift));

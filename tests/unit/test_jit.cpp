@@ -436,9 +436,13 @@ TEST_CASE("the sin-cos pairs of a part's inputs come first, in input order; a co
     for (const llvm::BasicBlock& block : f) {
       if (block.getName().starts_with("sincos.cold")) continue;
       for (const llvm::Instruction& i : block) {
-        const auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
-        if (call && call->getIntrinsicID() == llvm::Intrinsic::fabs) {
-          const llvm::LoadInst* l = load(call->getArgOperand(0));
+        // |x| of a pair: x's bits and 0x7fff...
+        const auto* mask = i.getOpcode() == llvm::Instruction::And ? llvm::dyn_cast<llvm::ConstantInt>(i.getOperand(1)) : nullptr;
+        const auto* bits = mask && mask->getZExtValue() == 0x7fffffffffffffffULL
+                               ? llvm::dyn_cast<llvm::BitCastInst>(i.getOperand(0))
+                               : nullptr;
+        if (bits) {
+          const llvm::LoadInst* l = load(bits->getOperand(0));
           if (!l || element(*l).first != "in") {
             other = true;  // a computed value's pair
             continue;

@@ -13,6 +13,7 @@ TEST_CASE("lane groups: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", 
 #else
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -253,6 +254,25 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
     CHECK(plan.terms > 3 * plan.steps);
     std::mt19937_64 rng(5);
     check_plan(p, plan, random_vector(rng, p.input_count));
+  }
+}
+
+// Hidden (run with `test_lanes "[lanes-stats]"`): how much of each standard kernel of
+// talos_full (13 tips) the lane groups take.
+TEST_CASE("lane group statistics for talos_full", "[.][lanes-stats]") {
+  const Robot robot = load_urdf(test::shared_robot_path("talos_full.urdf"), LoadOptions{true});
+  const auto constants = exec::make_constants(robot, robot.default_tips());
+  for (const auto& k : lower::standard_kernels()) {
+    const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
+    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    int removed = 0, ops = 0, widths[5] = {};
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      ops += specialise::arity(p.nodes[i].op) > 0;
+      removed += plan.removed[i];
+    }
+    for (const emit::LaneGroup& g : plan.groups) ++widths[g.width];
+    std::printf("%-22s %6d ops, %6d computed by %5zu groups (%d of 4 lanes, %d of 2): %6d terms in %5d steps\n",
+                k.name.c_str(), ops, removed, plan.groups.size(), widths[4], widths[2], plan.terms, plan.steps);
   }
 }
 
