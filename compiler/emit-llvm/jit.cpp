@@ -389,9 +389,9 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
 
   // One module (and context) per kernel: each is optimised and compiled on its own --
   // concurrently with the others when there are compile threads -- and timed on its own.
-  // Materialisation is lazy: a lookup runs the passes and the code generator. One lookup
-  // per kernel, issued as soon as all its modules are in, so the compile threads start on
-  // it while the next kernel is emitted; the largest kernels first, the long poles.
+  // Materialisation is lazy: a lookup runs the passes and the code generator. Lookups are
+  // issued as soon as a module can be compiled, so the compile threads work while the
+  // main thread emits; the largest kernels first, the long poles.
   Lookups lookups;
   std::vector<std::size_t> order(kernels.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -434,7 +434,14 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
       take(jit.getIRTransformLayer().add(jit.getMainJITDylib(),
                                          llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
            fmt::format("adding kernel '{}'", name));
-      if (first > 0) symbols.add(jit.mangleAndIntern(fmt::format("{}.part{}", name, first)));
+      // A slice without the entry function refers to nothing outside itself: it can be
+      // compiled while the next is emitted. The entry's module calls every slice's parts,
+      // so it is looked up once they are all in.
+      if (first > 0) {
+        llvm::orc::SymbolLookupSet slice;
+        slice.add(jit.mangleAndIntern(fmt::format("{}.part{}", name, first)));
+        lookups.request(jit, std::move(slice));
+      }
     }
     symbols.add(jit.mangleAndIntern(name));
     timing.emit_seconds = seconds_since(t);
