@@ -366,12 +366,18 @@ private:
     sincos_.assign(p_.nodes.size(), {{nullptr, nullptr}, -1});
   }
 
-  // Node x's value in part k: computed there already, or read once, at its first use --
-  // a literal, an input, or an earlier part's value from its scratch slot.
+  // Node x's value in part k: computed there already, a literal, or read from memory -- an
+  // input, or an earlier part's value from its scratch slot. In a split kernel the read is
+  // repeated at every use rather than kept in a register through the part: each load
+  // folds into its one user, and the register allocator, the code generator's largest
+  // cost here, has fewer and shorter live ranges (-3% compile time, -2.5% instructions on
+  // talos_full's kernels: fewer spills).
   llvm::Value* value_in_part(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* scratch, int x, int k) {
+    const ScalarNode& n = p_.nodes[x];
+    if (scratch && (n.op == ScalarOp::Input || (n.op != ScalarOp::Const && part_[x] != k)))
+      return n.op == ScalarOp::Input ? load(b, in, n.a) : load(b, scratch, slot_[x]);
     if (seen_[x] == k) return v_[x];
     seen_[x] = k;
-    const ScalarNode& n = p_.nodes[x];
     if (n.op == ScalarOp::Const) return v_[x] = constant(n.value);
     if (n.op == ScalarOp::Input) {
       auto& [load_of_part, part] = inputs_[n.a];
@@ -483,8 +489,8 @@ private:
     }
   }
 
-  // The operations of part k (all of them when scratch is null), reading each input and
-  // each earlier part's value once, at its first use in the part. Values are per part
+  // The operations of part k (all of them when scratch is null), reading inputs and
+  // earlier parts' values as value_in_part() says. Values are per part
   // (each part is its own function): `seen_` marks those of part k.
   void body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
     if (options_.allow_contraction) {

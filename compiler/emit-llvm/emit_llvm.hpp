@@ -6,7 +6,8 @@
 //   nounwind -- the calling convention of the C++ back-end's `extern "C"` entry points
 //   (emit_cpp.hpp), so a JIT-compiled kernel and a compiled generated one are
 //   interchangeable. The body is the program's SSA list, in its order: one `load double`
-//   per input read (each input index loaded once), literals as ConstantFP, fadd / fsub /
+//   per input read (each input index loaded once; in a split kernel, see below, at each
+//   use), literals as ConstantFP, fadd / fsub /
 //   fmul / fdiv / fneg, the llvm.sqrt intrinsic, and one `store double` per output
 //   (out[i] = value of outputs[i], exec::Layout) -- except runs of outputs that are the
 //   literal +0.0, which one llvm.memset writes.
