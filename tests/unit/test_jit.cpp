@@ -32,6 +32,7 @@ TEST_CASE("LLVM JIT: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[j
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
 #include "support/pipeline.hpp"
+#include "support/scalar_builder.hpp"
 #include "support/sincos.hpp"
 
 namespace {
@@ -42,17 +43,7 @@ using specialise::ScalarOp;
 using specialise::ScalarProgram;
 using NamedPrograms = std::vector<std::pair<std::string, ScalarProgram>>;
 
-// A small builder for hand-written programs.
-struct Builder {
-  ScalarProgram p;
-  explicit Builder(int inputs) { p.input_count = inputs; }
-  int add(ScalarOp op, int a = -1, int b = -1, double value = 0.0) {
-    p.nodes.push_back(ScalarNode{op, a, b, value, -1});
-    return static_cast<int>(p.nodes.size()) - 1;
-  }
-  int in(int i) { return add(ScalarOp::Input, i); }
-  int lit(double x) { return add(ScalarOp::Const, -1, -1, x); }
-};
+using Builder = test::ScalarBuilder;
 
 // Every operation, an input read twice, literals (negative, tiny, huge) folded with
 // inputs, a sin and a cos of one value (one inline soa::sincos) and a sine of a large one

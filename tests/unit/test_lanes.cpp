@@ -23,6 +23,7 @@ TEST_CASE("lane groups: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", 
 #include "exec/constants.hpp"
 #include "specialise/specialise.hpp"
 #include "support/pipeline.hpp"
+#include "support/scalar_builder.hpp"
 
 namespace {
 
@@ -31,16 +32,7 @@ using specialise::ScalarNode;
 using specialise::ScalarOp;
 using specialise::ScalarProgram;
 
-struct Builder {
-  ScalarProgram p;
-  explicit Builder(int inputs) { p.input_count = inputs; }
-  int add(ScalarOp op, int a = -1, int b = -1, double value = 0.0) {
-    p.nodes.push_back(ScalarNode{op, a, b, value, -1});
-    return static_cast<int>(p.nodes.size()) - 1;
-  }
-  int in(int i) { return add(ScalarOp::Input, i); }
-  int lit(double x) { return add(ScalarOp::Const, -1, -1, x); }
-};
+using Builder = test::ScalarBuilder;
 
 // What the row factor a_i[k] of a Gram-like program is.
 enum class Factor { Input, Absent, Literal, One };
