@@ -206,11 +206,13 @@ private:
   std::shared_ptr<Record> record_;
 };
 
-emit::LlvmOptions llvm_options(const Options& options) {
+// The emitter's options for one kernel: lane groups only for kernels of lane_min_ops
+// operations or more (Options::lane_min_ops says why).
+emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarProgram& program) {
   emit::LlvmOptions lo;
   lo.allow_contraction = options.allow_contraction;
   lo.part_ops = options.part_ops;
-  lo.lanes = options.lanes;
+  lo.lanes = specialise::count_ops(program).total() >= options.lane_min_ops ? options.lanes : 0;
   lo.tune_cpu = tune_cpu(options);
   return lo;
 }
@@ -270,7 +272,7 @@ struct KernelRef {
 void write_ir(const std::vector<KernelRef>& kernels, const Options& options, llvm::TargetMachine& tm) {
   llvm::LLVMContext context;
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
-  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, llvm_options(options));
+  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, llvm_options(options, k.program));
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -407,14 +409,14 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
     const Clock::time_point t = Clock::now();
     // Slices of about module_ops operations, each a module of its own (the first holds the
     // entry function), so that the parts of one large kernel compile concurrently too.
-    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, llvm_options(options));
+    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, llvm_options(options, program));
     const int parts = emit::part_count(*plan);
     const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
                                ? std::max(1, options.module_ops / options.part_ops)
                                : parts;
     llvm::orc::SymbolLookupSet symbols;
     for (int first = 0; first < parts; first += per_module) {
-      emit::LlvmOptions lo = llvm_options(options);
+      emit::LlvmOptions lo = llvm_options(options, program);
       if (per_module < parts) {
         lo.first_part = first;
         lo.end_part = first + per_module;

@@ -84,6 +84,10 @@ struct Options {
   // Compute sums of products sharing a factor per term (a Gram matrix's entries) this many
   // outputs at a time (emit_llvm.hpp, lanes.hpp); 0 or 1: one at a time.
   int lanes = 4;
+  // ...in kernels of at least this many operations. Why: packing the lanes' factors costs
+  // run time that short Gram chains do not repay (the Panda's calM^-1, 1.9k operations:
+  // ~10% slower), and only large kernels' compile time matters.
+  int lane_min_ops = 10000;
   // Slice split kernels into modules of about this many operations (whole parts), compiled
   // concurrently like separate kernels; 0: one module per kernel.
   int module_ops = 5000;

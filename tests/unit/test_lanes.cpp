@@ -134,6 +134,7 @@ void check_plan(const ScalarProgram& p, const emit::LanePlan& plan, const std::v
 void check_jit(const ScalarProgram& p, const std::vector<double>& in, int lanes, int part_ops) {
   jit::Options o;
   o.lanes = lanes;
+  o.lane_min_ops = 0;
   o.part_ops = part_ops;
   o.threads = 1;
   const jit::Kernels k = jit::compile({{"gram", p}}, o);
