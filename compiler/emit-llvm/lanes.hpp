@@ -18,14 +18,15 @@
 //   lanes by their shared factor s: step k of the group multiplies the lanes' factors
 //   x[l] (a vector) by its one s (a broadcast). A lane without a term at step k keeps its
 //   value (a blend); a lane's first term starts it. So each lane performs exactly its
-//   root's operations, in their order: the same bits as specialise::evaluate (a + b =
-//   b + a and a - b = a + (-b) exactly, in IEEE arithmetic).
+//   root's operations, in their order (a chain starting t1 + t2 may take those two in
+//   either order): the same bits as specialise::evaluate (a + b = b + a and
+//   a - b = a + (-b) exactly, in IEEE arithmetic).
 // - Roots are taken at their last output position (a Gram entry is stored twice, in the
 //   upper and the lower triangle: the upper is its last), and groups are formed greedily
 //   in runs of consecutive such positions from the start of each run (a column's rows
 //   from 0), W lanes, else 2, else none -- so a row tuple (x_i .. x_i+W-1) recurs in every
 //   column and is stored once. A root used by another node is never taken; a group is
-//   kept only when it saves work (terms >= 1.5 x steps).
+//   kept only when it saves work: at least two terms a step and three a lane.
 // - removed[n]: node n is computed by the groups alone -- a chain node, a product only
 //   the groups' chains use, or a root -- and no group reads it as a factor.
 // - Deterministic: the same program, the same plan.
