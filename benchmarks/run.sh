@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR: the whole benchmark report for the README, as markdown.
 #   1. configures BUILD_DIR as a Release build with SOA_BUILD_BENCHMARKS=ON if it is not one;
-#   2. builds soa_bench and soa_callgrind (JOBS, default 2, parallel jobs);
+#   2. builds soa_bench, soa_callgrind and soa_jit_compile (JOBS, default 2, parallel jobs);
 #   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
 #      shared machine spreads over all benchmarks instead of hitting one; medians reported);
-#   4. runs callgrind.sh (instructions per call and operation counts).
+#   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
+#      standard kernels of the Panda and the Talos robots, 5 repetitions);
+#   5. runs callgrind.sh (instructions per call and operation counts).
 # soa_bench's full console output is kept in BUILD_DIR/benchmarks/soa_bench.log.
 # Takes about 2 minutes after the build (the first build of a fresh BUILD_DIR is ~15 minutes
 # on 2 cores: the TALOS kernels are 135k lines of generated C++).
@@ -27,6 +29,10 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" --target soa_bench soa_callgrind -j "$jobs" >/dev/null
+jit_compile=$build/benchmarks/soa_jit_compile
+if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then
+  cmake --build "$build" --target soa_jit_compile -j "$jobs" >/dev/null
+fi
 
 log=$build/benchmarks/soa_bench.log
 echo "# soac benchmarks"
@@ -39,4 +45,23 @@ grep '^check ' "$log" | sed 's/^/    /'
 echo
 sed -n '/^<!-- soa_bench table -->$/,$p' "$log" | tail -n +2
 echo
+if [[ -x $jit_compile ]]; then
+  # 5. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
+  jlog=$build/benchmarks/soa_jit_compile.log
+  "$jit_compile" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true >"$jlog" 2>&1 ||
+    { cat "$jlog" >&2; exit 1; }
+  echo "JIT compile time, all 7 standard kernels (soa_jit_compile, 5 repetitions, wall clock; CPU of all threads):"
+  echo
+  echo "| robot, tips | operations | median (ms) | mean (ms) | CV | median CPU (s) |"
+  echo "|---|--:|--:|--:|--:|--:|"
+  awk '/real_time_(median|mean|cv) / {
+         split($1, part, "/iterations:1/real_time_"); name = part[1]; sub(/^jit_compile\//, "", name)
+         for (i = 2; i <= NF; ++i) { if ($i ~ /^cpu_s=/) cpu = substr($i, 7); if ($i ~ /^ops=/) ops = substr($i, 5) }
+         if (part[2] == "median") { median[name] = $2; mcpu[name] = cpu; count[name] = ops; order[++n] = name }
+         if (part[2] == "mean") mean[name] = $2
+         if (part[2] == "cv") cv[name] = $2 " %"
+       }
+       END { for (i = 1; i <= n; ++i) { k = order[i]; printf "| %s | %s | %s | %s | %s | %.2f |\n", k, count[k], median[k], mean[k], cv[k], mcpu[k] } }' "$jlog"
+  echo
+fi
 "$here/callgrind.sh" "$build"
