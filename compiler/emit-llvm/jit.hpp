@@ -19,7 +19,8 @@
 //   the feature set of whichever CPU is used. An unknown CPU or feature, or a pass
 //   pipeline LLVM cannot parse, is a UserError raised before anything is compiled.
 // - Why the defaults (measured on the 7 standard kernels of talos_full + free flyer, 50
-//   dofs, 170k operations, 2-core VM; tests/unit/test_jit.cpp "[jit-timing]" prints them):
+//   dofs, 170k operations, 2-core VM; benchmarks/jit_compile_main.cpp times them with
+//   repetitions, tests/unit/test_jit.cpp "[jit-timing]" prints the split per kernel):
 //   * no IR passes: specialise() has already folded, CSE'd and DCE'd the code, so the O2
 //     pipeline ("default<O2>") gains nothing measurable at run time and costs more than
 //     all of code generation (its SLP vectoriser alone ~1 s);
@@ -35,10 +36,11 @@
 //     per cent (the Jacobian, mostly stores, 25% slower);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
 //     model, same run time;
-//   * one compile thread per hardware thread (kernels and slices compile concurrently),
-//     each kernel's compilation started as soon as its modules are emitted, the largest
-//     first; modules go straight to the transform layer, not through LLJIT's entry layer,
-//     which would copy each into a new context first (a fifth of the time);
+//   * one compile thread per hardware thread (a third on 2 vCPUs was slower); every module
+//     compiled as soon as it can be -- a slice without the entry function at once, the
+//     entry's once its kernel's slices are in -- the largest kernels first; modules go
+//     straight to the transform layer, not through LLJIT's entry layer, which would copy
+//     each into a new context first (a fifth of the time);
 //   * lanes 4: a Gram-form kernel's entries four at a time (lanes.hpp) -- Lambda's
 //     instructions -25%, all kernels' compile CPU time -15%;
 //   * small code model, position-independent code, linked by JITLink: a literal is one
