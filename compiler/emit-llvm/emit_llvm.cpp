@@ -361,7 +361,6 @@ private:
   void prepare_values() {
     if (!v_.empty()) return;
     v_.assign(p_.nodes.size(), nullptr);
-    seen_.assign(p_.nodes.size(), -1);
     inputs_.assign(static_cast<std::size_t>(p_.input_count), {nullptr, -1});
     sincos_.assign(p_.nodes.size(), {{nullptr, nullptr}, -1});
   }
@@ -371,20 +370,18 @@ private:
   // repeated at every use rather than kept in a register through the part: each load
   // folds into its one user, and the register allocator, the code generator's largest
   // cost here, has fewer and shorter live ranges (-3% compile time, -2.5% instructions on
-  // talos_full's kernels: fewer spills).
+  // talos_full's kernels: fewer spills). Unsplit, each input is loaded once.
   llvm::Value* value_in_part(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* scratch, int x, int k) {
     const ScalarNode& n = p_.nodes[x];
-    if (scratch && (n.op == ScalarOp::Input || (n.op != ScalarOp::Const && part_[x] != k)))
-      return n.op == ScalarOp::Input ? load(b, in, n.a) : load(b, scratch, slot_[x]);
-    if (seen_[x] == k) return v_[x];
-    seen_[x] = k;
-    if (n.op == ScalarOp::Const) return v_[x] = constant(n.value);
+    if (n.op == ScalarOp::Const) return constant(n.value);
     if (n.op == ScalarOp::Input) {
+      if (scratch) return load(b, in, n.a);
       auto& [load_of_part, part] = inputs_[n.a];
       if (part != k) load_of_part = load(b, in, n.a), part = k;
-      return v_[x] = load_of_part;
+      return load_of_part;
     }
-    return v_[x] = load(b, scratch, slot_[x]);  // an earlier part's
+    if (part_[x] == k) return v_[x];      // computed earlier in this part
+    return load(b, scratch, slot_[x]);  // an earlier part's
   }
 
   // The module's constant tables for lane parts, made at first use: the plan's literal
@@ -424,10 +421,11 @@ private:
   //   acc     = lane by lane: product (a lane's first term), acc + product, acc - product,
   //             or acc (no term in this lane here) -- whole-vector results blended by masks
   // then one vector store of the W outputs, and one into scratch when a root has other
-  // positions (a Gram entry's mirror), copied lane by lane at the end of the part: read
-  // back at once, the narrow loads of a wide store would stall store-to-load forwarding. Only loads, stores, arithmetic and
-  // bitwise and/or of vectors: FastISel selects all of it (a shuffle or a splat would send
-  // the part to SelectionDAG, several times slower to compile).
+  // positions (a Gram entry's mirror), copied lane by lane at the end of the part (read
+  // back at once, the narrow loads of a wide store would stall store-to-load forwarding).
+  // Only loads, stores, arithmetic and bitwise and/or of vectors: FastISel selects all of
+  // it (a shuffle or a splat would send the part to SelectionDAG, several times slower to
+  // compile).
   void lane_body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
     prepare_values();
     const int d = k - plan_.scalar_parts;
@@ -490,8 +488,7 @@ private:
   }
 
   // The operations of part k (all of them when scratch is null), reading inputs and
-  // earlier parts' values as value_in_part() says. Values are per part
-  // (each part is its own function): `seen_` marks those of part k.
+  // earlier parts' values as value_in_part() says.
   void body(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* out, llvm::Value* scratch, int k) {
     if (options_.allow_contraction) {
       llvm::FastMathFlags fmf;
@@ -530,7 +527,6 @@ private:
         }
         default: break;
       }
-      seen_[i] = k;
       if (scratch && slot_[i] >= 0) store(b, v[i], scratch, slot_[i]);
       if (scratch)
         for (int slot : plan_.pack_slots_of[i]) store(b, v[i], scratch, slot);
@@ -639,8 +635,7 @@ private:
   const std::vector<int>& begin_;  // scalar part k is nodes [begin_[k], begin_[k + 1])
   const std::vector<std::vector<int>>& outputs_;  // per scalar part: the outputs whose node it computes
   const int part_count_, slot_count_;
-  std::vector<llvm::Value*> v_;  // per node: its value in the part being built...
-  std::vector<int> seen_;        // ...if seen_[node] is that part
+  std::vector<llvm::Value*> v_;  // per node: its value, in the part computing it
   std::vector<std::pair<llvm::Value*, int>> inputs_;  // per input: its load, in which part
   // per node: the sin and cos of its value, in which part
   std::vector<std::pair<std::pair<llvm::Value*, llvm::Value*>, int>> sincos_;
@@ -657,7 +652,6 @@ std::shared_ptr<const LlvmKernelPlan> plan_llvm_kernel(const ScalarProgram& p, c
 }
 
 int part_count(const LlvmKernelPlan& plan) { return plan.part_count; }
-const LanePlan& lane_plan(const LlvmKernelPlan& plan) { return plan.lanes; }
 
 int part_count(const ScalarProgram& p, int part_ops) {
   LlvmOptions options;

@@ -61,7 +61,6 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include "emit-llvm/lanes.hpp"
 #include "specialise/scalar_program.hpp"
 
 namespace soa::emit {
@@ -88,7 +87,6 @@ int part_count(const specialise::ScalarProgram& p, int part_ops);
 struct LlvmKernelPlan;
 std::shared_ptr<const LlvmKernelPlan> plan_llvm_kernel(const specialise::ScalarProgram& p, const LlvmOptions& options);
 int part_count(const LlvmKernelPlan& plan);           // scalar and lane parts
-const LanePlan& lane_plan(const LlvmKernelPlan& plan);
 
 // A kernel as the LLVM back-end sees it: its function name and its code.
 using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;

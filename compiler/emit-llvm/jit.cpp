@@ -409,14 +409,15 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
     const Clock::time_point t = Clock::now();
     // Slices of about module_ops operations, each a module of its own (the first holds the
     // entry function), so that the parts of one large kernel compile concurrently too.
-    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, llvm_options(options, program));
+    const emit::LlvmOptions kernel_options = llvm_options(options, program);
+    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, kernel_options);
     const int parts = emit::part_count(*plan);
     const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
                                ? std::max(1, options.module_ops / options.part_ops)
                                : parts;
     llvm::orc::SymbolLookupSet symbols;
     for (int first = 0; first < parts; first += per_module) {
-      emit::LlvmOptions lo = llvm_options(options, program);
+      emit::LlvmOptions lo = kernel_options;
       if (per_module < parts) {
         lo.first_part = first;
         lo.end_part = first + per_module;
