@@ -1,6 +1,7 @@
 // soac jit: compile a kernel set to machine code in process (LLVM ORC), report the compile
 // time per kernel, and check the compiled kernels against the generic runtime.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <random>
@@ -81,6 +82,11 @@ int run_jit(const JitOptions& o) {
     fmt::print("{:<24} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
   }
+  // What several kernels compute alike is compiled once (jit::Options::share_min_ops); the
+  // kernels' rows above count only their own operations.
+  for (const jit::KernelTiming& t : kernels.shared_timings())
+    fmt::print("{:<24} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", t.ops,
+               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), fmt::join(t.users, ", "));
   fmt::print("\ntotal compile time {:.3f} s (wall, all kernels; {:.3f} s CPU){}\n", kernels.total_seconds(),
              kernels.cpu_seconds(),
              o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);

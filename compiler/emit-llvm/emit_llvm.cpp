@@ -669,6 +669,48 @@ llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, con
   return Emitter(m, name, p, options, own).emit();
 }
 
+llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name, const std::string& body,
+                                       int own_inputs, int inputs,
+                                       const std::vector<std::pair<std::string, int>>& shared) {
+  if (!is_identifier(name) || is_reserved(name))
+    throw UserError(fmt::format("emit-llvm: kernel name '{}' is not a usable C identifier", name));
+  if (m.getNamedValue(name))
+    throw UserError(fmt::format("emit-llvm: module '{}' already defines '{}'", m.getModuleIdentifier(), name));
+  if (own_inputs < 0 || inputs < own_inputs)
+    throw InternalError(fmt::format("emit-llvm: kernel '{}' has {} inputs of its own of {}", name, own_inputs, inputs));
+  llvm::LLVMContext& context = m.getContext();
+  llvm::Type* f64 = llvm::Type::getDoubleTy(context);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr}, false);
+  const auto callee = [&](const std::string& f) {
+    llvm::FunctionCallee c = m.getOrInsertFunction(f, type);
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(c.getCallee())) fn->addFnAttr(llvm::Attribute::NoUnwind);
+    return c;
+  };
+  llvm::Function* kernel = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Argument* in = kernel->getArg(0);
+  llvm::Argument* out = kernel->getArg(1);
+  in->setName("in");
+  out->setName("out");
+  for (llvm::Argument* a : {in, out}) {
+    a->addAttr(llvm::Attribute::NoAlias);
+    a->addAttr(llvm::Attribute::NoCapture);
+  }
+  in->addAttr(llvm::Attribute::ReadOnly);
+  out->addAttr(llvm::Attribute::WriteOnly);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
+  auto* array = b.CreateAlloca(llvm::ArrayType::get(f64, std::max(inputs, 1)), nullptr, "inputs");
+  array->setAlignment(llvm::Align(32));
+  if (own_inputs > 0)
+    b.CreateMemCpy(array, llvm::Align(32), in, llvm::Align(alignof(double)), own_inputs * sizeof(double));
+  for (const auto& [f, offset] : shared)
+    b.CreateCall(callee(f), {in, b.CreateConstInBoundsGEP1_64(f64, array, own_inputs + offset)});
+  b.CreateCall(callee(body), {array, out});
+  b.CreateRetVoid();
+  return kernel;
+}
+
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,
                                                const std::vector<NamedProgram>& kernels, const LlvmOptions& options) {
   auto m = std::make_unique<llvm::Module>(module_name, context);

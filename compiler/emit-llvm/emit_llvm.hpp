@@ -101,6 +101,16 @@ void check_llvm_kernel(const std::string& name, const specialise::ScalarProgram&
 llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, const specialise::ScalarProgram& p,
                                    const LlvmOptions& options = {}, const LlvmKernelPlan* plan = nullptr);
 
+// The entry point of a kernel factored by specialise::share() (share.hpp), with the
+// kernels' signature: NAME(in, out) copies its own_inputs inputs into a stack array of
+// `inputs` doubles, has each shared program's function write its outputs there
+// (f(in, array + own_inputs + offset), in the order given), then calls body(array, out),
+// the factored program emitted under the name `body`. The functions it calls are
+// declared in `m` unless already there; the JIT defines them in modules of their own.
+llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name, const std::string& body,
+                                       int own_inputs, int inputs,
+                                       const std::vector<std::pair<std::string, int>>& shared);
+
 // A module holding every kernel, verified.
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,
                                                const std::vector<NamedProgram>& kernels,

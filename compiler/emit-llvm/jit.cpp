@@ -29,6 +29,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "emit-llvm/emit_llvm.hpp"
+#include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
 
@@ -269,10 +270,67 @@ struct KernelRef {
   const specialise::ScalarProgram& program;
 };
 
-void write_ir(const std::vector<KernelRef>& kernels, const Options& options, llvm::TargetMachine& tm) {
+// What compile() turns into machine code: the shared programs (specialise/share.hpp), then
+// every kernel's own program -- under the kernel's name, or, when it uses shared programs,
+// as NAME's body under another name with an entry NAME calling them and it.
+struct Unit {
+  std::string symbol;                        // the function's name
+  std::string module;                        // its modules are this and this.sliceN
+  const specialise::ScalarProgram* program;  // what the function computes
+  int kernel = -1;                           // the kernel it belongs to; -1: a shared program
+};
+struct Entry {
+  int kernel = 0;
+  std::string body;                                 // the kernel's own program's function
+  int own_inputs = 0, inputs = 0;
+  std::vector<std::pair<std::string, int>> shared;  // functions and offsets (emit_llvm_shared_entry)
+};
+struct Plan {
+  specialise::Sharing sharing;
+  std::vector<Unit> units;
+  std::vector<Entry> entries;
+};
+
+Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
+  Plan plan;
+  std::vector<const specialise::ScalarProgram*> programs;
+  for (const KernelRef& k : kernels) programs.push_back(&k.program);
+  plan.sharing = specialise::share(programs, options.share_min_ops);
+  // Names for the functions no caller sees: C identifiers no kernel has.
+  std::set<std::string> used;
+  for (const KernelRef& k : kernels) used.insert(k.name);
+  const auto fresh = [&](std::string name) {
+    while (!used.insert(name).second) name += "_";
+    return name;
+  };
+  std::vector<std::string> shared_names;
+  for (std::size_t j = 0; j < plan.sharing.programs.size(); ++j) {
+    shared_names.push_back(fresh(fmt::format("soa_shared{}", j)));
+    plan.units.push_back({shared_names.back(), shared_names.back(), &plan.sharing.programs[j].code, -1});
+  }
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const specialise::FactoredKernel& f = plan.sharing.kernels[k];
+    if (f.uses.empty()) {
+      plan.units.push_back({kernels[k].name, kernels[k].name, &kernels[k].program, static_cast<int>(k)});
+      continue;
+    }
+    Entry& e = plan.entries.emplace_back();
+    e.kernel = static_cast<int>(k);
+    e.body = fresh(kernels[k].name + "_own");
+    e.own_inputs = f.own_inputs;
+    e.inputs = f.code.input_count;
+    for (const specialise::SharedUse& u : f.uses) e.shared.emplace_back(shared_names[u.program], u.offset);
+    plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k)});
+  }
+  return plan;
+}
+
+void write_ir(const std::vector<KernelRef>& kernels, const Plan& plan, const Options& options, llvm::TargetMachine& tm) {
   llvm::LLVMContext context;
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
-  for (const KernelRef& k : kernels) emit::emit_llvm_function(*m, k.name, k.program, llvm_options(options, k.program));
+  for (const Unit& u : plan.units) emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
+  for (const Entry& e : plan.entries)
+    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].name, e.body, e.own_inputs, e.inputs, e.shared);
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -299,7 +357,7 @@ struct Kernels::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::vector<std::string> names;
   std::vector<KernelFunction> functions;
-  std::vector<KernelTiming> timings;
+  std::vector<KernelTiming> timings, shared_timings;
   double total_seconds = 0, cpu_seconds = 0;
 };
 
@@ -323,6 +381,7 @@ KernelFunction Kernels::lookup(std::string_view name) const {
 
 std::vector<std::string> Kernels::names() const { return impl_->names; }
 const std::vector<KernelTiming>& Kernels::timings() const { return impl_->timings; }
+const std::vector<KernelTiming>& Kernels::shared_timings() const { return impl_->shared_timings; }
 double Kernels::total_seconds() const { return impl_->total_seconds; }
 double Kernels::cpu_seconds() const { return impl_->cpu_seconds; }
 std::string Kernels::cpu() const { return impl_->tm->getTargetCPU().str(); }
@@ -393,29 +452,52 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   // concurrently with the others when there are compile threads -- and timed on its own.
   // Materialisation is lazy: a lookup runs the passes and the code generator. Lookups are
   // issued as soon as a module can be compiled, so the compile threads work while the
-  // main thread emits; the largest kernels first, the long poles.
+  // main thread emits; the largest first, the long poles. What several kernels compute
+  // alike is one unit of its own (Options::share_min_ops), compiled once.
+  const Plan units = plan(kernels, options);
   Lookups lookups;
-  std::vector<std::size_t> order(kernels.size());
+  std::vector<std::size_t> order(units.units.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return kernels[a].program.nodes.size() > kernels[b].program.nodes.size();
+    return units.units[a].program->nodes.size() > units.units[b].program->nodes.size();
   });
+  const auto add_module = [&](std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context,
+                              const std::string& what) {
+    emit::verify(*m);
+    // Into the transform layer itself, not through addIRModule: with compile threads,
+    // LLJIT's entry layer clones every module into a fresh context before compiling it
+    // (through bitcode: a fifth of the compile time here), for modules that share one.
+    // Ours each own theirs, and have no static constructors for that layer to run.
+    take(jit.getIRTransformLayer().add(jit.getMainJITDylib(),
+                                       llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+         fmt::format("adding {}", what));
+  };
+  const auto new_module = [&](const std::string& name, std::unique_ptr<llvm::LLVMContext>& context) {
+    context = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(name, *context);
+    m->setDataLayout(jit.getDataLayout());
+    m->setTargetTriple(jit.getTargetTriple().str());
+    return m;
+  };
   impl->timings.resize(kernels.size());
+  impl->shared_timings.resize(units.sharing.programs.size());
   for (std::size_t index : order) {
-    const auto& [name, program] = kernels[index];
-    KernelTiming& timing = impl->timings[index];
-    timing.name = name;
-    timing.ops = specialise::count_ops(program).total();
+    const Unit& unit = units.units[index];
+    // Shared programs are the first units, in their order.
+    KernelTiming& timing = unit.kernel >= 0 ? impl->timings[unit.kernel] : impl->shared_timings[index];
+    timing.name = unit.kernel >= 0 ? kernels[unit.kernel].name : unit.symbol;
+    if (unit.kernel < 0)
+      for (int user : units.sharing.programs[index].users) timing.users.push_back(kernels[user].name);
+    timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
     // Slices of about module_ops operations, each a module of its own (the first holds the
     // entry function), so that the parts of one large kernel compile concurrently too.
-    const emit::LlvmOptions kernel_options = llvm_options(options, program);
-    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(program, kernel_options);
+    const emit::LlvmOptions kernel_options = llvm_options(options, *unit.program);
+    const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(*unit.program, kernel_options);
     const int parts = emit::part_count(*plan);
     const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
                                ? std::max(1, options.module_ops / options.part_ops)
                                : parts;
-    llvm::orc::SymbolLookupSet symbols;
     for (int first = 0; first < parts; first += per_module) {
       emit::LlvmOptions lo = kernel_options;
       if (per_module < parts) {
@@ -423,50 +505,58 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
         lo.end_part = first + per_module;
         lo.entry = first == 0;
       }
-      auto context = std::make_unique<llvm::LLVMContext>();
-      auto m = std::make_unique<llvm::Module>(first == 0 ? name : fmt::format("{}.slice{}", name, first / per_module),
-                                              *context);
-      m->setDataLayout(jit.getDataLayout());
-      m->setTargetTriple(jit.getTargetTriple().str());
-      emit::emit_llvm_function(*m, name, program, lo, plan.get());
-      emit::verify(*m);
-      // Into the transform layer itself, not through addIRModule: with compile threads,
-      // LLJIT's entry layer clones every module into a fresh context before compiling it
-      // (through bitcode: a fifth of the compile time here), for modules that share one.
-      // Ours each own theirs, and have no static constructors for that layer to run.
-      take(jit.getIRTransformLayer().add(jit.getMainJITDylib(),
-                                         llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
-           fmt::format("adding kernel '{}'", name));
+      std::unique_ptr<llvm::LLVMContext> context;
+      auto m = new_module(first == 0 ? unit.module : fmt::format("{}.slice{}", unit.module, first / per_module), context);
+      emit::emit_llvm_function(*m, unit.symbol, *unit.program, lo, plan.get());
+      add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", timing.name));
       // A slice without the entry function refers to nothing outside itself: it can be
       // compiled while the next is emitted. The entry's module calls every slice's parts,
       // so it is looked up once they are all in.
       if (first > 0) {
         llvm::orc::SymbolLookupSet slice;
-        slice.add(jit.mangleAndIntern(fmt::format("{}.part{}", name, first)));
+        slice.add(jit.mangleAndIntern(fmt::format("{}.part{}", unit.symbol, first)));
         lookups.request(jit, std::move(slice));
       }
     }
-    symbols.add(jit.mangleAndIntern(name));
     timing.emit_seconds = seconds_since(t);
+    llvm::orc::SymbolLookupSet symbols;
+    symbols.add(jit.mangleAndIntern(unit.symbol));
+    lookups.request(jit, std::move(symbols));
+  }
+  // Kernels that use shared programs: the entry calling them and the kernel's own code.
+  for (const Entry& e : units.entries) {
+    const std::string& name = kernels[e.kernel].name;
+    const Clock::time_point t = Clock::now();
+    std::unique_ptr<llvm::LLVMContext> context;
+    auto m = new_module(name + ".entry", context);
+    emit::emit_llvm_shared_entry(*m, name, e.body, e.own_inputs, e.inputs, e.shared);
+    add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", name));
+    impl->timings[e.kernel].emit_seconds += seconds_since(t);
+    llvm::orc::SymbolLookupSet symbols;
+    symbols.add(jit.mangleAndIntern(name));
     lookups.request(jit, std::move(symbols));
   }
   const llvm::orc::SymbolMap found = take(lookups.wait(), "compiling the kernels");
   const std::lock_guard<std::mutex> lock(record->mutex);
-  for (KernelTiming& timing : impl->timings) {  // in the caller's order
-    const auto symbol = found.find(jit.mangleAndIntern(timing.name));
-    if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
-    for (const auto& [module, e] : record->modules) {  // the kernel's module and its slices
-      if (module != timing.name && module.rfind(timing.name + ".slice", 0) != 0) continue;
+  const auto add_up = [&](KernelTiming& timing, const std::string& module_name) {
+    for (const auto& [module, e] : record->modules) {  // the unit's module, its slices (and entry)
+      if (module != module_name && module.rfind(module_name + ".", 0) != 0) continue;
       timing.optimise_seconds += e.optimise_seconds;
       timing.codegen_seconds += e.codegen_seconds;
       timing.instructions += e.instructions;
     }
+  };
+  for (KernelTiming& timing : impl->shared_timings) add_up(timing, timing.name);
+  for (KernelTiming& timing : impl->timings) {  // in the caller's order
+    const auto symbol = found.find(jit.mangleAndIntern(timing.name));
+    if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
+    add_up(timing, timing.name);
     impl->names.push_back(timing.name);
     impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
   }
   impl->total_seconds = seconds_since(start);
   impl->cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  if (!options.ir_file.empty()) write_ir(kernels, options, *impl->tm);
+  if (!options.ir_file.empty()) write_ir(kernels, units, options, *impl->tm);
   return Kernels(std::move(impl));
 }
 

@@ -7,6 +7,10 @@
 //   materialised before compile() returns (LLJIT is lazy: all symbols are looked up inside
 //   the timed region), so the Kernels hold ready function pointers and timings() is the
 //   real cost of compilation.
+// - What several kernels compute alike (specialise/share.hpp; Options::share_min_ops) is
+//   compiled once, as a function of its own that those kernels call first: each kernel's
+//   entry copies its inputs beside the shared function's outputs and runs its own code on
+//   both (emit_llvm_shared_entry). Same operations, same bits; shared_timings() counts it.
 // - The functions have the generated C++'s `extern "C"` signature:
 //   void (const double* in, double* out), same layout (exec::Layout), same IEEE semantics
 //   (emit_llvm.hpp: no fast-math; FMA contraction only with allow_contraction; sin and cos
@@ -46,7 +50,11 @@
 //   * small code model, position-independent code, linked by JITLink: a literal is one
 //     RIP-relative operand, and FastISel selects the lane parts, which under the large
 //     model (ORC's default) it hands to SelectionDAG: -15%.
-//   Together (talos_full, 13 tips, 2 vCPUs): 1.45 s -> 0.95 s wall, 3.2 s -> 1.75 s CPU.
+//   * share_min_ops 4000: the Riccati sweep of 4 kernels compiled once -- talos_full's
+//     168k operations become 143k, and 23% fewer instructions executed by compile()
+//     (callgrind, one thread); the kernels' run time within 3% (interleaved A/B);
+//   Together (talos_full, 13 tips, 2 vCPUs): 1.45 s -> 0.95 s wall, 3.2 s -> 1.75 s CPU
+//   before sharing.
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower; the basic register
 //   allocator 20% faster, for code ~10% slower.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
@@ -90,6 +98,13 @@ struct Options {
   // run time that short Gram chains do not repay (the Panda's calM^-1, 1.9k operations:
   // ~10% slower), and only large kernels' compile time matters.
   int lane_min_ops = 10000;
+  // Compile what several kernels compute alike -- the transforms and the articulated-body
+  // Riccati sweep that forward dynamics, calM^-1, Lambda and the tip-force kernel share --
+  // once, as a function each of them calls (specialise/share.hpp), when it is at least
+  // this many operations; 0: never. Why: talos_full's 7 kernels are 15% fewer operations
+  // to compile (168k -> 143k); a kernel pays a call and a copy of its inputs, which
+  // smaller robots' kernels, quick to compile anyway, need not pay.
+  int share_min_ops = 4000;
   // Slice split kernels into modules of about this many operations (whole parts), compiled
   // concurrently like separate kernels; 0: one module per kernel.
   int module_ops = 5000;
@@ -114,6 +129,8 @@ struct KernelTiming {
   double emit_seconds = 0;      // ScalarProgram -> verified IR
   double optimise_seconds = 0;  // options.passes
   double codegen_seconds = 0;   // IR -> object code
+  // A shared program's (Kernels::shared_timings()): the kernels calling it.
+  std::vector<std::string> users;
 };
 
 class Kernels {
@@ -131,6 +148,9 @@ public:
   // Per kernel, in compile order. With several threads, kernels compile concurrently:
   // their times add up to more than the wall clock.
   const std::vector<KernelTiming>& timings() const;
+  // The programs several kernels share (Options::share_min_ops), each compiled once and
+  // counted here, not in the kernels' timings.
+  const std::vector<KernelTiming>& shared_timings() const;
   double total_seconds() const;  // compile() wall clock: JIT set-up, emission, optimisation, code generation, linking
   double cpu_seconds() const;    // the process's CPU time during compile(), all threads
   std::string cpu() const;       // the CPU code was generated for ("znver3", "x86-64-v3", ...)

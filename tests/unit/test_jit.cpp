@@ -146,7 +146,9 @@ std::string message_of(F&& f) {
 // The three ways in: ScalarPrograms, sweep programs and a robot, the pipeline's kernels.
 enum class Path { ScalarPrograms, SweepPrograms, PipelineKernels };
 
-void check_robot(const Robot& robot, Path path = Path::ScalarPrograms) {
+// share_min_ops < 0: the default options; otherwise programs of that many operations that
+// several kernels compute alike are shared (jit::Options::share_min_ops) -- and must be.
+void check_robot(const Robot& robot, Path path = Path::ScalarPrograms, int share_min_ops = -1) {
   const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   std::vector<std::pair<std::string, exec::SweepProgram>> programs;
@@ -161,9 +163,16 @@ void check_robot(const Robot& robot, Path path = Path::ScalarPrograms) {
       code.emplace_back(k.name, specialise::specialise(programs.back().second, constants));
     }
   }
-  const jit::Kernels kernels = path == Path::SweepPrograms     ? jit::compile(programs, constants)
-                               : path == Path::PipelineKernels ? jit::compile(pipeline_kernels)
-                                                               : jit::compile(code);
+  jit::Options options;
+  if (share_min_ops >= 0) options.share_min_ops = share_min_ops;
+  const jit::Kernels kernels = path == Path::SweepPrograms     ? jit::compile(programs, constants, options)
+                               : path == Path::PipelineKernels ? jit::compile(pipeline_kernels, options)
+                                                               : jit::compile(code, options);
+  if (share_min_ops > 0) {
+    REQUIRE(!kernels.shared_timings().empty());
+    for (const jit::KernelTiming& t : kernels.shared_timings()) CHECK(t.users.size() >= 2);
+  }
+  CHECK(kernels.timings().size() == programs.size());
   std::mt19937_64 rng(7);
   double worst_ssa = 0.0, worst_generic = 0.0;
   for (std::size_t k = 0; k < programs.size(); ++k) {
@@ -484,6 +493,12 @@ TEST_CASE("JIT-compiled standard kernels equal the interpreter and the generic r
   check_robot(random_tree(5, RandomTreeOptions{6, false, true, true, 0.5}));
 }
 
+TEST_CASE("kernels calling the programs they share equal the interpreter bit for bit", "[jit]") {
+  check_robot(load_urdf(test::shared_robot_path("panda.urdf")), Path::ScalarPrograms, 50);
+  check_robot(load_urdf(test::shared_robot_path("solo12.urdf"), LoadOptions{true}), Path::PipelineKernels, 200);
+  check_robot(random_tree(5, RandomTreeOptions{9, true, true, true, 0.5}), Path::SweepPrograms, 20);
+}
+
 TEST_CASE("kernels compile on several threads at once", "[jit]") {
   const ScalarProgram p = every_op();
   const std::vector<double> in = {0.3, -0.7, 1.1};
@@ -588,7 +603,9 @@ TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-ti
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   std::printf("talos_full (nv %d), default options, cpu %s:\n", robot.nv, kernels.cpu().c_str());
   double emit = 0, optimise = 0, codegen = 0;
-  for (const jit::KernelTiming& t : kernels.timings()) {
+  std::vector<jit::KernelTiming> all = kernels.timings();
+  all.insert(all.end(), kernels.shared_timings().begin(), kernels.shared_timings().end());
+  for (const jit::KernelTiming& t : all) {
     std::printf("  %-22s %7d ops %7d instructions  emit %6.1f ms  passes %6.1f ms  codegen %7.1f ms\n", t.name.c_str(),
                 t.ops, t.instructions, 1e3 * t.emit_seconds, 1e3 * t.optimise_seconds, 1e3 * t.codegen_seconds);
     emit += t.emit_seconds;

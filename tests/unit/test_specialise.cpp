@@ -1,12 +1,16 @@
 // The specialise stage (compiler/specialise): the tracing scalar's rules, and the traced
 // straight-line program of every standard kernel evaluated by the SSA interpreter equals
-// the generic runtime to 1e-12, with folding removing most of the work.
+// the generic runtime to 1e-12, with folding removing most of the work; what several
+// kernels compute alike is factored out (share.hpp) without changing a bit.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
+#include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
 #include "support/pipeline.hpp"
+#include "support/scalar_builder.hpp"
 
 namespace {
 
@@ -42,6 +46,68 @@ specialise::ScalarProgram kernel_code(const Robot& robot, const std::string& nam
     if (k.name == name) return specialise::specialise(test::kernel_program(k), exec::make_constants(robot, robot.default_tips()), o);
   FAIL("no kernel " << name);
   return {};
+}
+
+// Every node's uses (operands and outputs).
+std::vector<int> uses_of(const specialise::ScalarProgram& p) {
+  std::vector<int> uses(p.nodes.size(), 0);
+  for (const auto& n : p.nodes) {
+    if (specialise::arity(n.op) >= 1) ++uses[n.a];
+    if (specialise::arity(n.op) == 2) ++uses[n.b];
+  }
+  for (int o : p.outputs) ++uses[o];
+  return uses;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::signbit(a[i]) != std::signbit(b[i]) || !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+// The standard kernels of `robot` factored with share(min_ops): every kernel through its
+// shared programs gives the original's bits; returns the sharing for further checks.
+specialise::Sharing check_sharing(const Robot& robot, int min_ops) {
+  const std::vector<int> tips = robot.default_tips();
+  const auto constants = exec::make_constants(robot, tips);
+  std::vector<specialise::ScalarProgram> code;
+  std::vector<exec::SweepProgram> sweeps;
+  for (const auto& k : lower::standard_kernels()) {
+    sweeps.push_back(test::kernel_program(k));
+    code.push_back(specialise::specialise(sweeps.back(), constants));
+  }
+  std::vector<const specialise::ScalarProgram*> programs;
+  for (const auto& p : code) programs.push_back(&p);
+  const specialise::Sharing s = specialise::share(programs, min_ops);
+  REQUIRE(s.kernels.size() == code.size());
+  std::mt19937_64 rng(5);
+  int before = 0, after = 0;
+  for (const auto& p : s.programs) {
+    after += specialise::count_ops(p.code).total();
+    CHECK(p.users.size() >= 2);
+    CHECK(specialise::count_ops(p.code).total() >= min_ops);
+    specialise::check(p.code);
+  }
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    INFO(robot.source << ": " << lower::standard_kernels()[k].name);
+    const specialise::FactoredKernel& f = s.kernels[k];
+    specialise::check(f.code);
+    CHECK(f.own_inputs == code[k].input_count);
+    before += specialise::count_ops(code[k]).total();
+    after += specialise::count_ops(f.code).total();
+    const std::vector<int> uses = uses_of(f.code);
+    for (std::size_t i = 0; i < uses.size(); ++i) CHECK(uses[i] > 0);  // nothing left dead
+    for (int sample = 0; sample < 3; ++sample) {
+      const std::vector<double> in = test::random_input(sweeps[k], robot, static_cast<int>(tips.size()), rng);
+      std::vector<double> original(code[k].outputs.size()), factored(original.size());
+      specialise::evaluate(code[k], in.data(), original.data());
+      specialise::evaluate(s, static_cast<int>(k), in.data(), factored.data());
+      CHECK(same_bits(factored, original));
+    }
+  }
+  if (!s.programs.empty()) CHECK(after < before);
+  return s;
 }
 
 }  // namespace
@@ -106,12 +172,7 @@ TEST_CASE("folding removes the robot's zeros and ones", "[specialise]") {
 
 TEST_CASE("specialised programs have no dead code and label every operation", "[specialise]") {
   const specialise::ScalarProgram p = kernel_code(load_urdf(test::shared_robot_path("panda.urdf")), "forward_dynamics");
-  std::vector<int> uses(p.nodes.size(), 0);
-  for (const auto& n : p.nodes) {
-    if (specialise::arity(n.op) >= 1) ++uses[n.a];
-    if (specialise::arity(n.op) == 2) ++uses[n.b];
-  }
-  for (int o : p.outputs) ++uses[o];
+  const std::vector<int> uses = uses_of(p);
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     if (p.nodes[i].op == ScalarOp::Input) continue;
     INFO("node " << i);
@@ -119,6 +180,106 @@ TEST_CASE("specialised programs have no dead code and label every operation", "[
     if (p.nodes[i].op != ScalarOp::Const) {
       REQUIRE(p.nodes[i].label >= 0);
       CHECK(p.labels[p.nodes[i].label].find("panda_") == 0);
+    }
+  }
+}
+
+TEST_CASE("what several kernels compute alike is shared, and every kernel keeps its bits", "[specialise][share]") {
+  // The articulated-body Riccati sweep (with the transforms it needs) is what forward
+  // dynamics, calM^-1, Lambda and the tip-force kernel have in common.
+  const specialise::Sharing talos = check_sharing(load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}), 4000);
+  REQUIRE(talos.programs.size() == 1);
+  CHECK(talos.programs[0].users == std::vector<int>{2, 3, 5, 6});
+  const auto riccati = [](const specialise::ScalarProgram& p) {  // operations labelled so
+    int n = 0;
+    for (const auto& node : p.nodes)
+      n += specialise::arity(node.op) > 0 && node.label >= 0 && p.labels[node.label].find("Riccati") != std::string::npos;
+    return n;
+  };
+  CHECK(riccati(talos.programs[0].code) > 1000);
+  for (int k : {2, 3, 5, 6}) {
+    // All of the sweep but what one kernel alone computes from it (one kernel negates a
+    // value of the sweep for itself).
+    CHECK(riccati(talos.kernels[k].code) * 100 < riccati(talos.programs[0].code));
+    REQUIRE(talos.kernels[k].uses.size() == 1);
+    CHECK(talos.kernels[k].code.input_count ==
+          talos.kernels[k].own_inputs + static_cast<int>(talos.programs[0].code.outputs.size()));
+  }
+  CHECK(talos.kernels[0].uses.empty());  // inverse dynamics has no Riccati sweep
+  // Smaller thresholds share more, on chains, trees and free-flyers alike.
+  check_sharing(load_urdf(test::shared_robot_path("panda.urdf")), 50);
+  check_sharing(load_urdf(test::shared_robot_path("anymal_b.urdf"), LoadOptions{true}), 200);
+  check_sharing(random_tree(5, RandomTreeOptions{6, true, true, true, 0.5}), 20);
+  // Nothing that large in common, or no sharing asked for: the kernels as they were.
+  for (int min_ops : {0, 1000000}) {
+    const specialise::Sharing none = check_sharing(load_urdf(test::shared_robot_path("panda.urdf")), min_ops);
+    CHECK(none.programs.empty());
+    for (const auto& k : none.kernels) CHECK(k.uses.empty());
+  }
+}
+
+TEST_CASE("values are the same when their operation and operands are: inputs by index, literals by bits, + and * commuted",
+          "[specialise][share]") {
+  using test::ScalarBuilder;
+  // Kernel a: ((x0 * x1) + 2) * -0.0;  kernel b: (2 + (x1 * x0)) * +0.0 and (x0 * x1) - x2.
+  ScalarBuilder a(2), b(3);
+  const int a0 = a.in(0), a1 = a.in(1);
+  const int a_sum = a.add(ScalarOp::Add, a.add(ScalarOp::Mul, a0, a1), a.lit(2.0));
+  a.p.outputs = {a.add(ScalarOp::Mul, a_sum, a.lit(-0.0)), a_sum};
+  const int b1 = b.in(1), b0 = b.in(0);
+  const int b_product = b.add(ScalarOp::Mul, b1, b0);
+  const int b_sum = b.add(ScalarOp::Add, b.lit(2.0), b_product);
+  b.p.outputs = {b.add(ScalarOp::Mul, b_sum, b.lit(0.0)), b.add(ScalarOp::Sub, b_product, b.in(2))};
+  const specialise::Sharing s = specialise::share({&a.p, &b.p}, 2);
+  REQUIRE(s.programs.size() == 1);
+  CHECK(specialise::count_ops(s.programs[0].code).total() == 2);  // x0 * x1 and its sum with 2, not the products by -0 and +0
+  CHECK(s.programs[0].code.input_count == 2);
+  CHECK(specialise::count_ops(s.kernels[0].code).total() == 1);
+  CHECK(specialise::count_ops(s.kernels[1].code).total() == 2);
+  for (const std::vector<double>& in : std::vector<std::vector<double>>{{1.5, -3.0, 0.25}, {-2.0, 1.0, 7.0}}) {
+    for (int k = 0; k < 2; ++k) {
+      const specialise::ScalarProgram& p = k == 0 ? a.p : b.p;
+      std::vector<double> original(p.outputs.size()), factored(p.outputs.size());
+      specialise::evaluate(p, in.data(), original.data());
+      specialise::evaluate(s, k, in.data(), factored.data());
+      CHECK(same_bits(factored, original));
+    }
+  }
+  // A group below min_ops stays where it is.
+  CHECK(specialise::share({&a.p, &b.p}, 3).programs.empty());
+}
+
+TEST_CASE("no kernel computes a value twice: of two overlapping groups with a user in common, the larger is shared",
+          "[specialise][share]") {
+  using test::ScalarBuilder;
+  // u (3 operations) is computed by a, b and c; v (6, from u) by a and b; w (4, from u) by b and c.
+  const auto chain = [](ScalarBuilder& k, int from, int length, double step) {
+    for (int i = 0; i < length; ++i) from = k.add(ScalarOp::Mul, k.add(ScalarOp::Add, from, k.lit(step + i)), from);
+    return from;
+  };
+  ScalarBuilder a(1), b(1), c(1);
+  int u[3];
+  for (int k = 0; k < 3; ++k) {
+    ScalarBuilder& p = k == 0 ? a : k == 1 ? b : c;
+    u[k] = p.add(ScalarOp::Sub, p.add(ScalarOp::Mul, p.in(0), p.lit(3.0)), p.add(ScalarOp::Sin, p.in(0)));
+  }
+  a.p.outputs = {chain(a, u[0], 3, 1.0)};
+  b.p.outputs = {chain(b, u[1], 3, 1.0), chain(b, u[1], 2, 5.0)};
+  c.p.outputs = {chain(c, u[2], 2, 5.0)};
+  const specialise::Sharing s = specialise::share({&a.p, &b.p, &c.p}, 4);
+  REQUIRE(s.programs.size() == 1);
+  CHECK(s.programs[0].users == std::vector<int>{0, 1});
+  CHECK(specialise::count_ops(s.programs[0].code).total() == 3 + 6);
+  CHECK(s.kernels[2].uses.empty());
+  CHECK(specialise::count_ops(s.kernels[2].code).total() == 3 + 4);  // c computes u and w itself
+  CHECK(specialise::count_ops(s.kernels[1].code).total() == 4);      // b reads u from the program
+  for (double x : {0.5, -1.25, 3.0}) {
+    for (int k = 0; k < 3; ++k) {
+      const specialise::ScalarProgram& p = k == 0 ? a.p : k == 1 ? b.p : c.p;
+      std::vector<double> original(p.outputs.size()), factored(p.outputs.size());
+      specialise::evaluate(p, &x, original.data());
+      specialise::evaluate(s, k, &x, factored.data());
+      CHECK(same_bits(factored, original));
     }
   }
 }

@@ -1,0 +1,285 @@
+#include "specialise/share.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "support/error.hpp"
+
+namespace soa::specialise {
+
+namespace {
+
+// A value of the whole kernel set: its operation and operands (values again), the input
+// index, or the literal's bits. Values are numbered in order of first appearance, so an
+// operand's number is below its user's: numbering order is a topological order.
+struct Key {
+  ScalarOp op;
+  std::int64_t a, b;  // operand values; Input: a = index; Const: a = the bits
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.op) * 0x9e3779b97f4a7c15ULL;
+    h ^= static_cast<std::uint64_t>(k.a) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint64_t>(k.b) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct Numbering {
+  std::vector<Key> keys;                    // per value
+  std::vector<std::vector<int>> value_of;  // per kernel and node
+  std::vector<std::vector<int>> users;     // per value: kernels computing it (ascending)
+  std::vector<std::pair<int, int>> where;  // per value: a (kernel, node) computing it
+};
+
+Numbering number(const std::vector<const ScalarProgram*>& kernels) {
+  Numbering n;
+  std::unordered_map<Key, int, KeyHash> index;
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const ScalarProgram& p = *kernels[k];
+    std::vector<int>& values = n.value_of.emplace_back(p.nodes.size());
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const ScalarNode& node = p.nodes[i];
+      Key key{node.op, -1, -1};
+      if (node.op == ScalarOp::Input) {
+        key.a = node.a;
+      } else if (node.op == ScalarOp::Const) {
+        std::memcpy(&key.a, &node.value, sizeof(double));
+      } else {
+        key.a = values[node.a];
+        if (arity(node.op) == 2) key.b = values[node.b];
+        if ((node.op == ScalarOp::Add || node.op == ScalarOp::Mul) && key.b < key.a) std::swap(key.a, key.b);
+      }
+      auto [it, fresh] = index.emplace(key, static_cast<int>(n.keys.size()));
+      if (fresh) {
+        n.keys.push_back(key);
+        n.users.emplace_back();
+        n.where.emplace_back(static_cast<int>(k), static_cast<int>(i));
+      }
+      values[i] = it->second;
+      std::vector<int>& users = n.users[it->second];
+      if (users.empty() || users.back() != static_cast<int>(k)) users.push_back(static_cast<int>(k));
+    }
+  }
+  return n;
+}
+
+bool is_operation(const Key& k) { return arity(k.op) > 0; }
+
+bool intersect(const std::vector<int>& a, const std::vector<int>& b) {  // both ascending
+  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) return true;
+    a[i] < b[j] ? ++i : ++j;
+  }
+  return false;
+}
+
+// Drops nodes nothing reads (inputs and literals that only the removed closure read).
+ScalarProgram without_dead_nodes(ScalarProgram p) {
+  std::vector<char> live(p.nodes.size(), 0);
+  for (int o : p.outputs) live[o] = 1;
+  for (int i = static_cast<int>(p.nodes.size()) - 1; i >= 0; --i) {
+    if (!live[i]) continue;
+    const ScalarNode& n = p.nodes[i];
+    if (arity(n.op) >= 1) live[n.a] = 1;
+    if (arity(n.op) == 2) live[n.b] = 1;
+  }
+  std::vector<int> moved(p.nodes.size(), -1);
+  std::vector<ScalarNode> kept;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    if (!live[i]) continue;
+    ScalarNode n = p.nodes[i];
+    if (arity(n.op) >= 1) n.a = moved[n.a];
+    if (arity(n.op) == 2) n.b = moved[n.b];
+    moved[i] = static_cast<int>(kept.size());
+    kept.push_back(n);
+  }
+  p.nodes = std::move(kept);
+  for (int& o : p.outputs) o = moved[o];
+  return p;
+}
+
+}  // namespace
+
+Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
+  Sharing result;
+  const Numbering n = number(kernels);
+  const int values = static_cast<int>(n.keys.size());
+
+  // Groups: operations by the set of kernels computing them, those of >= min_ops.
+  std::map<std::vector<int>, std::vector<int>> groups;
+  if (min_ops > 0)
+    for (int v = 0; v < values; ++v)
+      if (is_operation(n.keys[v]) && n.users[v].size() >= 2) groups[n.users[v]].push_back(v);
+  struct Candidate {
+    std::vector<int> users;
+    std::vector<char> in_closure;
+    int size = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto& [users, members] : groups) {
+    if (static_cast<int>(members.size()) < min_ops) continue;
+    Candidate c{users, std::vector<char>(values, 0), 0};
+    for (int v : members) c.in_closure[v] = 1;
+    for (int v = values - 1; v >= 0; --v) {  // operands have smaller numbers
+      if (!c.in_closure[v]) continue;
+      ++c.size;
+      const Key& key = n.keys[v];
+      if (is_operation(n.keys[key.a])) c.in_closure[key.a] = 1;
+      if (arity(key.op) == 2 && is_operation(n.keys[key.b])) c.in_closure[key.b] = 1;
+    }
+    candidates.push_back(std::move(c));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.size > b.size; });
+  std::vector<Candidate> taken;
+  for (Candidate& c : candidates) {
+    bool clash = false;
+    for (const Candidate& t : taken) {
+      if (!intersect(c.users, t.users)) continue;
+      for (int v = 0; v < values && !clash; ++v) clash = c.in_closure[v] && t.in_closure[v];
+    }
+    if (!clash) taken.push_back(std::move(c));
+  }
+
+  // Per kernel and value: the program computing it for that kernel (at most one: closures
+  // taken for kernels in common are disjoint), or -1.
+  std::vector<std::vector<int>> program_for(kernels.size());
+  for (std::size_t t = 0; t < taken.size(); ++t)
+    for (int k : taken[t].users) {
+      if (program_for[k].empty()) program_for[k].assign(values, -1);
+      for (int v = 0; v < values; ++v)
+        if (taken[t].in_closure[v]) program_for[k][v] = static_cast<int>(t);
+    }
+  const auto computed_for = [&](int k, int v) { return !program_for[k].empty() && program_for[k][v] >= 0; };
+  // Per taken program: its outputs, the closure's values its users read from outside it.
+  std::vector<std::vector<int>> outputs(taken.size());
+  {
+    std::vector<std::vector<char>> exported(taken.size(), std::vector<char>(values, 0));
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const ScalarProgram& p = *kernels[k];
+      const std::vector<int>& value = n.value_of[k];
+      const int kk = static_cast<int>(k);
+      const auto read = [&](int node) {
+        if (computed_for(kk, value[node])) exported[program_for[k][value[node]]][value[node]] = 1;
+      };
+      for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+        const ScalarNode& node = p.nodes[i];
+        if (computed_for(kk, value[i]) || arity(node.op) == 0) continue;
+        read(node.a);
+        if (arity(node.op) == 2) read(node.b);
+      }
+      for (int o : p.outputs) read(o);
+    }
+    for (std::size_t t = 0; t < taken.size(); ++t)
+      for (int v = 0; v < values; ++v)
+        if (exported[t][v]) outputs[t].push_back(v);
+  }
+
+  // The shared programs, in value order (topological), labels as in the kernel where the
+  // value first appeared.
+  for (std::size_t t = 0; t < taken.size(); ++t) {
+    SharedProgram& s = result.programs.emplace_back();
+    s.users = taken[t].users;
+    ScalarProgram& code = s.code;
+    std::unordered_map<int, int> local;  // value -> node
+    std::map<std::pair<int, int>, int> label_of;
+    const auto node_for = [&](int v, const auto& self) -> int {
+      if (auto it = local.find(v); it != local.end()) return it->second;
+      const Key& key = n.keys[v];
+      const auto [k, i] = n.where[v];
+      const ScalarNode& original = kernels[k]->nodes[i];
+      ScalarNode node;
+      node.op = key.op;
+      if (key.op == ScalarOp::Input) {
+        node.a = static_cast<int>(key.a);
+        code.input_count = std::max(code.input_count, node.a + 1);
+      } else if (key.op == ScalarOp::Const) {
+        node.value = original.value;
+      } else {
+        // The operands as the first kernel computing it wrote them (commuted Add or Mul
+        // operands of another kernel give the same bits).
+        node.a = self(n.value_of[k][original.a], self);
+        if (arity(key.op) == 2) node.b = self(n.value_of[k][original.b], self);
+      }
+      if (original.label >= 0) {
+        auto [it, fresh] = label_of.emplace(std::pair{k, original.label}, static_cast<int>(code.labels.size()));
+        if (fresh) code.labels.push_back(kernels[k]->labels[original.label]);
+        node.label = it->second;
+      }
+      local.emplace(v, static_cast<int>(code.nodes.size()));
+      code.nodes.push_back(node);
+      return static_cast<int>(code.nodes.size()) - 1;
+    };
+    // Operands first: a value's operands have smaller numbers, so numbering order works,
+    // except that node_for() follows the first kernel's operand order -- recursion covers it.
+    for (int v = 0; v < values; ++v)
+      if (taken[t].in_closure[v]) node_for(v, node_for);
+    for (int v : outputs[t]) code.outputs.push_back(local.at(v));
+    code = without_dead_nodes(std::move(code));
+    check(code);
+  }
+
+  // The kernels without the closures they use, reading the values they still need.
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const ScalarProgram& p = *kernels[k];
+    const std::vector<int>& value = n.value_of[k];
+    FactoredKernel& f = result.kernels.emplace_back();
+    f.own_inputs = p.input_count;
+    std::vector<int> input_of(values, -1);  // value -> the kernel's input index for it
+    int ext = 0;
+    for (std::size_t t = 0; t < taken.size(); ++t) {
+      if (!std::binary_search(taken[t].users.begin(), taken[t].users.end(), static_cast<int>(k))) continue;
+      f.uses.push_back({static_cast<int>(t), ext});
+      for (std::size_t o = 0; o < outputs[t].size(); ++o) input_of[outputs[t][o]] = p.input_count + ext + static_cast<int>(o);
+      ext += static_cast<int>(outputs[t].size());
+    }
+    ScalarProgram& code = f.code;
+    code.input_count = p.input_count + ext;
+    code.labels = p.labels;
+    std::vector<int> moved(p.nodes.size(), -1);
+    std::unordered_map<int, int> read;  // input index -> its node in `code`
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const int v = value[i];
+      if (computed_for(static_cast<int>(k), v)) {
+        if (input_of[v] < 0) continue;  // read by nothing out here
+        auto [it, fresh] = read.emplace(input_of[v], static_cast<int>(code.nodes.size()));
+        if (fresh) {
+          ScalarNode in;
+          in.op = ScalarOp::Input;
+          in.a = input_of[v];
+          in.label = p.nodes[i].label;
+          code.nodes.push_back(in);
+        }
+        moved[i] = it->second;
+        continue;
+      }
+      ScalarNode node = p.nodes[i];
+      if (arity(node.op) >= 1) node.a = moved[node.a];
+      if (arity(node.op) == 2) node.b = moved[node.b];
+      moved[i] = static_cast<int>(code.nodes.size());
+      code.nodes.push_back(node);
+    }
+    for (int o : p.outputs) code.outputs.push_back(moved[o]);
+    code = without_dead_nodes(std::move(code));
+    check(code);
+  }
+  return result;
+}
+
+void evaluate(const Sharing& sharing, int k, const double* in, double* out) {
+  const FactoredKernel& f = sharing.kernels.at(k);
+  std::vector<double> extended(in, in + f.own_inputs);
+  extended.resize(f.code.input_count);
+  for (const SharedUse& u : f.uses)
+    evaluate(sharing.programs[u.program].code, in, extended.data() + f.own_inputs + u.offset);
+  evaluate(f.code, extended.data(), out);
+}
+
+}  // namespace soa::specialise
