@@ -5,7 +5,9 @@
 // once, outside the timed region; each iteration is one jit::compile of all of them with
 // the default options (2 compile threads here), i.e. what `soac jit` reports as "total
 // compile time". Real (wall) time is the figure; the CPU time of all threads is reported
-// as a counter, since Google Benchmark's own CPU time covers the calling thread only.
+// as a counter, since Google Benchmark's own CPU time covers the calling thread only, and so
+// are the kernels' operations (ops) and those compiled, what several kernels share counted
+// once (compiled_ops; jit::Options::share_min_ops).
 // Each run also checks one kernel against the SSA interpreter, so a broken JIT cannot
 // post a time.
 #include <benchmark/benchmark.h>
@@ -48,10 +50,14 @@ void register_config(const Config& c) {
   for (const emit::Kernel& k : *code) ops += specialise::count_ops(k.code).total();
   benchmark::RegisterBenchmark(("jit_compile/" + c.name).c_str(), [code, ops](benchmark::State& state) {
     double cpu = 0;
+    int compiled = 0;  // operations after sharing (jit::Options::share_min_ops): what the code generator sees
     for (auto _ : state) {
       const std::clock_t start = std::clock();
       const jit::Kernels kernels = jit::compile(*code);
       cpu += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+      compiled = 0;
+      for (const auto* timings : {&kernels.timings(), &kernels.shared_timings()})
+        for (const jit::KernelTiming& t : *timings) compiled += t.ops;
       // One kernel against the interpreter: a broken JIT posts no time.
       const emit::Kernel& k = code->front();
       std::vector<double> in(k.code.input_count), got(k.code.outputs.size()), want(k.code.outputs.size());
@@ -64,6 +70,7 @@ void register_config(const Config& c) {
     }
     state.counters["cpu_s"] = benchmark::Counter(cpu, benchmark::Counter::kAvgIterations);
     state.counters["ops"] = ops;
+    state.counters["compiled_ops"] = compiled;
   })->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
 
