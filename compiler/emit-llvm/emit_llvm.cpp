@@ -325,13 +325,16 @@ private:
   }
 
   // Outputs that are literals -- most of a Jacobian or a mass matrix of a branched robot
-  // is 0 -- with runs of +0.0 written by one memset: as many stores would cost the code
-  // generator (FastISel does not merge stores) more than the rest of such kernels.
+  // is 0 -- with runs of +0.0 written by vector stores of zeros (4, then 2, then 1 wide),
+  // or by one memset when long: one store per output would cost the code generator
+  // (FastISel does not merge stores) more than the rest of such kernels, and a memset call
+  // per short run costs the kernel a call each (talos_full's Jacobian had 89 of them).
   void literal_outputs(llvm::IRBuilder<>& b, llvm::Value* out) {
     const auto zero = [&](std::size_t i) {
       const ScalarNode& n = p_.nodes[p_.outputs[i]];
       return n.op == ScalarOp::Const && n.value == 0.0 && !std::signbit(n.value);
     };
+    constexpr std::size_t kMemsetFrom = 32;  // doubles: 8 vector stores
     for (std::size_t i = 0; i < p_.outputs.size();) {
       const ScalarNode& n = p_.nodes[p_.outputs[i]];
       if (n.op != ScalarOp::Const) {
@@ -341,11 +344,20 @@ private:
       std::size_t end = i + 1;
       if (zero(i))
         while (end < p_.outputs.size() && zero(end)) ++end;
-      if (end - i >= 2)
+      if (end - i >= kMemsetFrom) {
         b.CreateMemSet(b.CreateConstInBoundsGEP1_64(f64_, out, i), b.getInt8(0), (end - i) * sizeof(double),
                        llvm::MaybeAlign(alignof(double)));
-      else
+      } else if (end - i >= 2) {
+        for (std::size_t at = i; at < end;) {
+          const std::size_t width = end - at >= 4 ? 4 : end - at >= 2 ? 2 : 1;
+          llvm::Type* type = width == 1 ? f64_ : llvm::FixedVectorType::get(f64_, static_cast<unsigned>(width));
+          b.CreateAlignedStore(llvm::Constant::getNullValue(type), b.CreateConstInBoundsGEP1_64(f64_, out, at),
+                               llvm::Align(alignof(double)));
+          at += width;
+        }
+      } else {
         store(b, constant(n.value), out, i);
+      }
       i = end;
     }
   }

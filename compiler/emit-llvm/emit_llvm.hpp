@@ -10,7 +10,7 @@
 //   use), literals as ConstantFP, fadd / fsub /
 //   fmul / fdiv / fneg, the llvm.sqrt intrinsic, and one `store double` per output
 //   (out[i] = value of outputs[i], exec::Layout) -- except runs of outputs that are the
-//   literal +0.0, which one llvm.memset writes.
+//   literal +0.0, which vector stores of zeros write (one llvm.memset from 32 on).
 // - Sin and Cos are soa::sincos (support/sincos.hpp) built in place, once per operand (and
 //   part). The pairs of inputs (joint angles) that the function's (or part's) Sin and Cos
 //   nodes read come first, in input order, before any other operation -- independent, their

@@ -320,6 +320,37 @@ TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no A
   }
 }
 
+TEST_CASE("outputs that are literal zeros are all written: short runs by vector stores and long ones by one memset", "[jit]") {
+  // Runs of +0.0 of 1, 2, 3, 5, 7 and 40 outputs between computed ones, and a -0.0, which
+  // is a literal like any other (not part of a run).
+  test::ScalarBuilder b(2);
+  const int x = b.in(0), y = b.in(1), sum = b.add(ScalarOp::Add, x, y), zero = b.lit(0.0), minus_zero = b.lit(-0.0);
+  for (int run : {1, 2, 3, 5, 7, 40}) {
+    b.p.outputs.push_back(sum);
+    b.p.outputs.insert(b.p.outputs.end(), run, zero);
+  }
+  b.p.outputs.push_back(minus_zero);
+  b.p.outputs.push_back(b.add(ScalarOp::Mul, sum, x));
+  for (int part_ops : {0, 1}) {  // whole, and split (the zeros belong to no part)
+    INFO("parts of " << part_ops);
+    jit::Options o;
+    o.part_ops = part_ops;
+    const jit::Kernels k = jit::compile({{"zeros", b.p}}, o);
+    const std::vector<double> in = {0.25, -1.5};
+    std::vector<double> out(b.p.outputs.size(), std::nan(""));  // every entry must be overwritten
+    k.lookup("zeros")(in.data(), out.data());
+    CHECK(identical(out, interpret(b.p, in)));
+  }
+  llvm::LLVMContext context;
+  const std::string ir = emit::to_text(*emit::emit_llvm_module(context, "m", {{"zeros", b.p}}));
+  std::size_t memsets = 0;
+  for (std::size_t at = 0; (at = ir.find("call void @llvm.memset", at + 1)) != std::string::npos;) ++memsets;
+  CHECK(memsets == 1);  // the run of 40
+  CHECK(ir.find("store <4 x double> zeroinitializer") != std::string::npos);
+  CHECK(ir.find("store <2 x double> zeroinitializer") != std::string::npos);
+  CHECK(ir.find("store double -0.000000e+00") != std::string::npos);
+}
+
 TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signature", "[jit]") {
   llvm::LLVMContext context;
   const auto m = emit::emit_llvm_module(context, "m", {{"every_op", every_op()}, {"second", every_op()}});
