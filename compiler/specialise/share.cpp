@@ -22,25 +22,46 @@ struct Key {
   std::int64_t a, b;  // operand values; Input: a = index; Const: a = the bits
   bool operator==(const Key&) const = default;
 };
-struct KeyHash {
-  std::size_t operator()(const Key& k) const {
-    std::uint64_t h = static_cast<std::uint64_t>(k.op) * 0x9e3779b97f4a7c15ULL;
-    h ^= static_cast<std::uint64_t>(k.a) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= static_cast<std::uint64_t>(k.b) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return static_cast<std::size_t>(h);
-  }
-};
+std::uint64_t hash(const Key& k) {
+  std::uint64_t h = static_cast<std::uint64_t>(k.op) * 0x9e3779b97f4a7c15ULL;
+  h ^= static_cast<std::uint64_t>(k.a) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= static_cast<std::uint64_t>(k.b) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h ^ (h >> 29);
+}
 
 struct Numbering {
   std::vector<Key> keys;                    // per value
   std::vector<std::vector<int>> value_of;  // per kernel and node
-  std::vector<std::vector<int>> users;     // per value: kernels computing it (ascending)
+  // Per value: the kernels computing it, a bit each, `words` 64-bit words per value.
+  std::size_t words = 1;
+  std::vector<std::uint64_t> users;
+  int user_count(int v) const {
+    int c = 0;
+    for (std::size_t w = 0; w < words; ++w) c += __builtin_popcountll(users[v * words + w]);
+    return c;
+  }
+  std::vector<int> users_of(int v) const {  // ascending
+    std::vector<int> out;
+    for (std::size_t w = 0; w < words; ++w)
+      for (std::uint64_t bits = users[v * words + w]; bits; bits &= bits - 1)
+        out.push_back(static_cast<int>(64 * w + __builtin_ctzll(bits)));
+    return out;
+  }
   std::vector<std::pair<int, int>> where;  // per value: a (kernel, node) computing it
 };
 
 Numbering number(const std::vector<const ScalarProgram*>& kernels) {
   Numbering n;
-  std::unordered_map<Key, int, KeyHash> index;
+  // Open addressing, at most half full: the kernels of a 50-dof robot are 10^5 values,
+  // and a node-based map's allocations made this pass slower than code generation's
+  // first module (it runs before any compile thread has work).
+  std::size_t nodes = 0;
+  for (const ScalarProgram* p : kernels) nodes += p->nodes.size();
+  std::size_t capacity = 16;
+  while (capacity < 2 * nodes) capacity *= 2;
+  std::vector<int> table(capacity, -1);  // value numbers
+  n.keys.reserve(nodes);
+  n.words = (kernels.size() + 63) / 64;
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const ScalarProgram& p = *kernels[k];
     std::vector<int>& values = n.value_of.emplace_back(p.nodes.size());
@@ -56,15 +77,16 @@ Numbering number(const std::vector<const ScalarProgram*>& kernels) {
         if (arity(node.op) == 2) key.b = values[node.b];
         if ((node.op == ScalarOp::Add || node.op == ScalarOp::Mul) && key.b < key.a) std::swap(key.a, key.b);
       }
-      auto [it, fresh] = index.emplace(key, static_cast<int>(n.keys.size()));
-      if (fresh) {
+      std::size_t slot = hash(key) & (capacity - 1);
+      while (table[slot] >= 0 && !(n.keys[table[slot]] == key)) slot = (slot + 1) & (capacity - 1);
+      if (table[slot] < 0) {
+        table[slot] = static_cast<int>(n.keys.size());
         n.keys.push_back(key);
-        n.users.emplace_back();
+        n.users.resize(n.users.size() + n.words, 0);
         n.where.emplace_back(static_cast<int>(k), static_cast<int>(i));
       }
-      values[i] = it->second;
-      std::vector<int>& users = n.users[it->second];
-      if (users.empty() || users.back() != static_cast<int>(k)) users.push_back(static_cast<int>(k));
+      values[i] = table[slot];
+      n.users[table[slot] * n.words + k / 64] |= std::uint64_t{1} << (k % 64);
     }
   }
   return n;
@@ -116,7 +138,7 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
   std::map<std::vector<int>, std::vector<int>> groups;
   if (min_ops > 0)
     for (int v = 0; v < values; ++v)
-      if (is_operation(n.keys[v]) && n.users[v].size() >= 2) groups[n.users[v]].push_back(v);
+      if (is_operation(n.keys[v]) && n.user_count(v) >= 2) groups[n.users_of(v)].push_back(v);
   struct Candidate {
     std::vector<int> users;
     std::vector<char> in_closure;

@@ -283,3 +283,29 @@ TEST_CASE("no kernel computes a value twice: of two overlapping groups with a us
     }
   }
 }
+
+TEST_CASE("sharing works for sets of any number of kernels (more than 64)", "[specialise][share]") {
+  using test::ScalarBuilder;
+  // 70 kernels computing (x0 + 1) * x0 alike, each then its own product with x1 + k.
+  std::vector<ScalarBuilder> kernels(70, ScalarBuilder(2));
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    ScalarBuilder& b = kernels[k];
+    const int x0 = b.in(0);
+    const int common = b.add(ScalarOp::Mul, b.add(ScalarOp::Add, x0, b.lit(1.0)), x0);
+    b.p.outputs = {b.add(ScalarOp::Mul, common, b.add(ScalarOp::Add, b.in(1), b.lit(static_cast<double>(k))))};
+  }
+  std::vector<const specialise::ScalarProgram*> programs;
+  for (const ScalarBuilder& b : kernels) programs.push_back(&b.p);
+  const specialise::Sharing s = specialise::share(programs, 2);
+  REQUIRE(s.programs.size() == 1);
+  CHECK(s.programs[0].users.size() == 70);
+  CHECK(s.programs[0].users.back() == 69);
+  const double in[2] = {0.75, -2.0};
+  for (int k : {0, 63, 64, 69}) {
+    double original = 0, factored = 0;
+    specialise::evaluate(kernels[k].p, in, &original);
+    specialise::evaluate(s, k, in, &factored);
+    CHECK(factored == original);
+    CHECK(specialise::count_ops(s.kernels[k].code).total() == 2);
+  }
+}
