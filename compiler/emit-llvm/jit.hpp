@@ -49,14 +49,15 @@
 //     instructions -25%, all kernels' compile CPU time -15%;
 //   * small code model, position-independent code, linked by JITLink: a literal is one
 //     RIP-relative operand, and FastISel selects the lane parts, which under the large
-//     model (ORC's default) it hands to SelectionDAG: -15%.
+//     model (ORC's default) it hands to SelectionDAG: -15%;
 //   * share_min_ops 4000: the Riccati sweep of 4 kernels compiled once -- talos_full's
 //     168k operations become 143k, and 23% fewer instructions executed by compile()
-//     (callgrind, one thread); the kernels' run time within 3% (interleaved A/B);
-//   Together (talos_full, 13 tips, 2 vCPUs): 1.45 s -> 0.95 s wall, 3.2 s -> 1.75 s CPU
-//   before sharing.
-//   codegen_level 0 compiles ~3x faster still, for code 30-60% slower; the basic register
-//   allocator 20% faster, for code ~10% slower.
+//     (callgrind, one thread); the kernels' run time within 3% (interleaved A/B).
+//   Together (talos_full, 13 tips, 2 vCPUs, at equal machine speed): 1.45 s -> 0.95 s
+//   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work.
+//   codegen_level 0 compiles ~3x faster still, for code 30-60% slower. Other register
+//   allocators (a process-wide choice in LLVM): basic -11% compile work, the Panda's
+//   kernels 4-11% slower; fast -20%, up to 29% slower.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
