@@ -36,6 +36,9 @@
 //   * no machine scheduler: a third of code generation time, no measurable run-time gain
 //     on an out-of-order core. LLVM offers this only as a process-wide option
 //     (-enable-misched); compile() sets it once, unless the host process set it itself;
+//     likewise no machine copy propagation (-disable-copyprop): 5% of the compile work
+//     (callgrind), run time within 2% on every kernel of the Panda and both Talos robots
+//     (interleaved A/B);
 //   * FastISel at -O2: 40% less compile time than SelectionDAG, run time within a few
 //     per cent (the Jacobian, mostly stores, 25% slower);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
@@ -57,7 +60,8 @@
 //   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work.
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower. Other register
 //   allocators (a process-wide choice in LLVM): basic -11% compile work, the Panda's
-//   kernels 4-11% slower; fast -20%, up to 29% slower.
+//   kernels 4-11% slower; fast -20%, up to 29% slower. Without machine CSE, sinking or the
+//   peephole optimiser: about -1% each.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
