@@ -50,11 +50,14 @@ void initialise_llvm() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     // The machine scheduler costs a third of code generation on these straight-line kernels
-    // and buys nothing measurable on an out-of-order core; machine copy propagation 5% of
-    // it, for the same run time (jit.hpp, "Why the defaults"). LLVM keeps both behind
-    // process-wide options; a host that set one itself is obeyed.
+    // and buys nothing measurable on an out-of-order core; machine copy propagation and the
+    // x86 byte/word fixup (a liveness walk over every instruction, for the few byte
+    // registers of sin-cos quadrant tests) ~5% each, for the same run time (jit.hpp, "Why
+    // the defaults"). LLVM keeps them behind process-wide options; a host that set one
+    // itself is obeyed.
     auto& registered = llvm::cl::getRegisteredOptions();
-    for (const auto& [name, value] : {std::pair{"enable-misched", "false"}, std::pair{"disable-copyprop", "true"}})
+    for (const auto& [name, value] : {std::pair{"enable-misched", "false"}, std::pair{"disable-copyprop", "true"},
+                                      std::pair{"fixup-byte-word-insts", "false"}})
       if (auto it = registered.find(name); it != registered.end() && it->second->getNumOccurrences() == 0)
         it->second->addOccurrence(0, name, value);
   });

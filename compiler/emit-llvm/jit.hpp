@@ -36,9 +36,10 @@
 //   * no machine scheduler: a third of code generation time, no measurable run-time gain
 //     on an out-of-order core. LLVM offers this only as a process-wide option
 //     (-enable-misched); compile() sets it once, unless the host process set it itself;
-//     likewise no machine copy propagation (-disable-copyprop): 5% of the compile work
-//     (callgrind), run time within 2% on every kernel of the Panda and both Talos robots
-//     (interleaved A/B);
+//     likewise no machine copy propagation (-disable-copyprop) and no x86 byte/word
+//     fixup (-fixup-byte-word-insts=false): 5% and 4.5% of the compile work (callgrind),
+//     run time within 2-3% on every kernel of the Panda and both Talos robots
+//     (interleaved A/B; machine sinking, -1.6%, cost the Panda's kernels 3-4%: kept);
 //   * FastISel at -O2: 40% less compile time than SelectionDAG, run time within a few
 //     per cent (the Jacobian, mostly stores, 25% slower);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
@@ -60,8 +61,8 @@
 //   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work.
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower. Other register
 //   allocators (a process-wide choice in LLVM): basic -11% compile work, the Panda's
-//   kernels 4-11% slower; fast -20%, up to 29% slower. Without machine CSE, sinking or the
-//   peephole optimiser: about -1% each.
+//   kernels 4-11% slower; fast -20%, up to 29% slower. Without machine CSE or the peephole
+//   optimiser: about -1% each.
 // - options.ir_file: also write every kernel into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
