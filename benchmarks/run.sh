@@ -46,7 +46,7 @@ echo
 sed -n '/^<!-- soa_bench table -->$/,$p' "$log" | tail -n +2
 echo
 if [[ -x $jit_compile ]]; then
-  # 5. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
+  # 4. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
   jlog=$build/benchmarks/soa_jit_compile.log
   "$jit_compile" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true >"$jlog" 2>&1 ||
     { cat "$jlog" >&2; exit 1; }

@@ -49,6 +49,30 @@ bool is_reserved(const std::string& s) {
   return false;
 }
 
+// void NAME(ptr, ...) nounwind, with the promises the C++ signature cannot make but every
+// caller keeps (as with the generated C++, where the kernel reads `in` only and writes
+// `out` only): the arrays do not overlap, and the function neither keeps the pointers nor
+// writes its input.
+llvm::Function* kernel_function(llvm::Module& m, const std::string& name, std::initializer_list<const char*> args,
+                                llvm::GlobalValue::LinkageTypes linkage, const std::string& tune_cpu) {
+  llvm::LLVMContext& context = m.getContext();
+  std::vector<llvm::Type*> params(args.size(), llvm::PointerType::getUnqual(context));
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false);
+  llvm::Function* f = llvm::Function::Create(type, linkage, name, m);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  if (!tune_cpu.empty()) f->addFnAttr("tune-cpu", tune_cpu);
+  int i = 0;
+  for (const char* arg : args) {
+    llvm::Argument* a = f->getArg(i++);
+    a->setName(arg);
+    a->addAttr(llvm::Attribute::NoAlias);
+    a->addAttr(llvm::Attribute::NoCapture);
+    if (std::string_view(arg) == "in") a->addAttr(llvm::Attribute::ReadOnly);
+    if (std::string_view(arg) == "out") a->addAttr(llvm::Attribute::WriteOnly);
+  }
+  return f;
+}
+
 }  // namespace
 
 void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
@@ -305,24 +329,7 @@ public:
 private:
   llvm::Function* function(const std::string& fname, std::initializer_list<const char*> args,
                            llvm::GlobalValue::LinkageTypes linkage) {
-    std::vector<llvm::Type*> params(args.size(), ptr_);
-    auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context_), params, false);
-    llvm::Function* f = llvm::Function::Create(type, linkage, fname, m_);
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-    if (!options_.tune_cpu.empty()) f->addFnAttr("tune-cpu", options_.tune_cpu);
-    // The promises the C++ signature cannot make but every caller keeps (as with the
-    // generated C++, where the kernel reads `in` only and writes `out` only): the arrays do
-    // not overlap, and the kernel neither keeps the pointers nor writes its input.
-    int i = 0;
-    for (const char* arg : args) {
-      llvm::Argument* a = f->getArg(i++);
-      a->setName(arg);
-      a->addAttr(llvm::Attribute::NoAlias);
-      a->addAttr(llvm::Attribute::NoCapture);
-      if (std::string_view(arg) == "in") a->addAttr(llvm::Attribute::ReadOnly);
-      if (std::string_view(arg) == "out") a->addAttr(llvm::Attribute::WriteOnly);
-    }
-    return f;
+    return kernel_function(m_, fname, args, linkage, options_.tune_cpu);
   }
 
   // Outputs that are literals -- most of a Jacobian or a mass matrix of a branched robot
@@ -346,14 +353,12 @@ private:
       if (zero(i))
         while (end < p_.outputs.size() && zero(end)) ++end;
       if (end - i >= kMemsetFrom) {
-        b.CreateMemSet(b.CreateConstInBoundsGEP1_64(f64_, out, i), b.getInt8(0), (end - i) * sizeof(double),
-                       llvm::MaybeAlign(alignof(double)));
+        b.CreateMemSet(address(b, out, i), b.getInt8(0), (end - i) * sizeof(double), llvm::MaybeAlign(alignof(double)));
       } else if (end - i >= 2) {
         for (std::size_t at = i; at < end;) {
           const std::size_t width = end - at >= 4 ? 4 : end - at >= 2 ? 2 : 1;
           llvm::Type* type = width == 1 ? f64_ : llvm::FixedVectorType::get(f64_, static_cast<unsigned>(width));
-          b.CreateAlignedStore(llvm::Constant::getNullValue(type), b.CreateConstInBoundsGEP1_64(f64_, out, at),
-                               llvm::Align(alignof(double)));
+          b.CreateAlignedStore(llvm::Constant::getNullValue(type), address(b, out, at), llvm::Align(alignof(double)));
           at += width;
         }
       } else {
@@ -703,42 +708,30 @@ llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, con
 
 llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name, const std::string& body,
                                        int own_inputs, int inputs,
-                                       const std::vector<std::pair<std::string, int>>& shared) {
+                                       const std::vector<std::pair<std::string, int>>& shared,
+                                       const LlvmOptions& options) {
   if (!is_identifier(name) || is_reserved(name))
     throw UserError(fmt::format("emit-llvm: kernel name '{}' is not a usable C identifier", name));
   if (m.getNamedValue(name))
     throw UserError(fmt::format("emit-llvm: module '{}' already defines '{}'", m.getModuleIdentifier(), name));
   if (own_inputs < 0 || inputs < own_inputs)
     throw InternalError(fmt::format("emit-llvm: kernel '{}' has {} inputs of its own of {}", name, own_inputs, inputs));
-  llvm::LLVMContext& context = m.getContext();
-  llvm::Type* f64 = llvm::Type::getDoubleTy(context);
-  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
-  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr}, false);
+  llvm::Function* kernel = kernel_function(m, name, {"in", "out"}, llvm::Function::ExternalLinkage, options.tune_cpu);
+  llvm::Argument* in = kernel->getArg(0);
   const auto callee = [&](const std::string& f) {
-    llvm::FunctionCallee c = m.getOrInsertFunction(f, type);
+    llvm::FunctionCallee c = m.getOrInsertFunction(f, kernel->getFunctionType());
     if (auto* fn = llvm::dyn_cast<llvm::Function>(c.getCallee())) fn->addFnAttr(llvm::Attribute::NoUnwind);
     return c;
   };
-  llvm::Function* kernel = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
-  kernel->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::Argument* in = kernel->getArg(0);
-  llvm::Argument* out = kernel->getArg(1);
-  in->setName("in");
-  out->setName("out");
-  for (llvm::Argument* a : {in, out}) {
-    a->addAttr(llvm::Attribute::NoAlias);
-    a->addAttr(llvm::Attribute::NoCapture);
-  }
-  in->addAttr(llvm::Attribute::ReadOnly);
-  out->addAttr(llvm::Attribute::WriteOnly);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
+  llvm::Type* f64 = llvm::Type::getDoubleTy(m.getContext());
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.getContext(), "entry", kernel));
   auto* array = b.CreateAlloca(llvm::ArrayType::get(f64, std::max(inputs, 1)), nullptr, "inputs");
   array->setAlignment(llvm::Align(32));
   if (own_inputs > 0)
     b.CreateMemCpy(array, llvm::Align(32), in, llvm::Align(alignof(double)), own_inputs * sizeof(double));
   for (const auto& [f, offset] : shared)
     b.CreateCall(callee(f), {in, b.CreateConstInBoundsGEP1_64(f64, array, own_inputs + offset)});
-  b.CreateCall(callee(body), {array, out});
+  b.CreateCall(callee(body), {array, kernel->getArg(1)});
   b.CreateRetVoid();
   return kernel;
 }

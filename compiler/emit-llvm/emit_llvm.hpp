@@ -107,9 +107,11 @@ llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, con
 // (f(in, array + own_inputs + offset), in the order given), then calls body(array, out),
 // the factored program emitted under the name `body`. The functions it calls are
 // declared in `m` unless already there; the JIT defines them in modules of their own.
+// Of `options`, only tune_cpu applies.
 llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name, const std::string& body,
                                        int own_inputs, int inputs,
-                                       const std::vector<std::pair<std::string, int>>& shared);
+                                       const std::vector<std::pair<std::string, int>>& shared,
+                                       const LlvmOptions& options = {});
 
 // A module holding every kernel, verified.
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& context, const std::string& module_name,

@@ -223,6 +223,13 @@ emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarP
   return lo;
 }
 
+// The emitter's options for a shared-program entry (emit_llvm_shared_entry): only the tuning.
+emit::LlvmOptions entry_options(const Options& options) {
+  emit::LlvmOptions lo;
+  lo.tune_cpu = tune_cpu(options);
+  return lo;
+}
+
 // Asynchronous lookups (each materialises what it names on the compile threads) and the
 // wait for all of them: every symbol found, or every error joined.
 class Lookups {
@@ -282,7 +289,8 @@ struct Unit {
   std::string symbol;                        // the function's name
   std::string module;                        // its modules are this and this.sliceN
   const specialise::ScalarProgram* program;  // what the function computes
-  int kernel = -1;                           // the kernel it belongs to; -1: a shared program
+  int kernel = -1;                           // the kernel it belongs to, or -1 and...
+  int shared = -1;                           // ...the shared program it is
 };
 struct Entry {
   int kernel = 0;
@@ -311,12 +319,12 @@ Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
   std::vector<std::string> shared_names;
   for (std::size_t j = 0; j < plan.sharing.programs.size(); ++j) {
     shared_names.push_back(fresh(fmt::format("soa_shared{}", j)));
-    plan.units.push_back({shared_names.back(), shared_names.back(), &plan.sharing.programs[j].code, -1});
+    plan.units.push_back({shared_names.back(), shared_names.back(), &plan.sharing.programs[j].code, -1, static_cast<int>(j)});
   }
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const specialise::FactoredKernel& f = plan.sharing.kernels[k];
     if (f.uses.empty()) {
-      plan.units.push_back({kernels[k].name, kernels[k].name, &kernels[k].program, static_cast<int>(k)});
+      plan.units.push_back({kernels[k].name, kernels[k].name, &kernels[k].program, static_cast<int>(k), -1});
       continue;
     }
     Entry& e = plan.entries.emplace_back();
@@ -325,7 +333,7 @@ Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
     e.own_inputs = f.own_inputs;
     e.inputs = f.code.input_count;
     for (const specialise::SharedUse& u : f.uses) e.shared.emplace_back(shared_names[u.program], u.offset);
-    plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k)});
+    plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k), -1});
   }
   return plan;
 }
@@ -335,7 +343,8 @@ void write_ir(const std::vector<KernelRef>& kernels, const Plan& plan, const Opt
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
   for (const Unit& u : plan.units) emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
   for (const Entry& e : plan.entries)
-    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].name, e.body, e.own_inputs, e.inputs, e.shared);
+    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].name, e.body, e.own_inputs, e.inputs, e.shared,
+                                 entry_options(options));
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -488,11 +497,10 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   impl->shared_timings.resize(units.sharing.programs.size());
   for (std::size_t index : order) {
     const Unit& unit = units.units[index];
-    // Shared programs are the first units, in their order.
-    KernelTiming& timing = unit.kernel >= 0 ? impl->timings[unit.kernel] : impl->shared_timings[index];
+    KernelTiming& timing = unit.kernel >= 0 ? impl->timings[unit.kernel] : impl->shared_timings[unit.shared];
     timing.name = unit.kernel >= 0 ? kernels[unit.kernel].name : unit.symbol;
-    if (unit.kernel < 0)
-      for (int user : units.sharing.programs[index].users) timing.users.push_back(kernels[user].name);
+    if (unit.shared >= 0)
+      for (int user : units.sharing.programs[unit.shared].users) timing.users.push_back(kernels[user].name);
     timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
     // Slices of about module_ops operations, each a module of its own (the first holds the
@@ -534,7 +542,7 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
     const Clock::time_point t = Clock::now();
     std::unique_ptr<llvm::LLVMContext> context;
     auto m = new_module(name + ".entry", context);
-    emit::emit_llvm_shared_entry(*m, name, e.body, e.own_inputs, e.inputs, e.shared);
+    emit::emit_llvm_shared_entry(*m, name, e.body, e.own_inputs, e.inputs, e.shared, entry_options(options));
     add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", name));
     impl->timings[e.kernel].emit_seconds += seconds_since(t);
     llvm::orc::SymbolLookupSet symbols;

@@ -108,4 +108,28 @@ void check(const ScalarProgram& p) {
   for (int o : p.outputs) SOA_ASSERT(o >= 0 && o < size, "scalar program: output out of range");
 }
 
+ScalarProgram without_dead_nodes(ScalarProgram p) {
+  std::vector<char> live(p.nodes.size(), 0);
+  for (int o : p.outputs) live[o] = 1;
+  for (int i = static_cast<int>(p.nodes.size()) - 1; i >= 0; --i) {
+    if (!live[i]) continue;
+    const ScalarNode& n = p.nodes[i];
+    if (arity(n.op) >= 1) live[n.a] = 1;
+    if (arity(n.op) == 2) live[n.b] = 1;
+  }
+  std::vector<int> moved(p.nodes.size(), -1);
+  std::vector<ScalarNode> kept;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    if (!live[i]) continue;
+    ScalarNode n = p.nodes[i];
+    if (arity(n.op) >= 1) n.a = moved[n.a];
+    if (arity(n.op) == 2) n.b = moved[n.b];
+    moved[i] = static_cast<int>(kept.size());
+    kept.push_back(n);
+  }
+  p.nodes = std::move(kept);
+  for (int& o : p.outputs) o = moved[o];
+  return p;
+}
+
 }  // namespace soa::specialise

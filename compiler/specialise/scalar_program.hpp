@@ -62,4 +62,7 @@ std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last);
 // Throws InternalError when the invariants above do not hold.
 void check(const ScalarProgram& p);
 
+// `p` without the nodes no output reaches, the others in their order (still topological).
+ScalarProgram without_dead_nodes(ScalarProgram p);
+
 }  // namespace soa::specialise

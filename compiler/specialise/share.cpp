@@ -4,11 +4,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
-
-#include "support/error.hpp"
 
 namespace soa::specialise {
 
@@ -100,31 +97,6 @@ bool intersect(const std::vector<int>& a, const std::vector<int>& b) {  // both 
     a[i] < b[j] ? ++i : ++j;
   }
   return false;
-}
-
-// Drops nodes nothing reads (inputs and literals that only the removed closure read).
-ScalarProgram without_dead_nodes(ScalarProgram p) {
-  std::vector<char> live(p.nodes.size(), 0);
-  for (int o : p.outputs) live[o] = 1;
-  for (int i = static_cast<int>(p.nodes.size()) - 1; i >= 0; --i) {
-    if (!live[i]) continue;
-    const ScalarNode& n = p.nodes[i];
-    if (arity(n.op) >= 1) live[n.a] = 1;
-    if (arity(n.op) == 2) live[n.b] = 1;
-  }
-  std::vector<int> moved(p.nodes.size(), -1);
-  std::vector<ScalarNode> kept;
-  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-    if (!live[i]) continue;
-    ScalarNode n = p.nodes[i];
-    if (arity(n.op) >= 1) n.a = moved[n.a];
-    if (arity(n.op) == 2) n.b = moved[n.b];
-    moved[i] = static_cast<int>(kept.size());
-    kept.push_back(n);
-  }
-  p.nodes = std::move(kept);
-  for (int& o : p.outputs) o = moved[o];
-  return p;
 }
 
 }  // namespace
@@ -239,8 +211,8 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
       code.nodes.push_back(node);
       return static_cast<int>(code.nodes.size()) - 1;
     };
-    // Operands first: a value's operands have smaller numbers, so numbering order works,
-    // except that node_for() follows the first kernel's operand order -- recursion covers it.
+    // In numbering order, so a closure value's operands are there before it; the inputs
+    // and literals it reads (not in the closure) are made at their first use.
     for (int v = 0; v < values; ++v)
       if (taken[t].in_closure[v]) node_for(v, node_for);
     for (int v : outputs[t]) code.outputs.push_back(local.at(v));

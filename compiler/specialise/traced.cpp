@@ -166,30 +166,12 @@ Traced Tracer::unary(ScalarOp op, const Traced& a) {
 }
 
 ScalarProgram Tracer::finish(const std::vector<Traced>& outputs, int input_count) {
-  std::vector<int> out;
-  for (const Traced& o : outputs) out.push_back(materialise(o));
-  // Dead-code elimination: keep what reaches an output, in the original (topological) order.
-  std::vector<char> live(nodes_.size(), 0);
-  for (int o : out) live[o] = 1;
-  for (int i = static_cast<int>(nodes_.size()) - 1; i >= 0; --i) {
-    if (!live[i]) continue;
-    const ScalarNode& n = nodes_[i];
-    if (arity(n.op) >= 1) live[n.a] = 1;
-    if (arity(n.op) == 2) live[n.b] = 1;
-  }
   ScalarProgram p;
   p.input_count = input_count;
   p.labels = labels_;
-  std::vector<int> remap(nodes_.size(), -1);
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    if (!live[i]) continue;
-    ScalarNode n = nodes_[i];
-    if (arity(n.op) >= 1) n.a = remap[n.a];
-    if (arity(n.op) == 2) n.b = remap[n.b];
-    remap[i] = static_cast<int>(p.nodes.size());
-    p.nodes.push_back(n);
-  }
-  for (int o : out) p.outputs.push_back(remap[o]);
+  for (const Traced& o : outputs) p.outputs.push_back(materialise(o));
+  p.nodes = nodes_;  // after materialise(), which may append literal nodes
+  p = without_dead_nodes(std::move(p));  // keep what reaches an output, in order
   check(p);
   return p;
 }

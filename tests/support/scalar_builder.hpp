@@ -1,4 +1,4 @@
-// Hand-written ScalarPrograms for the back-end tests (test_jit, test_lanes): nodes appended
+// Hand-written ScalarPrograms for the tests (test_jit, test_lanes, test_specialise): nodes appended
 // in order, each call returning the new node's index.
 #pragma once
 
