@@ -356,9 +356,8 @@ private:
         b.CreateMemSet(address(b, out, i), b.getInt8(0), (end - i) * sizeof(double), llvm::MaybeAlign(alignof(double)));
       } else if (end - i >= 2) {
         for (std::size_t at = i; at < end;) {
-          const std::size_t width = end - at >= 4 ? 4 : end - at >= 2 ? 2 : 1;
-          llvm::Type* type = width == 1 ? f64_ : llvm::FixedVectorType::get(f64_, static_cast<unsigned>(width));
-          b.CreateAlignedStore(llvm::Constant::getNullValue(type), address(b, out, at), llvm::Align(alignof(double)));
+          const unsigned width = end - at >= 4 ? 4 : end - at >= 2 ? 2 : 1;
+          b.CreateAlignedStore(zeros(b, width), address(b, out, at), llvm::Align(alignof(double)));
           at += width;
         }
       } else {
@@ -369,6 +368,24 @@ private:
   }
 
   llvm::Value* constant(double x) { return llvm::ConstantFP::get(f64_, x); }
+  // +0.0 in `width` lanes, as a value FastISel can store: a vector constant operand is
+  // what it cannot select, and its miss hands the rest of the block -- here every literal
+  // output of the kernel -- to SelectionDAG (talos_full's mass-matrix entry: 30 ms). So the
+  // vectors are loaded from a table of zeros, once per width and block.
+  llvm::Value* zeros(llvm::IRBuilder<>& b, unsigned width) {
+    if (width == 1) return constant(0.0);
+    if (b.GetInsertBlock() != zeros_block_) {
+      zeros_ = {};
+      zeros_block_ = b.GetInsertBlock();
+    }
+    llvm::Value*& z = zeros_[width == 4 ? 1 : 0];
+    if (!z) {
+      llvm::Constant* init = llvm::ConstantAggregateZero::get(llvm::ArrayType::get(f64_, 4));
+      z = b.CreateAlignedLoad(llvm::FixedVectorType::get(f64_, width), table(zero_table_, "zeros", init),
+                              llvm::Align(alignof(double)));
+    }
+    return z;
+  }
   // &base[i], one getelementptr per address and basic block: a split kernel reads an input
   // or a scratch slot at each use, and FastISel folds the address into every load and
   // store of the block that computes it -- only there, hence per block. talos_full's
@@ -578,7 +595,7 @@ private:
   // same order, hence specialise::evaluate's bits:
   //     ...the fast path, straight-line, whatever x is...
   //     br (fabs x < 2^20), %sincos.join, %sincos.cold    weighted: the cold block out of line
-  //   sincos.cold:  llvm.sin(x), llvm.cos(x)                 libm, soa::sincos's fallback
+  //   sincos.cold:  sin(x), cos(x)                       libm, soa::sincos's fallback
   //   sincos.join:  a phi for sin and one for cos; emission continues here.
   // For large, infinite or NaN x the fast path computes garbage the phi drops, never
   // poison: k mod 4 is read from the low bits of x * 2/pi + 1.5 * 2^52, not from fptosi
@@ -639,8 +656,8 @@ private:
     if (!first_cold_) first_cold_ = cold;
     b.CreateCondBr(in_range, join, cold, llvm::MDBuilder(context_).createBranchWeights(1 << 20, 1));
     b.SetInsertPoint(cold);
-    llvm::Value* libm_sin = b.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
-    llvm::Value* libm_cos = b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
+    llvm::Value* libm_sin = libm_call(b, "sin", x);
+    llvm::Value* libm_cos = libm_call(b, "cos", x);
     b.CreateBr(join);
     b.SetInsertPoint(join);
     llvm::PHINode* sin_x = b.CreatePHI(f64_, 2, "sin");
@@ -650,6 +667,21 @@ private:
     cos_x->addIncoming(fast_cos, fast);
     cos_x->addIncoming(libm_cos, cold);
     return {sin_x, cos_x};
+  }
+
+  // sin(x) or cos(x) of the C library, called through a pointer kept in a module constant.
+  // Why not llvm.sin, or a direct call: FastISel selects neither (it leaves calls to
+  // library functions it knows to SelectionDAG), and each miss built a SelectionDAG for its
+  // cold block: 2.5% of talos_full's compile work.
+  llvm::Value* libm_call(llvm::IRBuilder<>& b, const char* function, llvm::Value* x) {
+    llvm::FunctionType* type = llvm::FunctionType::get(f64_, {f64_}, false);
+    const std::string name = fmt::format("soa.{}", function);
+    llvm::GlobalVariable* pointer = m_.getGlobalVariable(name, true);
+    if (!pointer) {
+      auto* callee = llvm::cast<llvm::Constant>(m_.getOrInsertFunction(function, type).getCallee());
+      pointer = new llvm::GlobalVariable(m_, ptr_, true, llvm::GlobalValue::PrivateLinkage, callee, name);
+    }
+    return b.CreateCall(type, b.CreateAlignedLoad(ptr_, pointer, llvm::Align(alignof(void*))), {x});
   }
 
   llvm::Module& m_;
@@ -678,6 +710,9 @@ private:
   std::unordered_map<std::pair<llvm::Value*, std::size_t>, llvm::Value*, AddressHash> addresses_;  // address()'s
   llvm::BasicBlock* address_block_ = nullptr;                                                     // ...and their block
   llvm::GlobalVariable* literals_ = nullptr;  // lane parts' tables (module-private)
+  llvm::GlobalVariable* zero_table_ = nullptr;
+  std::array<llvm::Value*, 2> zeros_{};  // zeros()'s loads (2 and 4 wide) in zeros_block_
+  llvm::BasicBlock* zeros_block_ = nullptr;
   llvm::GlobalVariable* masks_ = nullptr;
   std::vector<int> literal_offset_;           // per literal row: its first element in literals_
 };
