@@ -764,8 +764,11 @@ llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name,
   array->setAlignment(llvm::Align(32));
   if (own_inputs > 0)
     b.CreateMemCpy(array, llvm::Align(32), in, llvm::Align(alignof(double)), own_inputs * sizeof(double));
-  for (const auto& [f, offset] : shared)
-    b.CreateCall(callee(f), {in, b.CreateConstInBoundsGEP1_64(f64, array, own_inputs + offset)});
+  for (const auto& [f, at] : shared) {
+    if (at < own_inputs || at > inputs)
+      throw InternalError(fmt::format("emit-llvm: kernel '{}': outputs of '{}' at {} of {} inputs", name, f, at, inputs));
+    b.CreateCall(callee(f), {array, b.CreateConstInBoundsGEP1_64(f64, array, at)});
+  }
   b.CreateCall(callee(body), {array, kernel->getArg(1)});
   b.CreateRetVoid();
   return kernel;

@@ -103,8 +103,9 @@ llvm::Function* emit_llvm_function(llvm::Module& m, const std::string& name, con
 
 // The entry point of a kernel factored by specialise::share() (share.hpp), with the
 // kernels' signature: NAME(in, out) copies its own_inputs inputs into a stack array of
-// `inputs` doubles, has each shared program's function write its outputs there
-// (f(in, array + own_inputs + offset), in the order given), then calls body(array, out),
+// `inputs` doubles, has each shared program's function, in the order given, read the
+// array and write its outputs into it at index `at` (f(array, array + at): share.hpp's
+// layout, where a program reads earlier ones' outputs), then calls body(array, out),
 // the factored program emitted under the name `body`. The functions it calls are
 // declared in `m` unless already there; the JIT defines them in modules of their own.
 // Of `options`, only tune_cpu applies.

@@ -296,7 +296,7 @@ struct Entry {
   int kernel = 0;
   std::string body;                                 // the kernel's own program's function
   int own_inputs = 0, inputs = 0;
-  std::vector<std::pair<std::string, int>> shared;  // functions and offsets (emit_llvm_shared_entry)
+  std::vector<std::pair<std::string, int>> shared;  // functions and where their outputs go (emit_llvm_shared_entry)
 };
 struct Plan {
   specialise::Sharing sharing;
@@ -332,7 +332,7 @@ Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
     e.body = fresh(kernels[k].name + "_own");
     e.own_inputs = f.own_inputs;
     e.inputs = f.code.input_count;
-    for (const specialise::SharedUse& u : f.uses) e.shared.emplace_back(shared_names[u.program], u.offset);
+    for (const specialise::SharedUse& u : f.uses) e.shared.emplace_back(shared_names[u.program], plan.sharing.base + u.offset);
     plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k), -1});
   }
   return plan;

@@ -9,8 +9,9 @@
 //   real cost of compilation.
 // - What several kernels compute alike (specialise/share.hpp; Options::share_min_ops) is
 //   compiled once, as a function of its own that those kernels call first: each kernel's
-//   entry copies its inputs beside the shared function's outputs and runs its own code on
-//   both (emit_llvm_shared_entry). Same operations, same bits; shared_timings() counts it.
+//   entry copies its inputs into an array, has the shared functions (which may read each
+//   other's outputs: a chain) write their outputs beside them, and runs its own code on it
+//   all (emit_llvm_shared_entry). Same operations, same bits; shared_timings() counts it.
 // - The functions have the generated C++'s `extern "C"` signature:
 //   void (const double* in, double* out), same layout (exec::Layout), same IEEE semantics
 //   (emit_llvm.hpp: no fast-math; FMA contraction only with allow_contraction; sin and cos
@@ -56,7 +57,10 @@
 //     model (ORC's default) it hands to SelectionDAG: -15%;
 //   * share_min_ops 4000: the Riccati sweep of 4 kernels compiled once -- talos_full's
 //     168k operations become 143k, and 23% fewer instructions executed by compile()
-//     (callgrind, one thread); the kernels' run time within 3% (interleaved A/B).
+//     (callgrind, one thread); the kernels' run time within 3% (interleaved A/B). Then
+//     the joints' sines and cosines, which all 7 take, once (a Sin or a Cos weighs 80 in
+//     the threshold: inline soa::sincos compiles at ~3x an addition's cost per instruction):
+//     a further -10%, 7558 M -> 6777 M instructions;
 //   Together (talos_full, 13 tips, 2 vCPUs, at equal machine speed): 1.45 s -> 0.95 s
 //   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work.
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower. Other register
@@ -104,12 +108,14 @@ struct Options {
   // run time that short Gram chains do not repay (the Panda's calM^-1, 1.9k operations:
   // ~10% slower), and only large kernels' compile time matters.
   int lane_min_ops = 10000;
-  // Compile what several kernels compute alike -- the transforms and the articulated-body
-  // Riccati sweep that forward dynamics, calM^-1, Lambda and the tip-force kernel share --
-  // once, as a function each of them calls (specialise/share.hpp), when it is at least
-  // this many operations; 0: never. Why: talos_full's 7 kernels are 15% fewer operations
-  // to compile (168k -> 143k); a kernel pays a call and a copy of its inputs, which
-  // smaller robots' kernels, quick to compile anyway, need not pay.
+  // Compile what several kernels compute alike -- the joints' sines and cosines, the
+  // transforms and the articulated-body Riccati sweep that forward dynamics, calM^-1,
+  // Lambda and the tip-force kernel share -- once, as a function each of them calls
+  // (specialise/share.hpp), when it weighs at least this many operations (a Sin or a Cos
+  // 80); 0: never. Why: talos_full's 7 kernels are 15% fewer operations to compile (168k
+  // -> 143k), and their sin-cos pairs compiled once instead of four times; a kernel pays a
+  // call and a copy of its inputs, which smaller robots' kernels (the Panda's 7 joints
+  // weigh 1120), quick to compile anyway, need not pay.
   int share_min_ops = 4000;
   // Slice split kernels into modules of about this many operations (whole parts), compiled
   // concurrently like separate kernels; 0: one module per kernel.

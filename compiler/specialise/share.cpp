@@ -1,5 +1,7 @@
 #include "specialise/share.hpp"
 
+#include "support/error.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -91,6 +93,12 @@ Numbering number(const std::vector<const ScalarProgram*>& kernels) {
 
 bool is_operation(const Key& k) { return arity(k.op) > 0; }
 
+// What an operation costs a back-end to compile, in additions: a sine or a cosine is half
+// of soa::sincos inline (~75 instructions with its branches, which FastISel and the
+// register allocator handle at ~3x an arithmetic instruction's cost: a pair measured as
+// ~170 additions' worth of compile work, callgrind, LLVM back-end).
+int compile_weight(ScalarOp op) { return op == ScalarOp::Sin || op == ScalarOp::Cos ? 80 : 1; }
+
 bool intersect(const std::vector<int>& a, const std::vector<int>& b) {  // both ascending
   for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     if (a[i] == b[j]) return true;
@@ -105,41 +113,71 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
   Sharing result;
   const Numbering n = number(kernels);
   const int values = static_cast<int>(n.keys.size());
+  for (const ScalarProgram* p : kernels) result.base = std::max(result.base, p->input_count);
 
-  // Groups: operations by the set of kernels computing them, those of >= min_ops.
+  // Groups: operations by the set of kernels computing them, those weighing >= min_ops.
   std::map<std::vector<int>, std::vector<int>> groups;
   if (min_ops > 0)
     for (int v = 0; v < values; ++v)
       if (is_operation(n.keys[v]) && n.user_count(v) >= 2) groups[n.users_of(v)].push_back(v);
   struct Candidate {
     std::vector<int> users;
-    std::vector<char> in_closure;
-    int size = 0;
+    std::vector<int> members;
+    int weight = 0;
   };
   std::vector<Candidate> candidates;
   for (const auto& [users, members] : groups) {
-    if (static_cast<int>(members.size()) < min_ops) continue;
-    Candidate c{users, std::vector<char>(values, 0), 0};
-    for (int v : members) c.in_closure[v] = 1;
-    for (int v = values - 1; v >= 0; --v) {  // operands have smaller numbers
-      if (!c.in_closure[v]) continue;
-      ++c.size;
-      const Key& key = n.keys[v];
-      if (is_operation(n.keys[key.a])) c.in_closure[key.a] = 1;
-      if (arity(key.op) == 2 && is_operation(n.keys[key.b])) c.in_closure[key.b] = 1;
-    }
-    candidates.push_back(std::move(c));
+    int w = 0;
+    for (int v : members) w += compile_weight(n.keys[v].op);
+    if (w >= min_ops) candidates.push_back({users, members, w});
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.size > b.size; });
-  std::vector<Candidate> taken;
-  for (Candidate& c : candidates) {
+  // More users first: a group's closure may then read what one with a superset of its
+  // users computes (the joints' sines and cosines, which every kernel takes) rather than
+  // clash with it; among equals, the heavier first.
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.users.size() != b.users.size() ? a.users.size() > b.users.size() : a.weight > b.weight;
+  });
+
+  // Taken programs: their users and closures. owner[v]: the programs whose closure holds v
+  // (several only for disjoint users).
+  struct Taken {
+    std::vector<int> users;
+    std::vector<int> closure;  // ascending value numbers
+  };
+  std::vector<Taken> taken;
+  std::vector<std::vector<int>> owner(values);
+  std::vector<char> in_closure(values, 0);
+  std::vector<int> reads;  // values of earlier programs the candidate reads
+  for (const Candidate& c : candidates) {
+    // The closure, down from the members, stopping at values a program taken for a
+    // superset of c's users computes: those it reads. Any other overlap with a program
+    // serving one of c's users would have that kernel compute a value twice: not taken.
+    std::fill(in_closure.begin(), in_closure.end(), 0);
+    reads.clear();
+    for (int v : c.members) in_closure[v] = 1;
     bool clash = false;
-    for (const Candidate& t : taken) {
-      if (!intersect(c.users, t.users)) continue;
-      for (int v = 0; v < values && !clash; ++v) clash = c.in_closure[v] && t.in_closure[v];
+    std::vector<int> closure;
+    for (int v = values - 1; v >= 0 && !clash; --v) {  // operands have smaller numbers
+      if (!in_closure[v]) continue;
+      for (int t : owner[v]) {
+        if (!intersect(c.users, taken[t].users)) continue;
+        if (std::includes(taken[t].users.begin(), taken[t].users.end(), c.users.begin(), c.users.end())) {
+          reads.push_back(v);
+          in_closure[v] = 2;
+        } else {
+          clash = true;
+        }
+      }
+      if (in_closure[v] != 1) continue;
+      closure.push_back(v);
+      const Key& key = n.keys[v];
+      if (is_operation(n.keys[key.a])) in_closure[key.a] = std::max<char>(in_closure[key.a], 1);
+      if (arity(key.op) == 2 && is_operation(n.keys[key.b])) in_closure[key.b] = std::max<char>(in_closure[key.b], 1);
     }
-    if (!clash) taken.push_back(std::move(c));
+    if (clash) continue;
+    std::reverse(closure.begin(), closure.end());
+    for (int v : closure) owner[v].push_back(static_cast<int>(taken.size()));
+    taken.push_back({c.users, std::move(closure)});
   }
 
   // Per kernel and value: the program computing it for that kernel (at most one: closures
@@ -148,11 +186,11 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
   for (std::size_t t = 0; t < taken.size(); ++t)
     for (int k : taken[t].users) {
       if (program_for[k].empty()) program_for[k].assign(values, -1);
-      for (int v = 0; v < values; ++v)
-        if (taken[t].in_closure[v]) program_for[k][v] = static_cast<int>(t);
+      for (int v : taken[t].closure) program_for[k][v] = static_cast<int>(t);
     }
   const auto computed_for = [&](int k, int v) { return !program_for[k].empty() && program_for[k][v] >= 0; };
-  // Per taken program: its outputs, the closure's values its users read from outside it.
+  // Per taken program: its outputs, the closure's values read from outside it -- by its
+  // users' own code or by a later program's closure.
   std::vector<std::vector<int>> outputs(taken.size());
   {
     std::vector<std::vector<char>> exported(taken.size(), std::vector<char>(values, 0));
@@ -160,61 +198,109 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
       const ScalarProgram& p = *kernels[k];
       const std::vector<int>& value = n.value_of[k];
       const int kk = static_cast<int>(k);
-      const auto read = [&](int node) {
-        if (computed_for(kk, value[node])) exported[program_for[k][value[node]]][value[node]] = 1;
+      const auto read = [&](int v) {
+        if (computed_for(kk, v)) exported[program_for[k][v]][v] = 1;
       };
       for (std::size_t i = 0; i < p.nodes.size(); ++i) {
         const ScalarNode& node = p.nodes[i];
         if (computed_for(kk, value[i]) || arity(node.op) == 0) continue;
-        read(node.a);
-        if (arity(node.op) == 2) read(node.b);
+        read(value[node.a]);
+        if (arity(node.op) == 2) read(value[node.b]);
       }
-      for (int o : p.outputs) read(o);
+      for (int o : p.outputs) read(value[o]);
+      // Programs reading other programs' values: every user of the reader is one of the
+      // writer's, so kernel k's view says which program writes each.
+      for (std::size_t t = 0; t < taken.size(); ++t) {
+        if (taken[t].users.front() != kk) continue;  // each program once, from its first user
+        for (int v : taken[t].closure) {
+          const Key& key = n.keys[v];
+          for (int operand : {static_cast<int>(key.a), arity(key.op) == 2 ? static_cast<int>(key.b) : -1})
+            if (operand >= 0 && is_operation(n.keys[operand]) && program_for[k][operand] != static_cast<int>(t))
+              read(operand);
+        }
+      }
     }
     for (std::size_t t = 0; t < taken.size(); ++t)
       for (int v = 0; v < values; ++v)
         if (exported[t][v]) outputs[t].push_back(v);
   }
+  // Where each program's outputs lie in a caller's array: base + offset + i.
+  std::vector<std::vector<std::pair<int, int>>> output_slots(values);  // (program, slot)
+  int end = 0;
+  std::vector<int> offset(taken.size());
+  for (std::size_t t = 0; t < taken.size(); ++t) {
+    offset[t] = end;
+    for (std::size_t o = 0; o < outputs[t].size(); ++o)
+      output_slots[outputs[t][o]].emplace_back(static_cast<int>(t), result.base + end + static_cast<int>(o));
+    end += static_cast<int>(outputs[t].size());
+  }
+  const auto slot_or = [&](int t, int v) {  // -1: not an output of t
+    for (const auto& [writer, slot] : output_slots[v])
+      if (writer == t) return slot;
+    return -1;
+  };
+  const auto slot_of = [&](int t, int v) {
+    const int slot = slot_or(t, v);
+    if (slot < 0) throw InternalError("share: a value read from a program that does not output it");
+    return slot;
+  };
 
   // The shared programs, in value order (topological), labels as in the kernel where the
   // value first appeared.
   for (std::size_t t = 0; t < taken.size(); ++t) {
     SharedProgram& s = result.programs.emplace_back();
     s.users = taken[t].users;
+    s.offset = offset[t];
+    const int first_user = s.users.front();
     ScalarProgram& code = s.code;
     std::unordered_map<int, int> local;  // value -> node
     std::map<std::pair<int, int>, int> label_of;
+    const auto input_node = [&](int index, int label) {
+      ScalarNode node;
+      node.op = ScalarOp::Input;
+      node.a = index;
+      node.label = label;
+      code.input_count = std::max(code.input_count, index + 1);
+      code.nodes.push_back(node);
+      return static_cast<int>(code.nodes.size()) - 1;
+    };
     const auto node_for = [&](int v, const auto& self) -> int {
       if (auto it = local.find(v); it != local.end()) return it->second;
       const Key& key = n.keys[v];
       const auto [k, i] = n.where[v];
       const ScalarNode& original = kernels[k]->nodes[i];
-      ScalarNode node;
-      node.op = key.op;
-      if (key.op == ScalarOp::Input) {
-        node.a = static_cast<int>(key.a);
-        code.input_count = std::max(code.input_count, node.a + 1);
-      } else if (key.op == ScalarOp::Const) {
-        node.value = original.value;
-      } else {
-        // The operands as the first kernel computing it wrote them (commuted Add or Mul
-        // operands of another kernel give the same bits).
-        node.a = self(n.value_of[k][original.a], self);
-        if (arity(key.op) == 2) node.b = self(n.value_of[k][original.b], self);
-      }
+      int label = -1;
       if (original.label >= 0) {
         auto [it, fresh] = label_of.emplace(std::pair{k, original.label}, static_cast<int>(code.labels.size()));
         if (fresh) code.labels.push_back(kernels[k]->labels[original.label]);
-        node.label = it->second;
+        label = it->second;
       }
-      local.emplace(v, static_cast<int>(code.nodes.size()));
-      code.nodes.push_back(node);
-      return static_cast<int>(code.nodes.size()) - 1;
+      int made = -1;
+      if (key.op == ScalarOp::Input) {
+        made = input_node(static_cast<int>(key.a), label);
+      } else if (is_operation(key) && program_for[first_user][v] != static_cast<int>(t)) {
+        made = input_node(slot_of(program_for[first_user][v], v), label);  // an earlier program's
+      } else {
+        ScalarNode node;
+        node.op = key.op;
+        node.label = label;
+        if (key.op == ScalarOp::Const) {
+          node.value = original.value;
+        } else {
+          // The operands as the first kernel computing it wrote them (commuted Add or Mul
+          // operands of another kernel give the same bits).
+          node.a = self(n.value_of[k][original.a], self);
+          if (arity(key.op) == 2) node.b = self(n.value_of[k][original.b], self);
+        }
+        code.nodes.push_back(node);
+        made = static_cast<int>(code.nodes.size()) - 1;
+      }
+      local.emplace(v, made);
+      return made;
     };
-    // In numbering order, so a closure value's operands are there before it; the inputs
-    // and literals it reads (not in the closure) are made at their first use.
-    for (int v = 0; v < values; ++v)
-      if (taken[t].in_closure[v]) node_for(v, node_for);
+    // In numbering order, so a closure value's operands are there before it; the inputs,
+    // literals and earlier programs' values it reads are made at their first use.
+    for (int v : taken[t].closure) node_for(v, node_for);
     for (int v : outputs[t]) code.outputs.push_back(local.at(v));
     code = without_dead_nodes(std::move(code));
     check(code);
@@ -226,28 +312,27 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
     const std::vector<int>& value = n.value_of[k];
     FactoredKernel& f = result.kernels.emplace_back();
     f.own_inputs = p.input_count;
-    std::vector<int> input_of(values, -1);  // value -> the kernel's input index for it
-    int ext = 0;
+    int inputs = p.input_count;
     for (std::size_t t = 0; t < taken.size(); ++t) {
       if (!std::binary_search(taken[t].users.begin(), taken[t].users.end(), static_cast<int>(k))) continue;
-      f.uses.push_back({static_cast<int>(t), ext});
-      for (std::size_t o = 0; o < outputs[t].size(); ++o) input_of[outputs[t][o]] = p.input_count + ext + static_cast<int>(o);
-      ext += static_cast<int>(outputs[t].size());
+      f.uses.push_back({static_cast<int>(t), offset[t]});
+      inputs = result.base + offset[t] + static_cast<int>(outputs[t].size());
     }
     ScalarProgram& code = f.code;
-    code.input_count = p.input_count + ext;
+    code.input_count = inputs;
     code.labels = p.labels;
     std::vector<int> moved(p.nodes.size(), -1);
     std::unordered_map<int, int> read;  // input index -> its node in `code`
     for (std::size_t i = 0; i < p.nodes.size(); ++i) {
       const int v = value[i];
       if (computed_for(static_cast<int>(k), v)) {
-        if (input_of[v] < 0) continue;  // read by nothing out here
-        auto [it, fresh] = read.emplace(input_of[v], static_cast<int>(code.nodes.size()));
+        const int slot = slot_or(program_for[k][v], v);
+        if (slot < 0) continue;  // read by nothing out here
+        auto [it, fresh] = read.emplace(slot, static_cast<int>(code.nodes.size()));
         if (fresh) {
           ScalarNode in;
           in.op = ScalarOp::Input;
-          in.a = input_of[v];
+          in.a = it->first;
           in.label = p.nodes[i].label;
           code.nodes.push_back(in);
         }
@@ -269,11 +354,11 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
 
 void evaluate(const Sharing& sharing, int k, const double* in, double* out) {
   const FactoredKernel& f = sharing.kernels.at(k);
-  std::vector<double> extended(in, in + f.own_inputs);
-  extended.resize(f.code.input_count);
+  std::vector<double> array(in, in + f.own_inputs);
+  array.resize(std::max(f.code.input_count, f.own_inputs));
   for (const SharedUse& u : f.uses)
-    evaluate(sharing.programs[u.program].code, in, extended.data() + f.own_inputs + u.offset);
-  evaluate(f.code, extended.data(), out);
+    evaluate(sharing.programs[u.program].code, array.data(), array.data() + sharing.base + u.offset);
+  evaluate(f.code, array.data(), out);
 }
 
 }  // namespace soa::specialise

@@ -12,20 +12,24 @@
 //   what that kernel would have, whatever in[i] means to it), literals by their bits, Add
 //   and Mul up to operand order (IEEE-754 addition and multiplication are commutative).
 // - The operations two or more kernels compute are grouped by that set of kernels (their
-//   users). A group of at least min_ops operations becomes a SharedProgram: the group with
-//   every operation it needs (its closure: computed by each user too), reading the
-//   kernels' inputs at their indices; its outputs are the closure's values a user reads
-//   from outside the closure (or outputs). Largest closures first; a group whose closure
-//   overlaps one already taken by a kernel that would use both is left alone, so no kernel
-//   computes a value twice.
-// - Each kernel becomes a FactoredKernel: its program without the closures of the shared
-//   programs it uses, each of their values it still reads now an input. Its inputs are its
-//   own, then (from own_inputs on) the outputs of the programs in `uses`, in that order,
-//   one after the other (offset = where a program's outputs start, counted from own_inputs).
-// - Bits: running the used programs on a kernel's inputs and then its factored program
-//   gives the original program's outputs exactly (evaluate() below does that: the
+//   users). A group weighing at least min_ops -- an operation weighs 1, a Sin or a Cos 80,
+//   what soa::sincos inline costs a code generator -- becomes a SharedProgram: the group
+//   with every operation it needs (its closure: computed by each user too). Groups with
+//   more users come first, and a later group's closure stops at the values of a program
+//   taken for a superset of its users, which it reads from that program's outputs
+//   (chained: the joints' sines and cosines that all kernels take, then the Riccati sweep
+//   four of them share). A group whose closure overlaps in any other way a program's
+//   serving a kernel in common is left alone, so no kernel computes a value twice.
+// - Layout: a caller holds one array: its own inputs at [0, own_inputs), then program j's
+//   outputs at [base + programs[j].offset, ...), base being the largest own_inputs of the
+//   set (so every kernel and program finds program j's outputs at the same place). A
+//   program reads kernel inputs and earlier programs' outputs at those indices; so does
+//   each FactoredKernel, whose program is its own without the closures of the programs
+//   in `uses` (each of their values it still reads now an input). Callers run the programs
+//   in `uses`, in that order, then the factored program, on the array.
+// - Bits: doing so gives the original program's outputs exactly (evaluate() below: the
 //   reference the tests hold the pass and the JIT to). Node order, labels and the
-//   ScalarProgram contract are kept; the factored program has no dead nodes.
+//   ScalarProgram contract are kept; no program is left with dead nodes.
 // - min_ops <= 0, or nothing shared that large: no programs, every kernel as it was.
 #pragma once
 
@@ -36,24 +40,26 @@
 namespace soa::specialise {
 
 struct SharedProgram {
-  ScalarProgram code;      // input_count = 1 + the largest input index it reads
+  ScalarProgram code;      // input_count = 1 + the largest index it reads
   std::vector<int> users;  // indices of the kernels calling it, ascending
+  int offset = 0;          // its outputs go to the caller's array at base + offset
 };
 
 struct SharedUse {
   int program = 0;  // index into Sharing::programs
-  int offset = 0;   // its outputs are the kernel's inputs own_inputs + offset + i
+  int offset = 0;   // its offset: outputs at the caller's base + offset + i
 };
 
 struct FactoredKernel {
-  ScalarProgram code;  // input_count = own_inputs + every used program's outputs
+  ScalarProgram code;  // input_count: up to the end of the last used program's outputs
   int own_inputs = 0;
   std::vector<SharedUse> uses;  // in call order
 };
 
 struct Sharing {
-  std::vector<SharedProgram> programs;
+  std::vector<SharedProgram> programs;  // in call order: a program reads only earlier ones
   std::vector<FactoredKernel> kernels;  // kernels[i] is the i-th kernel given
+  int base = 0;                         // where programs' outputs start in a caller's array
 };
 
 Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops);

@@ -86,7 +86,8 @@ specialise::Sharing check_sharing(const Robot& robot, int min_ops) {
   for (const auto& p : s.programs) {
     after += specialise::count_ops(p.code).total();
     CHECK(p.users.size() >= 2);
-    CHECK(specialise::count_ops(p.code).total() >= min_ops);
+    const specialise::OpCounts ops = specialise::count_ops(p.code);
+    CHECK(ops.total() + 79 * (ops.sin + ops.cos) >= min_ops);  // a Sin or a Cos weighs 80
     specialise::check(p.code);
   }
   for (std::size_t k = 0; k < code.size(); ++k) {
@@ -185,27 +186,37 @@ TEST_CASE("specialised programs have no dead code and label every operation", "[
 }
 
 TEST_CASE("what several kernels compute alike is shared, and every kernel keeps its bits", "[specialise][share]") {
-  // The articulated-body Riccati sweep (with the transforms it needs) is what forward
-  // dynamics, calM^-1, Lambda and the tip-force kernel have in common.
+  // The joints' sines and cosines are what all seven kernels have in common (a Sin or a Cos
+  // weighs what soa::sincos costs to compile); the articulated-body Riccati sweep (with the
+  // transforms it needs) what forward dynamics, calM^-1, Lambda and the tip-force kernel
+  // have in common -- a program reading the first one's outputs.
   const specialise::Sharing talos = check_sharing(load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}), 4000);
-  REQUIRE(talos.programs.size() == 1);
-  CHECK(talos.programs[0].users == std::vector<int>{2, 3, 5, 6});
+  REQUIRE(talos.programs.size() == 2);
+  CHECK(talos.programs[0].users == std::vector<int>{0, 1, 2, 3, 4, 5, 6});
+  const specialise::OpCounts trig = specialise::count_ops(talos.programs[0].code);
+  CHECK(trig.sin == 32);
+  CHECK(trig.cos == 32);
+  CHECK(talos.programs[1].users == std::vector<int>{2, 3, 5, 6});
+  CHECK(specialise::count_ops(talos.programs[1].code).sin == 0);
+  CHECK(talos.programs[1].code.input_count > talos.base);  // it reads program 0's outputs
+  CHECK(talos.programs[1].offset == static_cast<int>(talos.programs[0].code.outputs.size()));
   const auto riccati = [](const specialise::ScalarProgram& p) {  // operations labelled so
     int n = 0;
     for (const auto& node : p.nodes)
       n += specialise::arity(node.op) > 0 && node.label >= 0 && p.labels[node.label].find("Riccati") != std::string::npos;
     return n;
   };
-  CHECK(riccati(talos.programs[0].code) > 1000);
+  CHECK(riccati(talos.programs[1].code) > 1000);
+  for (int k = 0; k < 7; ++k) CHECK(specialise::count_ops(talos.kernels[k].code).sin == 0);
   for (int k : {2, 3, 5, 6}) {
     // All of the sweep but what one kernel alone computes from it (one kernel negates a
     // value of the sweep for itself).
-    CHECK(riccati(talos.kernels[k].code) * 100 < riccati(talos.programs[0].code));
-    REQUIRE(talos.kernels[k].uses.size() == 1);
+    CHECK(riccati(talos.kernels[k].code) * 100 < riccati(talos.programs[1].code));
+    REQUIRE(talos.kernels[k].uses.size() == 2);
     CHECK(talos.kernels[k].code.input_count ==
-          talos.kernels[k].own_inputs + static_cast<int>(talos.programs[0].code.outputs.size()));
+          talos.base + talos.programs[1].offset + static_cast<int>(talos.programs[1].code.outputs.size()));
   }
-  CHECK(talos.kernels[0].uses.empty());  // inverse dynamics has no Riccati sweep
+  CHECK(talos.kernels[0].uses.size() == 1);  // inverse dynamics has no Riccati sweep
   // Smaller thresholds share more, on chains, trees and free-flyers alike.
   check_sharing(load_urdf(test::shared_robot_path("panda.urdf")), 50);
   check_sharing(load_urdf(test::shared_robot_path("anymal_b.urdf"), LoadOptions{true}), 200);
@@ -249,39 +260,72 @@ TEST_CASE("values are the same when their operation and operands are: inputs by 
   CHECK(specialise::share({&a.p, &b.p}, 3).programs.empty());
 }
 
+// u computed by kernels a, b and c; v (6 operations, from u) by a and b; w (4, from u) by b
+// and c. u is 3 operations, one of them a Sin (weighing 80) when `trig`.
+struct Overlap {
+  test::ScalarBuilder a{1}, b{1}, c{1};
+  explicit Overlap(bool trig) {
+    const auto chain = [](test::ScalarBuilder& k, int from, int length, double step) {
+      for (int i = 0; i < length; ++i) from = k.add(ScalarOp::Mul, k.add(ScalarOp::Add, from, k.lit(step + i)), from);
+      return from;
+    };
+    int u[3];
+    for (int k = 0; k < 3; ++k) {
+      test::ScalarBuilder& p = k == 0 ? a : k == 1 ? b : c;
+      const int x = p.in(0);
+      const int t = trig ? p.add(ScalarOp::Sin, x) : p.add(ScalarOp::Add, x, p.lit(0.5));
+      u[k] = p.add(ScalarOp::Sub, p.add(ScalarOp::Mul, x, p.lit(3.0)), t);
+    }
+    a.p.outputs = {chain(a, u[0], 3, 1.0)};
+    b.p.outputs = {chain(b, u[1], 3, 1.0), chain(b, u[1], 2, 5.0)};
+    c.p.outputs = {chain(c, u[2], 2, 5.0)};
+  }
+  specialise::Sharing share(int min_ops) const {
+    const specialise::Sharing s = specialise::share({&a.p, &b.p, &c.p}, min_ops);
+    for (double x : {0.5, -1.25, 3.0}) {
+      for (int k = 0; k < 3; ++k) {
+        const specialise::ScalarProgram& p = k == 0 ? a.p : k == 1 ? b.p : c.p;
+        std::vector<double> original(p.outputs.size()), factored(p.outputs.size());
+        specialise::evaluate(p, &x, original.data());
+        specialise::evaluate(s, k, &x, factored.data());
+        CHECK(same_bits(factored, original));
+      }
+    }
+    return s;
+  }
+};
+
 TEST_CASE("no kernel computes a value twice: of two overlapping groups with a user in common, the larger is shared",
           "[specialise][share]") {
-  using test::ScalarBuilder;
-  // u (3 operations) is computed by a, b and c; v (6, from u) by a and b; w (4, from u) by b and c.
-  const auto chain = [](ScalarBuilder& k, int from, int length, double step) {
-    for (int i = 0; i < length; ++i) from = k.add(ScalarOp::Mul, k.add(ScalarOp::Add, from, k.lit(step + i)), from);
-    return from;
-  };
-  ScalarBuilder a(1), b(1), c(1);
-  int u[3];
-  for (int k = 0; k < 3; ++k) {
-    ScalarBuilder& p = k == 0 ? a : k == 1 ? b : c;
-    u[k] = p.add(ScalarOp::Sub, p.add(ScalarOp::Mul, p.in(0), p.lit(3.0)), p.add(ScalarOp::Sin, p.in(0)));
-  }
-  a.p.outputs = {chain(a, u[0], 3, 1.0)};
-  b.p.outputs = {chain(b, u[1], 3, 1.0), chain(b, u[1], 2, 5.0)};
-  c.p.outputs = {chain(c, u[2], 2, 5.0)};
-  const specialise::Sharing s = specialise::share({&a.p, &b.p, &c.p}, 4);
+  const specialise::Sharing s = Overlap(false).share(4);  // u alone is too light
   REQUIRE(s.programs.size() == 1);
   CHECK(s.programs[0].users == std::vector<int>{0, 1});
   CHECK(specialise::count_ops(s.programs[0].code).total() == 3 + 6);
   CHECK(s.kernels[2].uses.empty());
   CHECK(specialise::count_ops(s.kernels[2].code).total() == 3 + 4);  // c computes u and w itself
   CHECK(specialise::count_ops(s.kernels[1].code).total() == 4);      // b reads u from the program
-  for (double x : {0.5, -1.25, 3.0}) {
-    for (int k = 0; k < 3; ++k) {
-      const specialise::ScalarProgram& p = k == 0 ? a.p : k == 1 ? b.p : c.p;
-      std::vector<double> original(p.outputs.size()), factored(p.outputs.size());
-      specialise::evaluate(p, &x, original.data());
-      specialise::evaluate(s, k, &x, factored.data());
-      CHECK(same_bits(factored, original));
-    }
+}
+
+TEST_CASE("a group shared by a superset of kernels is a program of its own, which the others read: a chain",
+          "[specialise][share]") {
+  const specialise::Sharing s = Overlap(true).share(4);  // u, with its Sin, is heavy enough
+  REQUIRE(s.programs.size() == 3);
+  CHECK(s.programs[0].users == std::vector<int>{0, 1, 2});  // u: more users first
+  CHECK(specialise::count_ops(s.programs[0].code).total() == 3);
+  CHECK(s.programs[0].code.outputs.size() == 1);
+  CHECK(s.programs[1].users == std::vector<int>{0, 1});  // v, then w: heavier first
+  CHECK(s.programs[2].users == std::vector<int>{1, 2});
+  for (int j : {1, 2}) {
+    // Each reads u where program 0 writes it, in every caller's array.
+    CHECK(specialise::count_ops(s.programs[j].code).total() == (j == 1 ? 6 : 4));
+    CHECK(s.programs[j].code.input_count == s.base + s.programs[0].offset + 1);
   }
+  CHECK(s.programs[2].offset == s.programs[1].offset + static_cast<int>(s.programs[1].code.outputs.size()));
+  CHECK(s.kernels[1].uses.size() == 3);
+  CHECK(specialise::count_ops(s.kernels[1].code).total() == 0);  // b: all of it shared
+  CHECK(s.kernels[0].uses.size() == 2);
+  CHECK(s.kernels[2].uses.size() == 2);
+  CHECK(s.kernels[2].uses[1].program == 2);
 }
 
 TEST_CASE("sharing works for sets of any number of kernels (more than 64)", "[specialise][share]") {
