@@ -10,14 +10,16 @@
 //   use), literals as ConstantFP, fadd / fsub /
 //   fmul / fdiv / fneg, the llvm.sqrt intrinsic, and one `store double` per output
 //   (out[i] = value of outputs[i], exec::Layout) -- except runs of outputs that are the
-//   literal +0.0, which vector stores of zeros write (one llvm.memset from 32 on).
+//   literal +0.0, which vector stores of zeros write (vectors loaded from a module table
+//   of zeros; one llvm.memset from 32 on).
 // - Sin and Cos are soa::sincos (support/sincos.hpp) built in place, once per operand (and
 //   part). The pairs of inputs (joint angles) that the function's (or part's) Sin and Cos
 //   nodes read come first, in input order, before any other operation -- independent, their
 //   latencies overlap; a computed value's pair comes at its first Sin or Cos. Each is the
 //   fast path as straight-line IR, then a branch,
-//   weighted as never taken, to a cold block at the end of the function that calls
-//   llvm.sin and llvm.cos when |x| < 2^20 fails (large, infinite, NaN), and a phi. So a
+//   weighted as never taken, to a cold block at the end of the function that calls the C
+//   library's sin and cos (through pointers held in module constants) when |x| < 2^20
+//   fails (large, infinite, NaN), and a phi. So a
 //   kernel is a chain of blocks, not one; the operations and their order are
 //   soa::sincos's, so its values are specialise::evaluate's to the bit.
 // - With options.part_ops > 0 and more operations than that, the body is split, in program
@@ -35,6 +37,10 @@
 //   adds and blends whose lanes perform each output's own operations in its own order, so
 //   the same bits again. Their factors lie side by side in scratch (stored there by the
 //   scalar part computing each), and the scalar parts skip what the groups compute.
+// - Every instruction is one FastISel selects (no vector constant operands, no intrinsic
+//   or direct calls to library functions it leaves to SelectionDAG): a miss hands the
+//   rest of its block to SelectionDAG, at many times the compile cost (lit: llc
+//   -fast-isel-report-on-fallback reports nothing on a Talos's kernels).
 // - IEEE semantics, as the generated C++ at -O2: no fast-math flags, so no reassociation,
 //   no reciprocal tricks, no finite-math assumptions. FMA contraction is off unless
 //   `allow_contraction` (then fadd/fsub/fmul carry the `contract` flag and the code

@@ -42,7 +42,9 @@
 //     run time within 2-3% on every kernel of the Panda and both Talos robots
 //     (interleaved A/B; machine sinking, -1.6%, cost the Panda's kernels 3-4%: kept);
 //   * FastISel at -O2: 40% less compile time than SelectionDAG, run time within a few
-//     per cent (the Jacobian, mostly stores, 25% slower);
+//     per cent (the Jacobian, mostly stores, 25% slower); and IR it selects all of
+//     (emit_llvm.hpp): a FastISel miss on a vector constant among a mass matrix's
+//     literal zeros sent the rest of the block to SelectionDAG (-4.2% once avoided);
 //   * tune_cpu "generic": ~30% less compile time than the host's (znver3) scheduling
 //     model, same run time;
 //   * one compile thread per hardware thread (a third on 2 vCPUs was slower); every module
@@ -62,7 +64,9 @@
 //     the threshold: inline soa::sincos compiles at ~3x an addition's cost per instruction):
 //     a further -10%, 7558 M -> 6777 M instructions;
 //   Together (talos_full, 13 tips, 2 vCPUs, at equal machine speed): 1.45 s -> 0.95 s
-//   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work.
+//   wall, 3.2 s -> 1.75 s CPU before sharing; sharing then takes a further 23% of the work,
+//   and the selectable IR and chained sharing 14% more (callgrind: 11.18 G -> 6.78 G
+//   instructions executed by compile() in all).
 //   codegen_level 0 compiles ~3x faster still, for code 30-60% slower. Other register
 //   allocators (a process-wide choice in LLVM): basic -11% compile work, the Panda's
 //   kernels 4-11% slower; fast -20%, up to 29% slower. Without machine CSE or the peephole
