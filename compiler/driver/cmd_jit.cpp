@@ -27,6 +27,7 @@ struct JitOptions {
   int level = 2;
   int lanes = 4;
   std::string cpu;
+  std::string passes;
 };
 
 #ifdef SOA_HAVE_LLVM_JIT
@@ -52,6 +53,7 @@ int run_jit(const JitOptions& o) {
   jopt.codegen_level = o.level;
   jopt.lanes = o.lanes;
   jopt.cpu = o.cpu;
+  jopt.passes = o.passes;
   jopt.ir_file = o.ir_file;
   const jit::Kernels kernels = jit::compile(code, jopt);
 
@@ -112,6 +114,9 @@ void add_jit(CLI::App& app, Runner& run) {
   cmd->add_option("--lanes", opts->lanes, "compute sums of products this many outputs at a time (1: one at a time)")
       ->check(CLI::Range(1, 4));
   cmd->add_option("--cpu", opts->cpu, "LLVM CPU to generate for (default: this machine's), e.g. x86-64-v3");
+  cmd->add_option("--passes", opts->passes,
+                  "LLVM IR passes before code generation, as `opt -passes=`: e.g. \"default<O3>\" "
+                  "(default: none; the scalar program is already folded and CSE'd)");
   cmd->callback([opts, &run] { run = [opts] { return run_jit(*opts); }; });
 }
 
