@@ -146,14 +146,12 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
   };
   std::vector<Taken> taken;
   std::vector<std::vector<int>> owner(values);
-  std::vector<char> in_closure(values, 0);
-  std::vector<int> reads;  // values of earlier programs the candidate reads
+  std::vector<char> in_closure(values, 0);  // 1: in c's closure, 2: read from a program
   for (const Candidate& c : candidates) {
     // The closure, down from the members, stopping at values a program taken for a
     // superset of c's users computes: those it reads. Any other overlap with a program
     // serving one of c's users would have that kernel compute a value twice: not taken.
     std::fill(in_closure.begin(), in_closure.end(), 0);
-    reads.clear();
     for (int v : c.members) in_closure[v] = 1;
     bool clash = false;
     std::vector<int> closure;
@@ -162,7 +160,6 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
       for (int t : owner[v]) {
         if (!intersect(c.users, taken[t].users)) continue;
         if (std::includes(taken[t].users.begin(), taken[t].users.end(), c.users.begin(), c.users.end())) {
-          reads.push_back(v);
           in_closure[v] = 2;
         } else {
           clash = true;
@@ -171,8 +168,8 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
       if (in_closure[v] != 1) continue;
       closure.push_back(v);
       const Key& key = n.keys[v];
-      if (is_operation(n.keys[key.a])) in_closure[key.a] = std::max<char>(in_closure[key.a], 1);
-      if (arity(key.op) == 2 && is_operation(n.keys[key.b])) in_closure[key.b] = std::max<char>(in_closure[key.b], 1);
+      if (is_operation(n.keys[key.a])) in_closure[key.a] = 1;
+      if (arity(key.op) == 2 && is_operation(n.keys[key.b])) in_closure[key.b] = 1;
     }
     if (clash) continue;
     std::reverse(closure.begin(), closure.end());
