@@ -576,6 +576,11 @@ TEST_CASE("programs violating the contract are reported, not compiled", "[jit]")
   p.nodes.back().a = static_cast<int>(p.nodes.size());
   CHECK_THROWS_AS(emit::emit_llvm_function(m, "f", p), InternalError);
   CHECK(m.empty());
+  // A shared entry whose programs' outputs would land outside its array, or on its inputs.
+  for (int at : {2, 11})
+    CHECK_THAT(message_of<InternalError>([&] { emit::emit_llvm_shared_entry(m, "g", "g_own", 3, 10, {{"shared", at}}); }),
+               Catch::Contains("kernel 'g': outputs of 'shared' at " + std::to_string(at) + " of 10 inputs"));
+  CHECK(m.empty());
 }
 
 TEST_CASE("a module failing the verifier is an error, not an abort", "[jit]") {
