@@ -374,10 +374,7 @@ private:
   // vectors are loaded from a table of zeros, once per width and block.
   llvm::Value* zeros(llvm::IRBuilder<>& b, unsigned width) {
     if (width == 1) return constant(0.0);
-    if (b.GetInsertBlock() != zeros_block_) {
-      zeros_ = {};
-      zeros_block_ = b.GetInsertBlock();
-    }
+    enter_block(b);
     llvm::Value*& z = zeros_[width == 4 ? 1 : 0];
     if (!z) {
       llvm::Constant* init = llvm::ConstantAggregateZero::get(llvm::ArrayType::get(f64_, 4));
@@ -391,13 +388,18 @@ private:
   // store of the block that computes it -- only there, hence per block. talos_full's
   // kernels: 12% fewer IR instructions, 1% less compile work, the same machine code.
   llvm::Value* address(llvm::IRBuilder<>& b, llvm::Value* base, std::size_t i) {
-    if (b.GetInsertBlock() != address_block_) {
-      addresses_.clear();
-      address_block_ = b.GetInsertBlock();
-    }
+    enter_block(b);
     auto [it, fresh] = addresses_.try_emplace({base, i}, nullptr);
     if (fresh) it->second = b.CreateConstInBoundsGEP1_64(f64_, base, i);
     return it->second;
+  }
+  // address() and zeros() keep what they made for the block being filled: a value is
+  // reused only in its own block.
+  void enter_block(llvm::IRBuilder<>& b) {
+    if (b.GetInsertBlock() == cache_block_) return;
+    addresses_.clear();
+    zeros_ = {};
+    cache_block_ = b.GetInsertBlock();
   }
   llvm::Value* load(llvm::IRBuilder<>& b, llvm::Value* base, std::size_t i) {
     return b.CreateAlignedLoad(f64_, address(b, base, i), llvm::Align(alignof(double)));
@@ -708,11 +710,10 @@ private:
     }
   };
   std::unordered_map<std::pair<llvm::Value*, std::size_t>, llvm::Value*, AddressHash> addresses_;  // address()'s
-  llvm::BasicBlock* address_block_ = nullptr;                                                     // ...and their block
+  std::array<llvm::Value*, 2> zeros_{};   // zeros()'s loads (2 and 4 wide)
+  llvm::BasicBlock* cache_block_ = nullptr;  // ...both in this block
   llvm::GlobalVariable* literals_ = nullptr;  // lane parts' tables (module-private)
   llvm::GlobalVariable* zero_table_ = nullptr;
-  std::array<llvm::Value*, 2> zeros_{};  // zeros()'s loads (2 and 4 wide) in zeros_block_
-  llvm::BasicBlock* zeros_block_ = nullptr;
   llvm::GlobalVariable* masks_ = nullptr;
   std::vector<int> literal_offset_;           // per literal row: its first element in literals_
 };

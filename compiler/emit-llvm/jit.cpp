@@ -332,7 +332,7 @@ Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
     e.body = fresh(kernels[k].name + "_own");
     e.own_inputs = f.own_inputs;
     e.inputs = f.code.input_count;
-    for (const specialise::SharedUse& u : f.uses) e.shared.emplace_back(shared_names[u.program], plan.sharing.base + u.offset);
+    for (int j : f.uses) e.shared.emplace_back(shared_names[j], plan.sharing.base + plan.sharing.programs[j].offset);
     plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k), -1});
   }
   return plan;

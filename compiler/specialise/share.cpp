@@ -205,16 +205,16 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
         if (arity(node.op) == 2) read(value[node.b]);
       }
       for (int o : p.outputs) read(value[o]);
-      // Programs reading other programs' values: every user of the reader is one of the
-      // writer's, so kernel k's view says which program writes each.
-      for (std::size_t t = 0; t < taken.size(); ++t) {
-        if (taken[t].users.front() != kk) continue;  // each program once, from its first user
-        for (int v : taken[t].closure) {
-          const Key& key = n.keys[v];
-          for (int operand : {static_cast<int>(key.a), arity(key.op) == 2 ? static_cast<int>(key.b) : -1})
-            if (operand >= 0 && is_operation(n.keys[operand]) && program_for[k][operand] != static_cast<int>(t))
-              read(operand);
-        }
+    }
+    // Programs reading other programs' values: every user of the reader is one of the
+    // writer's, so its first user's view says which program writes each.
+    for (std::size_t t = 0; t < taken.size(); ++t) {
+      const std::vector<int>& writer = program_for[taken[t].users.front()];
+      for (int v : taken[t].closure) {
+        const Key& key = n.keys[v];
+        for (int operand : {static_cast<int>(key.a), arity(key.op) == 2 ? static_cast<int>(key.b) : -1})
+          if (operand >= 0 && writer[operand] >= 0 && writer[operand] != static_cast<int>(t))
+            exported[writer[operand]][operand] = 1;
       }
     }
     for (std::size_t t = 0; t < taken.size(); ++t)
@@ -312,7 +312,7 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
     int inputs = p.input_count;
     for (std::size_t t = 0; t < taken.size(); ++t) {
       if (!std::binary_search(taken[t].users.begin(), taken[t].users.end(), static_cast<int>(k))) continue;
-      f.uses.push_back({static_cast<int>(t), offset[t]});
+      f.uses.push_back(static_cast<int>(t));
       inputs = result.base + offset[t] + static_cast<int>(outputs[t].size());
     }
     ScalarProgram& code = f.code;
@@ -352,9 +352,9 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
 void evaluate(const Sharing& sharing, int k, const double* in, double* out) {
   const FactoredKernel& f = sharing.kernels.at(k);
   std::vector<double> array(in, in + f.own_inputs);
-  array.resize(std::max(f.code.input_count, f.own_inputs));
-  for (const SharedUse& u : f.uses)
-    evaluate(sharing.programs[u.program].code, array.data(), array.data() + sharing.base + u.offset);
+  array.resize(f.code.input_count);  // the own inputs, then every used program's outputs
+  for (int j : f.uses)
+    evaluate(sharing.programs[j].code, array.data(), array.data() + sharing.base + sharing.programs[j].offset);
   evaluate(f.code, array.data(), out);
 }
 

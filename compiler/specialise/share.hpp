@@ -45,15 +45,10 @@ struct SharedProgram {
   int offset = 0;          // its outputs go to the caller's array at base + offset
 };
 
-struct SharedUse {
-  int program = 0;  // index into Sharing::programs
-  int offset = 0;   // its offset: outputs at the caller's base + offset + i
-};
-
 struct FactoredKernel {
   ScalarProgram code;  // input_count: up to the end of the last used program's outputs
   int own_inputs = 0;
-  std::vector<SharedUse> uses;  // in call order
+  std::vector<int> uses;  // indices into Sharing::programs, in call order
 };
 
 struct Sharing {

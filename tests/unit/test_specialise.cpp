@@ -325,7 +325,7 @@ TEST_CASE("a group shared by a superset of kernels is a program of its own, whic
   CHECK(specialise::count_ops(s.kernels[1].code).total() == 0);  // b: all of it shared
   CHECK(s.kernels[0].uses.size() == 2);
   CHECK(s.kernels[2].uses.size() == 2);
-  CHECK(s.kernels[2].uses[1].program == 2);
+  CHECK(s.kernels[2].uses[1] == 2);
 }
 
 TEST_CASE("sharing works for sets of any number of kernels (more than 64)", "[specialise][share]") {
