@@ -78,7 +78,7 @@ void register_config(const Config& c) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  const std::string shared = SOA_SHARED_DIR "/robots/";
+  const std::string shared = SOA_ROBOTS_DIR "/";
   const std::vector<Config> configs = {
       {"panda", SOA_BENCH_PANDA, false, {}},
       {"talos_reduced+ff", shared + "talos_reduced.urdf", true, {}},

@@ -11,7 +11,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.soac_build_dir, "tests", "lit-out")
 
 config.substitutions.append(("%soac", config.soac_path))
-config.substitutions.append(("%robots", os.path.join(config.soac_shared_dir, "robots")))
+config.substitutions.append(("%robots", os.path.join(config.soac_source_dir, "examples", "robots")))
 config.substitutions.append(("%src", config.soac_source_dir))
 config.substitutions.append(("%data", os.path.join(config.soac_source_dir, "tests", "data")))
 config.substitutions.append(("%golden", os.path.join(config.soac_source_dir, "tests", "golden")))

@@ -1,5 +1,5 @@
 // Helpers shared by the unit tests: where the shared robots live, and which of them are
-// meant to fly (../shared/robots/README.md, column "base").
+// meant to fly (examples/robots/README.md, column "base").
 #pragma once
 
 #include <string>
@@ -8,9 +8,9 @@
 namespace soa::test {
 
 struct SharedRobot {
-  std::string file;   // file name in shared/robots
-  bool free_flyer;    // the README says "free-flyer"
-  int dof;            // revolute + continuous + prismatic joints
+  std::string file;   // file name in examples/robots, or an absolute path (SOA_EXTRA_ROBOT_DIRS)
+  bool free_flyer;    // examples/robots/README.md says "free-flyer"
+  int dof;            // revolute + continuous + prismatic joints; -1 when not known
 };
 
 const std::vector<SharedRobot>& shared_robots();
