@@ -159,7 +159,7 @@ std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string&
   r->name = name;
   r->robot = load_urdf(urdf, LoadOptions{floating});
   r->generated = generated;
-  // soac emit's defaults: every leaf body is a tip (the four kernels here do not use tips,
+  // soac emit's default tips, the end-effectors (the four kernels here do not use tips,
   // but the constants are the ones the generated code was specialised with).
   std::vector<int> tips = r->robot.default_tips();
   r->constants = exec::make_constants(r->robot, tips);
@@ -441,7 +441,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<RobotCase>> cases;
   try {
-    const pipeline::Library library = pipeline::load_library(pipeline::default_library_path());
+    const pipeline::Library library = pipeline::load_library();
     cases.push_back(make_case("panda", SOA_BENCH_PANDA, false,
                               {panda_inverse_dynamics, panda_mass_matrix, panda_forward_dynamics,
                                panda_mass_matrix_inverse},

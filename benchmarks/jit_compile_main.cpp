@@ -32,7 +32,7 @@ using namespace soa;
 struct Config {
   std::string name, urdf;
   bool floating;
-  std::vector<std::string> tips;  // empty: every leaf body
+  std::vector<std::string> tips;  // empty: the default tips (Robot::default_tips)
 };
 
 std::vector<emit::Kernel> specialised(const Config& c) {
@@ -40,7 +40,7 @@ std::vector<emit::Kernel> specialised(const Config& c) {
   std::vector<int> tips;
   for (const std::string& t : c.tips) tips.push_back(robot.find_frame(t).value());
   if (tips.empty()) tips = robot.default_tips();
-  const pipeline::Library library = pipeline::load_library(pipeline::default_library_path());
+  const pipeline::Library library = pipeline::load_library();
   return pipeline::compile_for_robot(pipeline::standard_kernels(), library, robot, tips).code;
 }
 
@@ -84,7 +84,14 @@ int main(int argc, char** argv) {
       {"talos_reduced+ff", shared + "talos_reduced.urdf", true, {}},
       {"talos_full+ff/hands_feet", shared + "talos_full.urdf", true,
        {"leg_right_6_link", "leg_left_6_link", "arm_right_7_link", "arm_left_7_link"}},
-      {"talos_full+ff/leaf_tips", shared + "talos_full.urdf", true, {}},
+      // The stress case: every leaf body a tip, 10 of them gripper finger links (Lambda 78 x 78).
+      {"talos_full+ff/leaf_tips", shared + "talos_full.urdf", true,
+       {"leg_right_6_link", "leg_left_6_link", "gripper_right_fingertip_3_link",
+        "gripper_right_motor_single_link", "gripper_right_fingertip_2_link",
+        "gripper_right_fingertip_1_link", "gripper_right_motor_double_link",
+        "gripper_left_fingertip_3_link", "gripper_left_motor_single_link",
+        "gripper_left_fingertip_2_link", "gripper_left_fingertip_1_link",
+        "gripper_left_motor_double_link", "head_2_link"}},
   };
   for (const Config& c : configs) register_config(c);
   benchmark::RunSpecifiedBenchmarks();

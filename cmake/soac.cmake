@@ -1,16 +1,39 @@
-# soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [FLOATING] [TIPS <link>...]
-#               [NAME <stem>])
+# soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [NAME <stem>]
+#               [FLOATING] [TIPS <link>...] [GRAVITY <x> <y> <z> | GRAVITY "x,y,z"]
+#               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF])
 #
 # Runs `soac emit` at build time and makes <target>, a static library of the robot's
 # generated dynamics: <stem>.hpp (namespace soa_gen::<stem>) and <stem>.cpp. Without
 # KERNELS the standard kernels are generated (inverse and forward dynamics, mass matrix and
 # its inverse, Jacobian, Lambda, tip-force correction). The code is regenerated whenever
-# soac, the URDF, the kernel file or the identity library changes.
+# soac (and with it its built-in identity library), the URDF or the kernel file changes.
 #
-# soac comes from the `soac` target when soac is part of the build (add_subdirectory), or
-# else from SOAC_EXECUTABLE / the PATH.
+#   FLOATING          a free-flyer joint above the URDF root link (soac emit --floating)
+#   TIPS              tip frames for B, J and f0 (soac emit --tip ...)
+#   GRAVITY           gravity in m/s^2, world axes (soac emit --gravity x,y,z); default
+#                     0,0,-9.81
+#   COMPILE_OPTIONS   extra options for compiling the generated source, e.g.
+#                     `COMPILE_OPTIONS -march=native` (the generated code is long
+#                     straight-line arithmetic and gains most from the target's ISA)
+#   OPTIMIZE          the generated source is compiled at -O2 unless the build type sets
+#                     optimisation itself (Release, RelWithDebInfo, MinSizeRel): also with
+#                     no CMAKE_BUILD_TYPE and in Debug builds, where unoptimised dynamics
+#                     would be tens of times slower. `OPTIMIZE 3` picks another level,
+#                     `OPTIMIZE OFF` leaves the build type's flags alone.
+#
+# The generated header includes <Eigen/Core> for its fixed-size overloads unless
+# SOA_GEN_NO_EIGEN is defined: soac_generate() links Eigen3::Eigen when it is there (or
+# find_package(Eigen3) finds it), and otherwise defines SOA_GEN_NO_EIGEN for <target> and
+# its users, leaving the plain-array functions and the extern "C" entry points.
+#
+# soac itself is the `soac` target when soac is part of the build (add_subdirectory), the
+# installed executable next to the package when soac came from find_package(soac)
+# (soac::compiler), or else SOAC_EXECUTABLE / the PATH.
 function(soac_generate target)
-  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME" "TIPS" ${ARGN})
+  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE" "TIPS;GRAVITY;COMPILE_OPTIONS" ${ARGN})
+  if(SG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "soac_generate(${target}): unknown arguments: ${SG_UNPARSED_ARGUMENTS}")
+  endif()
   if(NOT SG_ROBOT)
     message(FATAL_ERROR "soac_generate(${target}): ROBOT <file.urdf> is required")
   endif()
@@ -23,6 +46,9 @@ function(soac_generate target)
   if(TARGET soac)
     set(soac_command $<TARGET_FILE:soac>)
     set(soac_depends soac)
+  elseif(TARGET soac::compiler)
+    set(soac_command $<TARGET_FILE:soac::compiler>)
+    set(soac_depends $<TARGET_FILE:soac::compiler>)
   else()
     find_program(SOAC_EXECUTABLE soac REQUIRED)
     set(soac_command ${SOAC_EXECUTABLE})
@@ -43,6 +69,11 @@ function(soac_generate target)
   foreach(tip IN LISTS SG_TIPS)
     list(APPEND args --tip ${tip})
   endforeach()
+  if(DEFINED SG_GRAVITY)
+    # Three values, or one "x,y,z": soac checks the numbers.
+    string(REPLACE ";" "," gravity "${SG_GRAVITY}")
+    list(APPEND args --gravity ${gravity})
+  endif()
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_generated)
   list(APPEND args --out ${out_dir})
 
@@ -55,7 +86,24 @@ function(soac_generate target)
   add_library(${target} STATIC ${out_dir}/${stem}.cpp ${out_dir}/${stem}.hpp)
   target_include_directories(${target} PUBLIC ${out_dir})
   target_compile_features(${target} PUBLIC cxx_std_17)
+
+  if(NOT DEFINED SG_OPTIMIZE)
+    set(SG_OPTIMIZE 2)
+  endif()
+  if(NOT SG_OPTIMIZE STREQUAL "OFF")
+    # After the build type's flags on the command line, so it wins over Debug's -O0.
+    target_compile_options(${target} PRIVATE
+        $<$<NOT:$<CONFIG:Release,RelWithDebInfo,MinSizeRel>>:-O${SG_OPTIMIZE}>)
+  endif()
+  target_compile_options(${target} PRIVATE ${SG_COMPILE_OPTIONS})
+
+  if(NOT TARGET Eigen3::Eigen)
+    find_package(Eigen3 3.4 QUIET NO_MODULE)
+  endif()
   if(TARGET Eigen3::Eigen)
     target_link_libraries(${target} PUBLIC Eigen3::Eigen)
+  else()
+    message(STATUS "soac_generate(${target}): Eigen3 not found, so ${stem}.hpp is used without its Eigen overloads (SOA_GEN_NO_EIGEN)")
+    target_compile_definitions(${target} PUBLIC SOA_GEN_NO_EIGEN)
   endif()
 endfunction()

@@ -19,7 +19,7 @@ struct LowerOptions {
 };
 
 int run_lower(const LowerOptions& o) {
-  const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
+  const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const pipeline::KernelSpec spec{"kernel", o.inputs, syntax::parse_expression(source, &lib.module), "out", ""};
   rewrite::Options options;
@@ -46,7 +46,7 @@ void add_lower(CLI::App& app, Runner& run) {
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"calM^-1 (T - C)\"")->required();
   cmd->add_option("--inputs", opts->inputs, "input vectors in layout order (default: q, qd, qdd, T, f0 as used)")
       ->delimiter(',');
-  cmd->add_option("--library", opts->library, "identity library (default: grammar/identities.soa)");
+  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);
   cmd->callback([opts, &run] { run = [opts] { return run_lower(*opts); }; });
 }

@@ -1,7 +1,8 @@
 // The soac command line: one subcommand per pipeline stage (like MLIR's toyc -emit=...).
 //
 // Exit codes, for every subcommand: 0 success; 1 a check failed (verify, --check, a
-// self-test); 2 bad input (usage, DSL text, URDF, state file, a singular model).
+// self-test); 2 bad input (usage, DSL text, URDF, state file, a singular model); 3 an
+// internal error (a bug). `soac` with no arguments prints the usage and exits 2.
 // Errors are one line naming the place (file:line:col, file: link 'x'), then any detail.
 #pragma once
 
@@ -17,24 +18,31 @@
 
 namespace soa::driver {
 
-enum Exit { kOk = 0, kCheckFailed = 1, kBadInput = 2 };
+enum Exit { kOk = 0, kCheckFailed = 1, kBadInput = 2, kInternalError = 3 };
 
-// --robot FILE [--floating] [--tip LINK ...]; or --random-trees N where a command allows it.
+// --robot FILE [--floating] [--tip LINK ...] [--gravity X,Y,Z]; or --random-trees N where a
+// command allows it.
 struct RobotOptions {
   std::string path;
   bool floating = false;
   std::vector<std::string> tips;
+  std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
   void add_to(CLI::App& cmd, bool robot_required);
 };
 
+// "x,y,z" -> the gravity vector: three finite numbers; else UserError naming the value.
+Eigen::Vector3d parse_gravity(const std::string& text);
+
 struct LoadedRobot {
   Robot robot;
-  std::vector<int> tips;  // frame indices; the leaf bodies when no --tip was given
+  std::vector<int> tips;  // frame indices; Robot::default_tips() when no --tip was given
   std::string describe() const;
 };
 
+// Loads --robot; names the URDF's mimic joints (treated as independent) in one warning
+// line on stderr.
 LoadedRobot load_robot(const RobotOptions& o);
-// Tips named on the command line, or every leaf body's frame.
+// Tips named on the command line, or the robot's default tips (its end-effectors).
 std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names);
 
 // A random robot for checking an expression or a claim when no --robot is given: with
@@ -52,6 +60,7 @@ void add_derive(CLI::App& app, Runner& run);
 void add_lower(CLI::App& app, Runner& run);
 void add_emit(CLI::App& app, Runner& run);
 void add_jit(CLI::App& app, Runner& run);
+void add_vocabulary(CLI::App& app, Runner& run);
 
 // True when stderr is a terminal (progress is shown only then).
 bool stderr_is_terminal();

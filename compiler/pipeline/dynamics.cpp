@@ -34,7 +34,7 @@ Dynamics Dynamics::create(const Robot& robot, const std::vector<int>& tips, Back
   auto impl = std::make_unique<Impl>();
   impl->backend = backend;
   impl->robot = exec::make_constants(robot, tips);
-  const Library library = load_library(default_library_path());
+  const Library library = load_library();
   rewrite::Options options;
   options.serial_chain = robot.is_serial_chain();
   for (const KernelSpec& spec : specs) {

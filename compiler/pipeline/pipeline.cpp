@@ -1,13 +1,10 @@
 #include "pipeline/pipeline.hpp"
 
 #include <cstdlib>
+#include <memory>
+#include <utility>
 
 namespace soa::pipeline {
-
-std::string default_library_path() {
-  if (const char* env = std::getenv("SOAC_LIBRARY"); env && *env) return env;
-  return SOA_LIBRARY_PATH;
-}
 
 rewrite::IdentitySpec identity_spec(const syntax::Identity& id) {
   rewrite::IdentitySpec spec{id.name, id.citation, id.sides, {}};
@@ -20,7 +17,16 @@ verify::Claim claim(const syntax::Identity& id) {
 }
 
 Library load_library(const std::string& path) {
-  Library lib{syntax::load_module(path), {}};
+  syntax::Module module;
+  if (!path.empty()) {
+    module = syntax::load_module(path);
+  } else if (const char* env = std::getenv("SOAC_LIBRARY"); env && *env) {
+    module = syntax::load_module(env);
+  } else {
+    module = syntax::parse_module(
+        std::make_shared<const syntax::Source>(syntax::Source{"identities.soa", std::string(builtin_library_text())}));
+  }
+  Library lib{std::move(module), {}};
   std::vector<rewrite::IdentitySpec> specs;
   for (const auto& id : lib.module.identities) specs.push_back(identity_spec(id));
   lib.rules = rewrite::rules_from_identities(specs);

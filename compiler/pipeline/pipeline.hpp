@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rewrite/rewrite.hpp"
@@ -20,9 +21,15 @@ struct Library {
   std::vector<rewrite::Rule> rules;
 };
 
-// grammar/identities.soa of this source tree, unless SOAC_LIBRARY names another file.
-std::string default_library_path();
-Library load_library(const std::string& path);
+// The identity library read from `path`; with an empty path, the default one: the file the
+// environment variable SOAC_LIBRARY names, else the built-in copy. The command line's
+// --library comes first, so the order is --library FILE > $SOAC_LIBRARY > built in.
+Library load_library(const std::string& path = {});
+
+// grammar/identities.soa as it was when soac was built, compiled in (a CMake step embeds the
+// file and reruns when it changes), so that an installed soac needs no source tree. Its
+// diagnostics and citations name it "identities.soa".
+std::string_view builtin_library_text();
 
 rewrite::IdentitySpec identity_spec(const syntax::Identity& id);
 verify::Claim claim(const syntax::Identity& id);
