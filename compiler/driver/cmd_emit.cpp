@@ -32,12 +32,17 @@ void write_file(const fs::path& path, const std::string& text) {
 }
 
 int run_emit(const EmitOptions& o) {
-  const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
+  // The name first: a bad one costs nothing.
+  if (!o.name.empty()) emit::check_name(o.name, "--name", true);
+  const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
   const std::vector<emit::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
-  const std::string stem = o.name.empty() ? emit::identifier(r.robot.name.empty() ? "robot" : r.robot.name) : o.name;
-  const emit::Emitted files = emit::emit_cpp(kernels, emit::make_target(r.robot, r.tips, stem));
+  // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
+  const std::string name = o.name.empty() ? emit::identifier(r.robot.name) : o.name;
+  emit::Target target = emit::make_target(r.robot, r.tips, name);
+  target.kernel_source = o.kernels;
+  const emit::Emitted files = emit::emit_cpp(kernels, target);
 
   // Write beside the targets, then rename: a failure leaves no half-written output.
   std::error_code ec;
@@ -68,8 +73,9 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
   opts->robot.add_to(*cmd, true);
   cmd->add_option("--out", opts->out, "output directory")->required();
-  cmd->add_option("--name", opts->name, "file stem and C++ namespace (default: the URDF robot name)");
-  cmd->add_option("--library", opts->library, "identity library (default: grammar/identities.soa)");
+  cmd->add_option("--name", opts->name, "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "
+                  "default: the URDF robot name as one)");
+  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
 }
 

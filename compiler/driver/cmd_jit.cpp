@@ -28,6 +28,8 @@ struct JitOptions {
   int lanes = 4;
   std::string cpu;
   std::string passes;
+  std::string library;
+  std::string name;  // prefix of the functions' names (soac emit --name)
 };
 
 #ifdef SOA_HAVE_LLVM_JIT
@@ -44,7 +46,8 @@ std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layo
 }
 
 int run_jit(const JitOptions& o) {
-  const pipeline::Library lib = pipeline::load_library(pipeline::default_library_path());
+  if (!o.name.empty()) emit::check_name(o.name, "--name", true);
+  const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
@@ -55,6 +58,8 @@ int run_jit(const JitOptions& o) {
   jopt.cpu = o.cpu;
   jopt.passes = o.passes;
   jopt.ir_file = o.ir_file;
+  // The functions are named as soac emit names its extern "C" symbols: <name>_<kernel>.
+  jopt.prefix = o.name.empty() ? emit::identifier(r.robot.name) : o.name;
   const jit::Kernels kernels = jit::compile(code, jopt);
 
   fmt::print("soac jit: {} kernels for {} on {}\n\n{:<24} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
@@ -107,7 +112,10 @@ void add_jit(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("jit", "compile kernels to machine code in process (LLVM) and self-check them");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
   opts->robot.add_to(*cmd, true);
+  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");
+  cmd->add_option("--name", opts->name,
+                  "prefix of the kernels' symbols NAME_<kernel>, as soac emit --name (default: the URDF robot name)");
   cmd->add_option("--samples", opts->samples, "random states for the self-check")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", opts->seed, "seed of the self-check's states");
   cmd->add_option("--level", opts->level, "code generator optimisation level")->check(CLI::Range(0, 3));

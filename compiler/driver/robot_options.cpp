@@ -1,6 +1,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
 #include "driver/driver.hpp"
 #include "model/kinematics.hpp"
 #include "support/error.hpp"
@@ -11,8 +16,45 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required) {
   auto* r = cmd.add_option("--robot", path, "URDF file of the robot");
   if (robot_required) r->required();
   cmd.add_flag("--floating", floating, "add a free-flyer joint above the URDF root link");
-  cmd.add_option("--tip", tips, "tip frame (link name) for B, J and f0; default: every leaf body")
+  cmd.add_option("--tip", tips,
+                 "tip frame (link name) for B, J and f0; default: the end-effectors (each hand "
+                 "for its fingers, every other leaf body)")
       ->take_all();
+  // Checked as the command line is read: a bad value is a usage error before any work.
+  cmd.add_option("--gravity", gravity, "gravity x,y,z in m/s^2, world axes (default 0,0,-9.81)")
+      ->check([](const std::string& text) {
+        try {
+          parse_gravity(text);
+          return std::string();
+        } catch (const UserError& e) {
+          return std::string(e.what()).substr(std::string_view("--gravity ").size());  // CLI11 names the option
+        }
+      });
+}
+
+Eigen::Vector3d parse_gravity(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return UserError(fmt::format("--gravity '{}': {} (expected three finite numbers x,y,z, e.g. 0,0,-9.81)", text, why));
+  };
+  const auto parts = std::count(text.begin(), text.end(), ',') + 1;
+  if (parts != 3) throw bad(fmt::format("{} value{}", parts, parts == 1 ? "" : "s"));
+  Eigen::Vector3d g;
+  std::size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t end = i < 2 ? text.find(',', at) : text.size();
+    const char* first = text.data() + at;
+    const char* last = text.data() + end;
+    while (first < last && *first == ' ') ++first;
+    while (last > first && last[-1] == ' ') --last;
+    double x = 0.0;
+    const auto [stop, error] = std::from_chars(first, last, x);
+    if (first == last || error != std::errc() || stop != last)
+      throw bad(fmt::format("'{}' is not a number", std::string(text.data() + at, text.data() + end)));
+    if (!std::isfinite(x)) throw bad(fmt::format("'{}' is not finite", std::string(first, last)));
+    g[i] = x;
+    at = end + 1;
+  }
+  return g;
 }
 
 std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names) {
@@ -36,7 +78,7 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
 LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options) {
   if (arms <= 0) {
     LoadedRobot r{random_tree(seed, options), {}};
-    r.tips = resolve_tips(r.robot, {});
+    r.tips = r.robot.leaf_tips();  // the most tips: the strongest check of B, J and f0
     return r;
   }
   LoadedRobot r{random_arms(seed, arms, options), {}};
@@ -48,6 +90,16 @@ LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& 
 
 LoadedRobot load_robot(const RobotOptions& o) {
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
+  if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
+  // Once per file and run, though a command may load its robot more than once.
+  static std::set<std::string> warned;
+  if (!r.robot.mimic_joints.empty() && warned.insert(r.robot.source).second) {
+    std::string names;
+    for (const MimicJoint& m : r.robot.mimic_joints)
+      names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
+    fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n",
+               r.robot.source, names);
+  }
   r.tips = resolve_tips(r.robot, o.tips);
   return r;
 }

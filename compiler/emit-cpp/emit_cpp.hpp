@@ -3,14 +3,31 @@
 //
 // Contract
 // - Both files start with a provenance banner: the soac version, the robot (name, file and
-//   its hash), and per kernel its source expression, the derivation summary the caller
-//   passes in (the rewritten form and the identities used) and its operation count.
-// - The header declares, in `namespace soa_gen::<robot>`: the robot's sizes (nq, nv, tips),
+//   its hash), the gravity the code was specialised for, and per kernel its source
+//   expression, the derivation summary the caller passes in (the rewritten form and the
+//   identities used) and its operation count. The header then states the conventions a
+//   caller needs, once: the joint-space order (each joint's q and qd indices), the
+//   free-flyer's q and qd layout, [angular; linear] spatial vectors, the tips (in order,
+//   and the frame their rows are expressed in), the bodies when a port is per body, and
+//   gravity; and per kernel what its input and output rows and columns are.
+// - The header declares, in `namespace soa_gen::<prefix>`: the robot's sizes (nq, nv, tips),
 //   one function per kernel on plain arrays, `void NAME(const double* q, ..., double* out)`,
 //   and (unless SOA_GEN_NO_EIGEN is defined) overloads on fixed-size Eigen vectors and
-//   matrices; and one `extern "C" void <robot>_<kernel>(const double* in, double* out)`
+//   matrices; and one `extern "C" void <prefix>_<kernel>(const double* in, double* out)`
 //   per kernel whose comment documents the layout: inputs concatenated in declared order,
-//   operator-valued outputs column-major (exec::Layout).
+//   operator-valued outputs column-major (exec::Layout). <prefix> is Target::robot: by
+//   default identifier() of the URDF robot name, or what `soac emit --name` gives.
+// - Names: the prefix and every kernel name must be usable (check_name): a C identifier,
+//   not a C or C++ keyword, not reserved (`main`, a double underscore anywhere, a leading
+//   underscore -- the symbols <prefix>_<kernel> live at global scope), and the prefix not
+//   `std`, `Eigen` or `soa_gen` (the generated code names those); else UserError. The
+//   generated namespace soa_gen::<prefix> holds nq, nv, tips, soa_sincos and
+//   soa_sincos_pair, soa_sincos_libm besides the kernels; a kernel of one of these names is
+//   a UserError too.
+// - Text from outside (robot, link, joint and frame names, file paths, expressions,
+//   derivations, labels) reaches the output only inside `//` comments, and only through
+//   comment_safe(): nothing read from a file can end a comment line or splice the next
+//   line into it.
 // - The source is straight-line code: one `const double` per operation, in the program's
 //   order (but for the sin-cos pairs below), with a comment line wherever the body or operator factor changes; literals are
 //   printed to round-trip exactly; no dead code (the program has none); unused array
@@ -26,14 +43,15 @@
 //   one comment, before any other statement: independent of everything else, they
 //   overlap. Those of computed values come at the first Sin or Cos of the value. Only
 //   values some Sin or Cos reads get a pair; kernels without either carry none of it.
-// - Names: the generated namespace soa_gen::<robot> holds nq, nv, tips, soa_sincos and
-//   soa_sincos_pair, soa_sincos_libm besides the kernels; a kernel of one of these names is a UserError.
 // - Values: compiled as documented (-O2, no -march: no FMA contraction), every kernel
 //   computes specialise::evaluate's values bit for bit (the LLVM back-end's too).
 // - Emission is deterministic: the same inputs give the same text.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exec/execute.hpp"
@@ -45,6 +63,7 @@ namespace soa::emit {
 struct Port {
   std::string name;  // q, qd, tau, ...
   int size = 0;
+  std::optional<exec::Space> space;  // what its entries index (stated in the header), when known
 };
 
 struct Kernel {
@@ -55,6 +74,7 @@ struct Kernel {
   std::vector<Port> inputs;
   std::string output;
   int rows = 0, cols = 1;  // output shape; cols = 1 for a vector
+  std::optional<exec::Space> row_space, col_space;  // what the output's rows and columns index, when known
   specialise::ScalarProgram code;
 };
 
@@ -62,17 +82,32 @@ struct Kernel {
 Kernel make_kernel(std::string name, std::string expression, std::string derivation, std::string meaning,
                    const exec::SweepProgram& program, const exec::Layout& layout, specialise::ScalarProgram code);
 
+// One joint in joint-space order, for the header's conventions block.
+struct JointInfo {
+  std::string name, link;  // URDF joint and child link
+  JointKind kind = JointKind::Revolute;
+  int q = 0, v = 0;        // first q and qd index
+};
+
 struct Target {
-  std::string robot;           // C identifier for the namespace and extern "C" prefix
+  std::string robot;           // the namespace soa_gen::<robot> and the extern "C" prefix (check_name)
+  std::string robot_name;      // the URDF robot name, as written (banner only)
   std::string robot_source;    // where the model came from (URDF path, or a description)
   std::string robot_hash;      // robot_fingerprint()
   std::string robot_summary;   // "9 bodies, nq 9, N 9, tips: ..." (robot_summary())
   int nq = 0, nv = 0, tips = 0;
   std::string file_stem;       // header <stem>.hpp, source <stem>.cpp
+  std::string kernel_source;   // the .soa file the kernels come from ("": the standard kernels)
+  std::array<double, 3> gravity{0.0, 0.0, -9.81};  // world axes, m/s^2, as specialised
+  std::vector<JointInfo> joints;                    // joint-space order
+  std::vector<std::string> tip_frames, tip_bodies;  // per tip, in order: its frame and its body
+  std::vector<std::string> bodies;                  // by body index (the SOA numbering)
 };
 
-// The robot part of a Target, from the model and its tip frames.
-Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::string file_stem = {});
+// The robot part of a Target, from the model and its tip frames. `name` sets the
+// namespace, the extern "C" prefix and the file stem (default: identifier(robot.name) and
+// <that>_kernels); it is checked with check_name().
+Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::string name = {});
 
 struct Emitted {
   std::string header_name, header;
@@ -81,8 +116,25 @@ struct Emitted {
 
 Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& target);
 
-// "panda" -> "panda", "random tree (seed 3)" -> "random_tree_seed_3".
+// "panda" -> "panda", "random tree (seed 3)" -> "random_tree_seed_3"; always usable
+// (check_name): "7dof-arm" -> "robot_7dof_arm", "int" -> "robot_int".
 std::string identifier(std::string_view text);
+
+// Why `name` cannot name a kernel or the prefix of generated code (see Contract), or "" when
+// it can. `prefix`: the namespace / extern "C" prefix, which must also not be std, Eigen or
+// soa_gen.
+std::string name_problem(std::string_view name, bool prefix = false);
+// UserError "<what> 'name' <problem>" when name_problem() finds one.
+void check_name(std::string_view name, std::string_view what, bool prefix = false);
+
+// `text` made safe for the rest of one `//` comment line: control characters (newlines
+// included), backslashes, `??` (trigraphs), `*/`, invalid UTF-8 and invisible or
+// direction-changing Unicode (line separators, bidi controls: "Trojan Source") are written
+// as \xNN escapes of their bytes; printable ASCII and other UTF-8 are kept. The result
+// never ends a comment, never ends in a backslash and holds no line break. The C++
+// back-end writes every comment through it; the LLVM back-end writes no outside text at
+// all (emit_llvm.hpp), and its error messages quote names through it.
+std::string comment_safe(std::string_view text);
 
 // FNV-1a 64 of the robot's URDF file when it can be read ("file fnv1a64:..."), else of the
 // model's numbers and structure ("model fnv1a64:...").

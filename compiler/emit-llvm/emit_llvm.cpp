@@ -19,6 +19,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "emit-cpp/emit_cpp.hpp"
 #include "emit-llvm/lanes.hpp"
 #include "support/error.hpp"
 #include "support/sincos.hpp"
@@ -31,13 +32,6 @@ using specialise::ScalarOp;
 using specialise::ScalarProgram;
 
 namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
 
 // The C library functions the code generator may call for llvm.sin/cos/sqrt/memset (and
 // the sincos it forms from a sin and a cos of one value): a kernel of that name would
@@ -76,8 +70,8 @@ llvm::Function* kernel_function(llvm::Module& m, const std::string& name, std::i
 }  // namespace
 
 void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
-  if (!is_identifier(name))
-    throw UserError(fmt::format("emit-llvm: kernel name '{}' is not a C identifier", name));
+  // The C++ back-end's rule (emit_cpp.hpp), so both name their symbols alike.
+  check_name(name, "emit-llvm: kernel name");
   if (is_reserved(name))
     throw UserError(fmt::format("emit-llvm: kernel name '{}' would shadow the C library function of that name", name));
   const auto bad = [&](const std::string& what) {
@@ -746,8 +740,9 @@ llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name,
                                        int own_inputs, int inputs,
                                        const std::vector<std::pair<std::string, int>>& shared,
                                        const LlvmOptions& options) {
-  if (!is_identifier(name) || is_reserved(name))
-    throw UserError(fmt::format("emit-llvm: kernel name '{}' is not a usable C identifier", name));
+  check_name(name, "emit-llvm: kernel name");
+  if (is_reserved(name))
+    throw UserError(fmt::format("emit-llvm: kernel name '{}' would shadow the C library function of that name", name));
   if (m.getNamedValue(name))
     throw UserError(fmt::format("emit-llvm: module '{}' already defines '{}'", m.getModuleIdentifier(), name));
   if (own_inputs < 0 || inputs < own_inputs)

@@ -52,11 +52,16 @@
 // - Errors: a program violating the ScalarProgram contract (an operand that is not an
 //   earlier node, an input or output out of range, an unknown op) is a bug upstream:
 //   InternalError naming the kernel and the node, raised before any IR is built (nothing
-//   is half-added to `m`). A name that is not a C identifier, is used twice in one module,
-//   or would shadow a C library function the kernels call (sin, cos, sqrt, sincos, memset,
+//   is half-added to `m`). A name the C++ back-end would refuse (emit::check_name: not a C
+//   identifier, a C or C++ keyword, reserved), used twice in one module,
+//   or that would shadow a C library function the kernels call (sin, cos, sqrt, sincos, memset,
 //   memcpy, memmove and their f/l variants) is the caller's mistake: UserError. verify()
 //   runs llvm::verifyModule and turns a failure into an InternalError carrying the
 //   verifier's report; it never aborts.
+// - Names: function and global names are the kernel names (checked as above) and names
+//   derived from them (NAME.partK, NAME.zeros, soa.sin); nothing else read from a file --
+//   robot, link or joint names, paths, expressions -- enters the IR, which carries no
+//   comments or metadata of its own.
 #pragma once
 
 #include <memory>

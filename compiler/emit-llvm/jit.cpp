@@ -280,6 +280,7 @@ private:
 struct KernelRef {
   const std::string& name;
   const specialise::ScalarProgram& program;
+  std::string symbol = {};  // its function: NAME, or PREFIX_NAME (Options::prefix)
 };
 
 // What compile() turns into machine code: the shared programs (specialise/share.hpp), then
@@ -311,29 +312,29 @@ Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
   plan.sharing = specialise::share(programs, options.share_min_ops);
   // Names for the functions no caller sees: C identifiers no kernel has.
   std::set<std::string> used;
-  for (const KernelRef& k : kernels) used.insert(k.name);
+  for (const KernelRef& k : kernels) used.insert(k.symbol);
   const auto fresh = [&](std::string name) {
-    while (!used.insert(name).second) name += "_";
+    while (!used.insert(name).second) name += "x";  // not '_': no "__" (emit::check_name)
     return name;
   };
   std::vector<std::string> shared_names;
   for (std::size_t j = 0; j < plan.sharing.programs.size(); ++j) {
-    shared_names.push_back(fresh(fmt::format("soa_shared{}", j)));
+    shared_names.push_back(fresh(fmt::format("{}soa_shared{}", options.prefix.empty() ? "" : options.prefix + "_", j)));
     plan.units.push_back({shared_names.back(), shared_names.back(), &plan.sharing.programs[j].code, -1, static_cast<int>(j)});
   }
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const specialise::FactoredKernel& f = plan.sharing.kernels[k];
     if (f.uses.empty()) {
-      plan.units.push_back({kernels[k].name, kernels[k].name, &kernels[k].program, static_cast<int>(k), -1});
+      plan.units.push_back({kernels[k].symbol, kernels[k].symbol, &kernels[k].program, static_cast<int>(k), -1});
       continue;
     }
     Entry& e = plan.entries.emplace_back();
     e.kernel = static_cast<int>(k);
-    e.body = fresh(kernels[k].name + "_own");
+    e.body = fresh(kernels[k].symbol + "_own");
     e.own_inputs = f.own_inputs;
     e.inputs = f.code.input_count;
     for (int j : f.uses) e.shared.emplace_back(shared_names[j], plan.sharing.base + plan.sharing.programs[j].offset);
-    plan.units.push_back({e.body, kernels[k].name, &f.code, static_cast<int>(k), -1});
+    plan.units.push_back({e.body, kernels[k].symbol, &f.code, static_cast<int>(k), -1});
   }
   return plan;
 }
@@ -343,7 +344,7 @@ void write_ir(const std::vector<KernelRef>& kernels, const Plan& plan, const Opt
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
   for (const Unit& u : plan.units) emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
   for (const Entry& e : plan.entries)
-    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].name, e.body, e.own_inputs, e.inputs, e.shared,
+    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].symbol, e.body, e.own_inputs, e.inputs, e.shared,
                                  entry_options(options));
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
@@ -403,14 +404,17 @@ std::string Kernels::features() const { return impl_->tm->getTargetFeatureString
 
 namespace {
 
-Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
+Kernels compile(std::vector<KernelRef> kernels, const Options& options) {
   const Clock::time_point start = Clock::now();
   const std::clock_t cpu_start = std::clock();
   // Every check before any compilation: a bad kernel or option costs nothing.
+  if (!options.prefix.empty()) emit::check_name(options.prefix, "jit: prefix", true);
   std::set<std::string> seen;
-  for (const auto& [name, program] : kernels) {
-    emit::check_llvm_kernel(name, program);
-    if (!seen.insert(name).second) throw UserError(fmt::format("jit: two kernels are called '{}'", name));
+  for (KernelRef& k : kernels) {
+    k.symbol = options.prefix.empty() ? k.name : options.prefix + "_" + k.name;
+    emit::check_name(k.name, "jit: kernel name");
+    emit::check_llvm_kernel(k.symbol, k.program);
+    if (!seen.insert(k.name).second) throw UserError(fmt::format("jit: two kernels are called '{}'", k.name));
   }
   initialise_llvm();
   llvm::orc::JITTargetMachineBuilder builder = target_builder(options);
@@ -538,7 +542,7 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   }
   // Kernels that use shared programs: the entry calling them and the kernel's own code.
   for (const Entry& e : units.entries) {
-    const std::string& name = kernels[e.kernel].name;
+    const std::string& name = kernels[e.kernel].symbol;
     const Clock::time_point t = Clock::now();
     std::unique_ptr<llvm::LLVMContext> context;
     auto m = new_module(name + ".entry", context);
@@ -561,9 +565,10 @@ Kernels compile(const std::vector<KernelRef>& kernels, const Options& options) {
   };
   for (KernelTiming& timing : impl->shared_timings) add_up(timing, timing.name);
   for (KernelTiming& timing : impl->timings) {  // in the caller's order
-    const auto symbol = found.find(jit.mangleAndIntern(timing.name));
+    const std::string& function = kernels[impl->names.size()].symbol;
+    const auto symbol = found.find(jit.mangleAndIntern(function));
     if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
-    add_up(timing, timing.name);
+    add_up(timing, function);
     impl->names.push_back(timing.name);
     impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
   }

@@ -132,6 +132,11 @@ struct Options {
   // faster than znver3's, and the code ran as fast on the kernels measured.
   std::string tune_cpu = "generic";
   bool allow_contraction = false;  // allow FMA contraction (see emit_llvm.hpp)
+  // Non-empty: each kernel's function is PREFIX_NAME, the generated C++'s extern "C" symbol
+  // (emit_cpp.hpp; soac jit uses the robot's name, as soac emit does), so the IR's and the
+  // C++'s kernels are interchangeable by name too. lookup() still takes the kernel's name.
+  // Checked like soac emit --name (emit::check_name).
+  std::string prefix;
   std::string ir_file;             // "" = none; else write the IR of all kernels here
   bool ir_optimised = true;        // ir_file holds the IR after (true) or before `passes`
 };

@@ -7,12 +7,13 @@
 #include "lower/lower.hpp"
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
+#include "syntax/diagnostics.hpp"
 
 namespace soa::pipeline {
 
 KernelSpec kernel_spec(const lower::KernelDecl& k) {
   auto src = std::make_shared<syntax::Source>(syntax::Source{"<standard kernel " + k.name + ">", k.expression});
-  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning};
+  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning, std::nullopt};
 }
 
 std::vector<KernelSpec> standard_kernels() {
@@ -23,8 +24,13 @@ std::vector<KernelSpec> standard_kernels() {
 
 std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   std::vector<KernelSpec> out;
-  for (const syntax::Kernel& k : module.kernels)
-    out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body)});
+  for (const syntax::Kernel& k : module.kernels) {
+    // A kernel's name becomes a C++ function and a C symbol (emit_cpp.hpp): refused here,
+    // where the declaration can be pointed at, when it cannot be one.
+    if (const std::string problem = emit::name_problem(k.name); !problem.empty())
+      syntax::fail(k.where, "kernel name '" + k.name + "' " + problem);
+    out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body), k.where});
+  }
   return out;
 }
 
@@ -35,10 +41,29 @@ std::vector<KernelSpec> kernel_set(const std::string& path) {
   return specs;
 }
 
+namespace {
+
+// Runs `f`; a UserError from a declared kernel is reported at its declaration, naming it.
+template <typename F>
+auto at_declaration(const KernelSpec& spec, F&& f) {
+  try {
+    return f();
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    if (!spec.where || what.find(": error: ") != std::string::npos) throw;
+    const std::string named = "kernel '" + spec.name + "'";
+    syntax::fail(*spec.where, what.starts_with(named) ? what : named + ": " + what);
+  }
+}
+
+}  // namespace
+
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options) {
-  rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, options);
-  exec::SweepProgram p = lower::lower(rewrite::present(d.final), {spec.name, spec.output, spec.inputs});
-  return {spec, std::move(d), std::move(p)};
+  return at_declaration(spec, [&] {
+    rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, options);
+    exec::SweepProgram p = lower::lower(rewrite::present(d.final), {spec.name, spec.output, spec.inputs});
+    return LoweredKernel{spec, std::move(d), std::move(p)};
+  });
 }
 
 std::string derivation_summary(const rewrite::Derivation& d) {
@@ -49,9 +74,11 @@ std::string derivation_summary(const rewrite::Derivation& d) {
 }
 
 emit::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
-  return emit::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k.derivation),
-                           k.spec.meaning, k.program, exec::layout(k.program, robot),
-                           specialise::specialise(k.program, robot));
+  return at_declaration(k.spec, [&] {
+    return emit::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k.derivation),
+                             k.spec.meaning, k.program, exec::layout(k.program, robot),
+                             specialise::specialise(k.program, robot));
+  });
 }
 
 RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Library& library, const Robot& robot,

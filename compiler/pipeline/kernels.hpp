@@ -3,6 +3,7 @@
 // benchmarks take, so that what is measured is what is shipped.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct KernelSpec {
   ir::Expr expression;              // as written, before rewriting
   std::string output = "out";       // name of the output in generated code
   std::string meaning;              // one line for the generated header
+  // The declaration in a .soa file (none for a standard kernel): errors in lowering and
+  // specialising it are reported there, naming the kernel.
+  std::optional<syntax::Located> where = std::nullopt;
 };
 
 // The kernels every robot gets (lower/kernels.hpp): inverse dynamics, mass matrix, forward

@@ -4,18 +4,24 @@
 // compared with the generic runtime on 100 random states each, and with the SSA
 // interpreter bit for bit; the inline sin/cos (soa_sincos) is soa::sincos to the bit and
 // appears only where a kernel needs it, the joint angles' pairs first in each kernel;
-// kernel names the generated namespace holds already are refused.
+// kernel names the generated namespace holds already are refused. A name (--name) sets the
+// namespace and the C prefix, so two variants of one robot link into one program; names
+// that cannot be C++ are refused; hostile robot files stay inside comments; the header
+// states the conventions (the Jacobian's frame checked numerically) and the gravity the
+// code was made for.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -64,14 +70,15 @@ Generated generate(const emit::Kernel& k, const std::string& id) {
 // Writes, compiles and loads the generated code; closes it when done.
 class Compiled {
 public:
-  explicit Compiled(const Generated& g) {
+  explicit Compiled(const Generated& g, const std::string& extra_flags = "") {
     dir_ = fs::temp_directory_path() / ("soa_emit_cpp_test_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     std::ofstream(dir_ / g.files.header_name) << g.files.header;
     std::ofstream(dir_ / g.files.source_name) << g.files.source;
     const emit::Toolchain tc = emit::build_toolchain();
     const fs::path so = dir_ / (g.target.robot + ".so");
-    const std::string command = "'" + tc.cxx + "' -std=c++17 -O2 -Wall -Wextra -Werror -shared -fPIC -isystem '" +
+    const std::string command = "'" + tc.cxx + "' -std=c++17 -O2 -Wall -Wextra -Werror " + extra_flags +
+                                " -shared -fPIC -isystem '" +
                                 tc.eigen_include + "' '" + (dir_ / g.files.source_name).string() + "' -o '" +
                                 so.string() + "' 2>&1";
     INFO(command);
@@ -163,7 +170,7 @@ TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per an
   emit::Kernel k;
   k.name = "trig";
   k.expression = k.derivation = k.meaning = "sin and cos of x";
-  k.inputs = {{"x", n}};
+  k.inputs = {{"x", n, {}}};
   k.output = "out";
   k.rows = 2 * n;
   k.code.input_count = n;
@@ -279,7 +286,7 @@ TEST_CASE("sin-cos pairs of computed values stay at their first use; unused inpu
   emit::Kernel k;
   k.name = "mixed";
   k.expression = k.derivation = k.meaning = "sin and cos of inputs and of a product";
-  k.inputs = {{"x", 3}};
+  k.inputs = {{"x", 3, {}}};
   k.output = "out";
   k.rows = 5;
   k.code.input_count = 3;
@@ -335,4 +342,331 @@ TEST_CASE("identifiers and literals are valid C++", "[emit-cpp]") {
   CHECK(emit::identifier("panda") == "panda");
   CHECK(emit::identifier("random tree (seed 3)") == "random_tree_seed_3");
   CHECK(emit::identifier("7dof-arm") == "robot_7dof_arm");
+}
+
+namespace {
+
+// Standard kernels for `robot` under `name` (the namespace, the C prefix and the file stem),
+// as soac emit --name makes them.
+Generated generate_named(const Robot& robot, const std::vector<int>& tips, const std::string& name) {
+  Generated g;
+  const auto constants = exec::make_constants(robot, tips);
+  for (const auto& k : lower::standard_kernels()) {
+    g.programs.push_back(test::kernel_program(k));
+    g.kernels.push_back(test::build_kernel(k, constants));
+  }
+  g.target = emit::make_target(robot, tips, name);
+  g.files = emit::emit_cpp(g.kernels, g.target);
+  return g;
+}
+
+std::vector<int> frames_named(const Robot& robot, const std::vector<std::string>& names) {
+  std::vector<int> tips;
+  for (const std::string& n : names) tips.push_back(*robot.find_frame(n));
+  return tips;
+}
+
+// A temporary directory, removed at the end.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& what)
+      : path(fs::temp_directory_path() / (what + "_" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string run_and_read(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  REQUIRE(::pclose(pipe) == 0);
+  return out;
+}
+
+// A line of generated code (not a comment) holding `what`, or "".
+std::string code_line_with(const std::string& text, const std::string& what) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t first = line.find_first_not_of(' ');
+    if (line.find(what) != std::string::npos && line.compare(first == std::string::npos ? 0 : first, 2, "//") != 0)
+      return line;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("--name sets namespace and C prefix: two variants of one robot link into one program", "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const std::vector<int> tips_a = frames_named(panda, {"panda_hand"});
+  const std::vector<int> tips_b = frames_named(panda, {"panda_leftfinger", "panda_rightfinger"});
+  const Generated a = generate_named(panda, tips_a, "panda_a");
+  const Generated b = generate_named(panda, tips_b, "panda_b");
+  CHECK(a.files.header_name == "panda_a.hpp");
+  CHECK_THAT(a.files.header, Catch::Contains("namespace soa_gen::panda_a {") &&
+                                 Catch::Contains("void panda_a_jacobian(const double* in, double* out);"));
+  CHECK_THAT(b.files.source, Catch::Contains("#include \"panda_b.hpp\"") &&
+                                 Catch::Contains("extern \"C\" void panda_b_jacobian(const double* in, double* out) "
+                                                 "{ soa_gen::panda_b::jacobian(in, out); }"));
+
+  // One program: both headers, both sources; each Jacobian called through its namespace
+  // and through its extern "C" symbol.
+  const TempDir dir("soa_emit_two_variants");
+  for (const Generated* g : {&a, &b}) {
+    std::ofstream(dir.path / g->files.header_name) << g->files.header;
+    std::ofstream(dir.path / g->files.source_name) << g->files.source;
+  }
+  std::mt19937_64 rng(7);
+  const State s = random_state(panda, 1, rng);
+  std::string q;
+  for (int i = 0; i < panda.nq; ++i) q += fmt::format("{}{:.17g}", i ? ", " : "", s.q[i]);
+  std::ofstream(dir.path / "main.cpp") << "#include <cstdio>\n#include \"panda_a.hpp\"\n#include \"panda_b.hpp\"\n"
+                                       << "static void print(const double* x, int n) {\n"
+                                       << "  for (int i = 0; i < n; ++i) std::printf(\"%.17g\\n\", x[i]);\n}\n"
+                                       << "int main() {\n  const double q[" << panda.nq << "] = {" << q << "};\n"
+                                       << "  constexpr int na = 6 * soa_gen::panda_a::tips * soa_gen::panda_a::nv;\n"
+                                       << "  constexpr int nb = 6 * soa_gen::panda_b::tips * soa_gen::panda_b::nv;\n"
+                                       << "  double a[na], b[nb], ca[na], cb[nb];\n"
+                                       << "  soa_gen::panda_a::jacobian(q, a);\n  soa_gen::panda_b::jacobian(q, b);\n"
+                                       << "  panda_a_jacobian(q, ca);\n  panda_b_jacobian(q, cb);\n"
+                                       << "  print(a, na);\n  print(b, nb);\n  print(ca, na);\n  print(cb, nb);\n}\n";
+  const emit::Toolchain tc = emit::build_toolchain();
+  const std::string program = (dir.path / "two_variants").string();
+  const std::string command = fmt::format(
+      "'{}' -std=c++17 -O2 -Wall -Wextra -Werror -isystem '{}' '{}' '{}' '{}' -o '{}' 2>&1", tc.cxx,
+      tc.eigen_include, (dir.path / "main.cpp").string(), (dir.path / "panda_a.cpp").string(),
+      (dir.path / "panda_b.cpp").string(), program);
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::istringstream out(run_and_read("'" + program + "'"));
+  const auto read = [&](int rows, int cols) {
+    MatX m(rows, cols);
+    for (int i = 0; i < rows * cols; ++i) REQUIRE(out >> m.data()[i]);
+    return m;
+  };
+  const MatX ja = read(6, panda.nv), jb = read(12, panda.nv), ca = read(6, panda.nv), cb = read(12, panda.nv);
+  // Each is its own tip set's Jacobian (the generic runtime's), whichever way it is called.
+  const lower::KernelDecl& decl = lower::standard_kernels()[4];
+  REQUIRE(decl.name == "jacobian");
+  const std::vector<double> in(s.q.data(), s.q.data() + panda.nq);
+  const MatX expected_a = exec::run(test::kernel_program(decl), exec::make_constants(panda, tips_a), in);
+  const MatX expected_b = exec::run(test::kernel_program(decl), exec::make_constants(panda, tips_b), in);
+  CHECK(test::relative_difference(ja, expected_a) < 1e-12);
+  CHECK(test::relative_difference(jb, expected_b) < 1e-12);
+  CHECK(ja == ca);
+  CHECK(jb == cb);
+  // And the two differ: the hand is not the left finger.
+  CHECK((ja - jb.topRows(6)).cwiseAbs().maxCoeff() > 1e-3);
+}
+
+TEST_CASE("names that cannot be a C++ namespace, function or C symbol are refused", "[emit-cpp]") {
+  for (const char* bad : {"int", "delete", "class", "and", "restrict", "main", "__x", "a__b", "_Panda", "_panda", "7dof",
+                          "a-b", "", "x y", "caf\xc3\xa9"}) {
+    INFO("'" << bad << "'");
+    CHECK(!emit::name_problem(bad, true).empty());
+    CHECK(!emit::name_problem(bad, false).empty());
+  }
+  CHECK_THAT(emit::name_problem("int"), Catch::Equals("is a C or C++ keyword"));
+  CHECK_THAT(emit::name_problem("__x"), Catch::Contains("double underscore"));
+  // The prefix also names the namespace and comes before '_' in every symbol.
+  for (const char* prefix_only : {"std", "Eigen", "soa_gen", "panda_"}) {
+    CHECK(!emit::name_problem(prefix_only, true).empty());
+    CHECK(emit::name_problem(prefix_only, false).empty());
+  }
+  for (const char* good : {"panda", "panda_a", "Panda7", "forward_dynamics", "x"}) CHECK(emit::name_problem(good, true).empty());
+
+  const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
+  try {
+    emit::make_target(robot, robot.default_tips(), "delete");
+    FAIL("no error for the name 'delete'");
+  } catch (const UserError& e) {
+    CHECK_THAT(e.what(), Catch::Equals("emit-cpp: name 'delete' is a C or C++ keyword"));
+  }
+  Generated g = generate(robot, robot.default_tips(), "double_pendulum");
+  g.kernels.back().name = "class";
+  CHECK_THROWS_WITH(emit::emit_cpp(g.kernels, g.target), "emit-cpp: kernel name 'class' is a C or C++ keyword");
+  // A default name from the robot's is always usable.
+  CHECK(emit::identifier("int") == "robot_int");
+  CHECK(emit::identifier("std") == "robot_std");
+  CHECK(emit::identifier("__init__") == "init");
+  CHECK(emit::identifier("") == "robot");
+}
+
+TEST_CASE("comment_safe: no text ends a // comment line, continues it or hides in it", "[emit-cpp]") {
+  CHECK(emit::comment_safe("panda_link7: kinematics") == "panda_link7: kinematics");
+  CHECK(emit::comment_safe("a\nint x = 1;\r\n//") == "a\\x0aint x = 1;\\x0d\\x0a//");
+  CHECK(emit::comment_safe("end\\") == "end\\x5c");
+  CHECK(emit::comment_safe("trigraph ?\?/") == "trigraph ?\\x3f/");
+  CHECK(emit::comment_safe("*/ x /*") == "*\\x2f x /*");
+  CHECK(emit::comment_safe("tab\there") == "tab\\x09here");
+  CHECK(emit::comment_safe("\"q\" 'q'") == "\"q\" 'q'");
+  // UTF-8 text stays readable; direction overrides, line separators, C1 controls and
+  // malformed bytes do not.
+  CHECK(emit::comment_safe("caf\xc3\xa9 \xcf\x88") == "caf\xc3\xa9 \xcf\x88");
+  CHECK(emit::comment_safe("a\xe2\x80\xae" "b") == "a\\xe2\\x80\\xae" "b");
+  CHECK(emit::comment_safe("a\xe2\x80\xa8" "b") == "a\\xe2\\x80\\xa8" "b");
+  CHECK(emit::comment_safe("a\xc2\x85" "b") == "a\\xc2\\x85" "b");
+  CHECK(emit::comment_safe("a\xff\xc3") == "a\\xff\\xc3");
+  CHECK(emit::comment_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  // Property: for any bytes, one line, not ending in a backslash, no */ and no ??.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text(rng() % 12, ' ');
+    for (char& c : text) c = "\n\r\\?*/\x7f\xe2\x80\xae\xc3\xa9" "a"[rng() % 13];
+    const std::string safe = emit::comment_safe(text);
+    INFO(safe);
+    CHECK(safe.find_first_of("\n\r") == std::string::npos);
+    CHECK((safe.empty() || safe.back() != '\\'));
+    CHECK(safe.find("*/") == std::string::npos);
+    CHECK(safe.find("??") == std::string::npos);
+  }
+}
+
+TEST_CASE("hostile names in a robot file stay inside comments of code that compiles", "[emit-cpp]") {
+  for (const char* file : {"hostile-newline.urdf", "hostile-chars.urdf"}) {
+    INFO(file);
+    const Robot robot = load_urdf(test::source_path(std::string("tests/data/urdf/") + file));
+    // Every frame a tip, so that every link name lands in the header as a tip too.
+    std::vector<int> tips;
+    for (std::size_t f = 0; f < robot.frames.size(); ++f) tips.push_back(static_cast<int>(f));
+    Generated g = generate_named(robot, tips, "hostile");
+    g.target.kernel_source = "kernels\n int x = 1; ?\?/\\";
+    g.files = emit::emit_cpp(g.kernels, g.target);
+    for (const std::string* text : {&g.files.header, &g.files.source}) {
+      CHECK(code_line_with(*text, "int x") == "");
+      CHECK(code_line_with(*text, "evil") == "");
+      CHECK(text->find("\\\n") == std::string::npos);   // no line splice
+      CHECK(text->find("?\?/") == std::string::npos);   // no trigraph
+      CHECK(text->find('\r') == std::string::npos);
+    }
+    // The names are there, escaped, in the banner, the conventions and the labels.
+    CHECK_THAT(g.files.header, Catch::Contains("int x = 1;"));
+    CHECK_THAT(g.files.source, Catch::Contains("int x = 1;"));
+    // -trigraphs: ??/ would be a backslash; -Werror: a splice would warn (-Wcomment).
+    const Compiled lib(g, "-trigraphs");
+    CHECK(lib.get("hostile_inverse_dynamics") != nullptr);
+  }
+  const Robot robot = load_urdf(test::source_path("tests/data/urdf/hostile-newline.urdf"));
+  const std::string header = generate_named(robot, robot.default_tips(), "hostile").files.header;
+  CHECK_THAT(header, Catch::Contains("wrist_3_link\\x0aint x = 1;\\x0a//"));
+}
+
+namespace {
+
+// World pose of every tip frame, from the kinematics' phi(p(k), k) = [[R, l~ R], [0, R]].
+std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> tip_poses(const Robot& robot, const VecX& q,
+                                                                   const std::vector<int>& tips) {
+  State s;
+  s.q = q;
+  s.qd = s.qdd = VecX::Zero(robot.nv);
+  s.f0 = VecX::Zero(6 * static_cast<long>(tips.size()));
+  const Kinematics kin = compute_kinematics(robot, s, tips);
+  std::vector<Eigen::Matrix3d> R(robot.size());
+  std::vector<Eigen::Vector3d> p(robot.size());
+  for (int k = robot.size() - 1; k >= 0; --k) {  // parents first
+    const Mat6& phi = kin.body[k].phi;
+    const Eigen::Matrix3d Rk = phi.bottomRightCorner<3, 3>();
+    const Eigen::Matrix3d lx = phi.topRightCorner<3, 3>() * Rk.transpose();
+    const Eigen::Vector3d l(lx(2, 1), lx(0, 2), lx(1, 0));
+    const int parent = robot.bodies[k].parent;
+    R[k] = parent < 0 ? Rk : R[parent] * Rk;
+    p[k] = parent < 0 ? l : Eigen::Vector3d(p[parent] + R[parent] * l);
+  }
+  std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> poses;
+  for (int t : tips) {
+    const Frame& f = robot.frames[t];
+    poses.emplace_back(R[f.body] * f.R, p[f.body] + R[f.body] * f.p);
+  }
+  return poses;
+}
+
+}  // namespace
+
+TEST_CASE("the header states the conventions, and the Jacobian's frame is the one stated", "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const std::vector<int> tips = frames_named(panda, {"panda_hand", "panda_leftfinger"});
+  const Generated g = generate_named(panda, tips, "panda");
+  const std::string& h = g.files.header;
+  CHECK_THAT(h, Catch::Contains("//     q[0]       qd[0]      panda_joint1 (revolute, link panda_link1)\n"
+                                "//     q[1]       qd[1]      panda_joint2 (revolute, link panda_link2)\n"));
+  CHECK_THAT(h, Catch::Contains("panda_finger_joint1 (prismatic, link panda_leftfinger)"));
+  CHECK_THAT(h, Catch::Contains("Spatial vectors are [angular; linear]"));
+  CHECK_THAT(h, Catch::Contains("[angular; linear] at the tip frame's origin in the tip frame's own axes"));
+  CHECK_THAT(h, Catch::Contains("//     [0..5]     panda_hand (on body panda_link7)\n"
+                                "//     [6..11]    panda_leftfinger (on body panda_leftfinger)\n"));
+  CHECK_THAT(h, Catch::Contains("//   q: configuration order; J: rows 6 per tip, each in its own frame, columns "
+                                "joint-space order\nvoid jacobian(const double* q, double* J);"));
+  CHECK_THAT(h, Catch::Contains("Lambda: rows and columns 6 per tip, each in its own frame"));
+  CHECK_THAT(h, Catch::Contains("//   q: configuration order; qd, qdd, tau: joint-space order\n"));
+  CHECK_THAT(h, Catch::Contains("Gravity (0, 0, -9.81) m/s^2 in world axes"));
+  CHECK_THAT(h, !Catch::Contains("free-flyer:"));
+
+  // What the header says of J: J qd is [omega; v] of each tip frame's origin in that frame's
+  // own axes. Against central differences of the tips' world poses along qd.
+  const lower::KernelDecl& decl = lower::standard_kernels()[4];
+  REQUIRE(decl.name == "jacobian");
+  const auto constants = exec::make_constants(panda, tips);
+  std::mt19937_64 rng(11);
+  for (int sample = 0; sample < 5; ++sample) {
+    const State s = random_state(panda, 2, rng);
+    const MatX J = exec::run(test::kernel_program(decl), constants, std::vector<double>(s.q.data(), s.q.data() + panda.nq));
+    const double h_step = 1e-6;
+    const auto plus = tip_poses(panda, s.q + h_step * s.qd, tips), minus = tip_poses(panda, s.q - h_step * s.qd, tips);
+    const auto at = tip_poses(panda, s.q, tips);
+    const VecX V = J * s.qd;
+    for (std::size_t t = 0; t < tips.size(); ++t) {
+      const Eigen::Matrix3d& R = at[t].first;
+      const Eigen::Matrix3d Rdot = (plus[t].first - minus[t].first) / (2 * h_step);
+      const Eigen::Matrix3d w = R.transpose() * Rdot;  // omega~ in the tip's axes
+      const Eigen::Vector3d omega(w(2, 1), w(0, 2), w(1, 0));
+      const Eigen::Vector3d v = R.transpose() * (plus[t].second - minus[t].second) / (2 * h_step);
+      INFO("tip " << t);
+      CHECK((V.segment<3>(6 * t) - omega).norm() < 1e-6);
+      CHECK((V.segment<3>(6 * t + 3) - v).norm() < 1e-6);
+    }
+  }
+
+  // A free-flyer's layout is stated where its joint is listed.
+  const Robot floating = load_urdf(test::shared_robot_path("panda.urdf"), LoadOptions{true});
+  const std::string fh = generate_named(floating, frames_named(floating, {"panda_hand"}), "panda_ff").files.header;
+  CHECK_THAT(fh, Catch::Contains("//     q[0..6]    qd[0..5]   root_joint (free, link"));
+  CHECK_THAT(fh, Catch::Contains("free-flyer: q = [x y z qx qy qz qw], the root frame's origin in the world"));
+  CHECK_THAT(fh, Catch::Contains("qd = [omega; v] in the root body's axes"));
+  CHECK_THAT(fh, Catch::Contains("//     q[7]       qd[6]      panda_joint1 (revolute"));
+}
+
+TEST_CASE("gravity is a generation option, stated in the banner", "[emit-cpp]") {
+  Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const std::vector<int> tips = panda.default_tips();
+  const Generated with = generate_named(panda, tips, "panda_g");
+  panda.gravity = Eigen::Vector3d::Zero();
+  const Generated without = generate_named(panda, tips, "panda_0");
+  CHECK_THAT(with.files.header, Catch::Contains("//   gravity (0, 0, -9.81) m/s^2 in world axes\n"));
+  CHECK_THAT(without.files.header, Catch::Contains("//   gravity (0, 0, 0) m/s^2 in world axes\n"));
+  CHECK_THAT(without.files.source, Catch::Contains("//   gravity (0, 0, 0) m/s^2 in world axes\n"));
+  const Compiled lib_with(with), lib_without(without);
+  const KernelFn id_with = lib_with.get("panda_g_inverse_dynamics"), id_without = lib_without.get("panda_0_inverse_dynamics");
+  REQUIRE(id_with != nullptr);
+  REQUIRE(id_without != nullptr);
+  // Without gravity = with gravity minus the gravity torque (inverse dynamics at rest).
+  std::mt19937_64 rng(5);
+  for (int sample = 0; sample < 20; ++sample) {
+    const State s = random_state(panda, static_cast<int>(tips.size()), rng);
+    std::vector<double> in(s.q.data(), s.q.data() + panda.nq), rest = in;
+    in.insert(in.end(), s.qd.data(), s.qd.data() + panda.nv);
+    in.insert(in.end(), s.qdd.data(), s.qdd.data() + panda.nv);
+    rest.resize(in.size(), 0.0);
+    VecX tau_with(panda.nv), tau_without(panda.nv), tau_gravity(panda.nv);
+    id_with(in.data(), tau_with.data());
+    id_without(in.data(), tau_without.data());
+    id_with(rest.data(), tau_gravity.data());
+    CHECK(tau_gravity.norm() > 1.0);
+    CHECK((tau_without - (tau_with - tau_gravity)).norm() < 1e-9 * (1.0 + tau_with.norm()));
+  }
 }
