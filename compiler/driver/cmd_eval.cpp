@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "algebra/print.hpp"
@@ -18,6 +19,7 @@ struct EvalOptions {
   RobotOptions robot;
   std::string expression;
   std::string state_file;
+  std::string write_state;
   std::uint64_t seed = 1;
   int precision = 6;
 };
@@ -31,23 +33,43 @@ void print_matrix(const char* title, const MatX& X, int precision) {
   }
 }
 
+// qdd from T by the equations of motion, T = calM qdd + C + J* f0 (001 eq. 23).
+VecX forward_dynamics(interp::Evaluation ev, const VecX& T) {
+  ev.kin.T = T;
+  const std::string fd = ev.m > 0 ? "calM^-1 (T - C - J* f0)" : "calM^-1 (T - C)";
+  auto source = std::make_shared<syntax::Source>(syntax::Source{"<forward dynamics>", fd});
+  return interp::eval_dense(ev, syntax::parse_expression(source));
+}
+
 int run_eval(const EvalOptions& o) {
   const LoadedRobot r = load_robot(o.robot);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const ir::Expr e = syntax::parse_expression(source);
+  const int tips = static_cast<int>(r.tips.size());
   State state;
+  std::optional<VecX> T;
   if (!o.state_file.empty()) {
-    state = read_state_file(o.state_file, r.robot, static_cast<int>(r.tips.size()));
+    StateFile file = read_state_file(o.state_file, r.robot, tips);
+    state = file.state;
+    T = file.T;
+    if (T && !file.qdd) state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips), *T);
   } else {
     std::mt19937_64 rng(o.seed);
-    state = random_state(r.robot, static_cast<int>(r.tips.size()), rng);
+    state = random_state(r.robot, tips, rng);
   }
-  const interp::Evaluation ev = interp::prepare(r.robot, state, r.tips);
+  interp::Evaluation ev = interp::prepare(r.robot, state, r.tips);
+  if (T) ev.kin.T = *T;  // as written, not as recomputed from qdd
   const MatX dense = interp::eval_dense(ev, e);
   const MatX sweeps = interp::eval_sweeps(ev, e);
-  fmt::print("robot: {}\nstate: {}\nexpression: {}  ({})\n\n", r.describe(),
-             o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file,
-             ir::print(e, ir::Syntax::Unicode), ir::to_string(ir::infer_shape(e)));
+  const std::string origin =
+      o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file;
+  if (!o.write_state.empty())
+    write_state_file(o.write_state, ev.state, ev.kin.T,
+                     fmt::format("soac eval state: {}\nrobot: {}", origin, r.describe()));
+  fmt::print("robot: {}\nstate: {}\n", r.describe(), origin);
+  // The state in full, as a state file gives it (--write-state writes the same lines).
+  fmt::print("{}", state_lines(ev.state, ev.kin.T, "  "));
+  fmt::print("expression: {}  ({})\n\n", ir::print(e, ir::Syntax::Unicode), ir::to_string(ir::infer_shape(e)));
   print_matrix("dense", dense, o.precision);
   print_matrix("sweeps", sweeps, o.precision);
   const double diff = (dense - sweeps).cwiseAbs().maxCoeff();
@@ -63,8 +85,17 @@ void add_eval(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("eval", "evaluate an expression for a robot and state, dense and by sweeps");
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"calM^-1 (T - C)\"")->required();
   opts->robot.add_to(*cmd, true);
-  auto* state = cmd->add_option("--state", opts->state_file, "state file (q:, qd:, qdd:, f0: lines)");
-  cmd->add_option("--seed", opts->seed, "seed of a random state")->excludes(state);
+  // The format is in the option's own help: the command's footer is the shared one.
+  auto* state = cmd->add_option(
+      "--state", opts->state_file,
+      "state file, one vector per line, 'name: v1 v2 ...' ('#' starts a comment): q (nq values,\n"
+      "quaternions [x y z w] of unit norm), qd, qdd, T (nv each, in joint-space order as 'soac\n"
+      "model' prints it), f0 (6 per tip). Missing q is the neutral configuration, missing qd\n"
+      "and f0 zero; qdd and T are tied by T = calM qdd + C + J* f0: given one, the other\n"
+      "follows, given neither qdd = 0, given both both are used as written");
+  cmd->add_option("--seed", opts->seed, "seed of a random state")->check(seed_validator())->excludes(state);
+  cmd->add_option("--write-state", opts->write_state,
+                  "write the state used (q, qd, qdd, T, f0, every digit) to FILE, readable by --state");
   cmd->add_option("--precision", opts->precision, "significant digits printed")->check(CLI::Range(1, 17));
   cmd->callback([opts, &run] { run = [opts] { return run_eval(*opts); }; });
 }

@@ -10,6 +10,8 @@
 #include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
+#include "driver/state_file.hpp"
+#include "support/error.hpp"
 #include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
 
@@ -32,8 +34,14 @@ std::string statement(const verify::Claim& c) {
 std::vector<verify::Claim> read_claims(const std::vector<std::string>& args) {
   std::vector<verify::Claim> claims;
   for (const auto& arg : args) {
-    if (arg.ends_with(".soa") || (std::filesystem::is_regular_file(arg) && arg.find('=') == std::string::npos)) {
+    std::error_code no_file;  // a statement too long for a file name is no file either
+    if (arg.ends_with(".soa") ||
+        (std::filesystem::is_regular_file(arg, no_file) && arg.find('=') == std::string::npos)) {
       const syntax::Module module = syntax::load_module(arg);
+      if (module.identities.empty())
+        throw UserError(fmt::format("{}: no identities to verify ({} definitions, {} kernels; an "
+                                    "identity is declared 'identity NAME \"citation\": LHS = RHS;')",
+                                    arg, module.definitions.size(), module.kernels.size()));
       for (const auto& id : module.identities)
         claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
       continue;
@@ -66,11 +74,15 @@ int arms_named(const std::vector<verify::Claim>& claims) {
   return arms;
 }
 
+// A command that checks exactly the worst sample again: on random trees, the tree it came
+// from (seed + t) and samples up to it (the last of them is the worst one).
 std::string reproduce_hint(const VerifyOptions& o, const verify::Result& r, bool trees) {
-  std::string robot = trees ? fmt::format("--random-trees 1 --seed {}", r.worst.seed)
+  std::string robot = trees ? fmt::format("--random-trees 1 --seed {} --samples {}",
+                                          o.check.seed + r.worst.tree, r.worst.sample + 1)
                             : fmt::format("--robot {}{} --seed {} --samples 1", o.robot.path,
                                           o.robot.floating ? " --floating" : "", r.worst.seed);
   for (const auto& t : o.robot.tips) robot += " --tip " + t;
+  if (o.check.tol != verify::Options{}.tol) robot += fmt::format(" --tol {:g}", o.check.tol);
   return robot;
 }
 
@@ -154,8 +166,10 @@ void add_verify(CLI::App& app, Runner& run) {
                   "check on N random trees (mixed joints, arbitrary axes) instead of a robot file")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--samples", opts->check.samples, "random states per robot")->check(CLI::Range(1, 1000000));
-  cmd->add_option("--seed", opts->check.seed, "seed of the first sample");
-  cmd->add_option("--tol", opts->check.tol, "relative tolerance")->check(CLI::Range(1e-300, 1.0));
+  cmd->add_option("--seed", opts->check.seed, "seed of the first sample")->check(seed_validator());
+  cmd->add_option("--tol", opts->check.tol,
+                  "relative tolerance, per entry against its row's and column's scale")
+      ->check(tolerance_validator());
   cmd->callback([cmd, opts, &run] {
     if (!opts->robot.path.empty() && opts->random_trees > 0)
       throw CLI::ValidationError("--robot and --random-trees", "give one of them, not both");

@@ -77,7 +77,7 @@ struct adjoint_op : p::sor<p::one<'*'>, TAO_PEGTL_STRING("^*")> {};
 struct caret_suffix : p::success {};  // only raised: '^' followed by anything else
 // peg: postfix <- inverse_op / adjoint_op / &'^' ERROR
 struct postfix
-    : p::sor<inverse_op, adjoint_op, p::seq<p::at<p::one<'^'>>, p::raise<caret_suffix>>> {};
+    : p::sor<inverse_op, adjoint_op, p::seq<p::one<'^'>, p::raise<caret_suffix>>> {};
 
 // peg: paren <- '(' sp expression sp ')'
 struct paren_expression : p::seq<expression> {};
@@ -208,13 +208,15 @@ struct Expectation {
   bool after_operand = false;
   // True where the whole input should have ended, so a ')' there has no '(' to match.
   bool unmatched_paren = false;
+  // True right after a '^': the message names the whole exponent found ("-2", "2", "T").
+  bool exponent = false;
 };
 
 template <typename Rule>
 inline constexpr Expectation expect{};
 
 // clang-format off
-template <> inline constexpr Expectation expect<caret_suffix>{"'^' must be followed by '-1' (inverse) or '*' (adjoint)"};
+template <> inline constexpr Expectation expect<caret_suffix>{"'^' must be followed by '-1' (inverse) or '*' (adjoint)", Place::Here, false, false, true};
 template <> inline constexpr Expectation expect<paren_expression>{"expected an expression after '('"};
 template <> inline constexpr Expectation expect<close_paren>{"expected ')'", Place::Here, true};
 template <> inline constexpr Expectation expect<negated_operand>{"expected an expression after '-'"};

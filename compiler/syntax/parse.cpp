@@ -118,6 +118,14 @@ void report(const Source& src, const g::SyntaxError& error) {
   if (match_length<g::token_start>(text, at) == 0)
     fail(src, here(cp), fmt::format("unexpected character {}", quoted(text, at, cp)));
 
+  // "calM^-2": the exponent, sign and all, is what is wrong.
+  if (want.exponent) {
+    const std::size_t sign = text[at] == '-' || text[at] == '+' ? 1 : 0;
+    const std::size_t rest = at + sign < text.size() ? token_length(text, at + sign) : 0;
+    const std::size_t length = sign + (rest > 0 && match_length<g::token_start>(text, at + sign) ? rest : 0);
+    fail(src, here(length), fmt::format("{}, found {}", want.message, quoted(text, at, length)));
+  }
+
   // "A * B" and "A ^-1": a postfix operator separated from its operand by a space.
   if (want.after_operand && at > 0 && is_space(text[at - 1])) {
     const std::size_t postfix =
@@ -142,11 +150,41 @@ void report(const Source& src, const g::SyntaxError& error) {
 void check_size(const Source& src) {
   if (src.text.size() >= std::numeric_limits<std::uint32_t>::max())
     throw UserError(fmt::format("{}: cannot read: larger than 4 GiB", src.name));
+  // Parentheses, before the (recursive) parser sees them; comments and citations skipped.
+  const std::string_view text = src.text;
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#' || c == '"') {
+      // A comment ends at the newline, a citation at its quote or (unterminated) the newline.
+      const std::size_t end = c == '#' ? text.find('\n', i + 1) : text.find_first_of("\"\n", i + 1);
+      i = end == std::string_view::npos ? text.size() : end;
+    } else if (c == '(' && ++depth > kMaxNesting) {
+      const auto at = static_cast<std::uint32_t>(i);
+      fail(src, {at, at + 1}, fmt::format("parentheses nested more than {} deep", kMaxNesting));
+    } else if (c == ')' && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+void check_depth(const Source& src, const ir::Expr& e) {
+  // Bounded recursion: never deeper than the limit itself.
+  const auto deepest = [](const auto& self, const ir::Expr& x, int depth) -> const ir::Expr* {
+    if (depth > kMaxDepth) return &x;
+    for (const auto& k : x.kids())
+      if (const ir::Expr* found = self(self, k, depth + 1)) return found;
+    return nullptr;
+  };
+  if (const ir::Expr* found = deepest(deepest, e, 1))
+    fail(src, found->span().known() ? found->span() : e.span(),
+         fmt::format("expression nested more than {} operators deep", kMaxDepth));
 }
 
 // ---- shapes -------------------------------------------------------------------------
 
 void check_shape(const Source& src, const ir::Expr& e) {
+  check_depth(src, e);
   try {
     ir::infer_shape(e);
   } catch (const ir::ShapeError& err) {
@@ -156,6 +194,7 @@ void check_shape(const Source& src, const ir::Expr& e) {
 
 void check_sides(const Source& src, const std::vector<ir::Expr>& sides) {
   SOA_ASSERT(sides.size() >= 2, "an equation with fewer than two sides");
+  for (const auto& side : sides) check_depth(src, side);
   std::size_t i = 1;
   try {
     // Side 0 against each other side; the shapes those checks settle on must agree too,
@@ -310,6 +349,9 @@ void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
     pieces = split(operand);
   }
 
+  if (postfixes.size() > static_cast<std::size_t>(kMaxNesting))
+    fail(src_, span(*postfixes[static_cast<std::size_t>(kMaxNesting)]),
+         fmt::format("more than {} postfix operators in a row", kMaxNesting));
   // Postfix operators bind to the last name of a split word: "HpsiK*" is H psi K*.
   ir::Expr last = pieces.back();
   for (const auto& op : postfixes) {

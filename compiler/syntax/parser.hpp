@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,8 +16,19 @@ namespace soa::syntax::detail {
 using Node = tao::pegtl::parse_tree::node;
 using Input = tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy>;
 
-// Spans are 32-bit byte offsets; refuse texts they cannot address.
+// Spans are 32-bit byte offsets; refuse texts they cannot address. Also refuses
+// parentheses nested deeper than kMaxNesting, before the recursive parser meets them.
 void check_size(const Source& src);
+
+// How deep text and IR may nest (syntax.hpp): the parser and every pass after it recurse on
+// nesting, while flat sums and products of any length are fine. kMaxNesting bounds
+// parentheses and postfix operators in a row; kMaxDepth the operator tree, which 'let'
+// definitions inlined into each other can deepen beyond what the text shows.
+inline constexpr int kMaxNesting = 200;
+inline constexpr int kMaxDepth = 1000;
+// Throws UserError at the first node nested deeper than kMaxDepth. check_shape and
+// check_sides call it first.
+void check_depth(const Source& src, const ir::Expr& e);
 
 // An input over the source's own buffer, so that node pointers convert to byte offsets.
 inline Input input_over(const Source& src) {

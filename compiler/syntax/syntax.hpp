@@ -10,6 +10,10 @@
 //   shape, the sides of an equation agree.
 // - All mistakes in the text are soa::UserError with "file:line:col: error: message" and a
 //   caret line in detail() (syntax/diagnostics.hpp). The first mistake in text order wins.
+// - Nesting is limited (parser.hpp: 200 parentheses deep, 200 postfix operators in a row,
+//   1000 operators deep with `let`s inlined): deeper text is a UserError at the first
+//   construct past the limit, never a stack overflow here or in a later pass. Flat sums
+//   and products may be of any length.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,14 @@
 #include "verify/verify.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
 
+#include <fmt/format.h>
+
+#include "algebra/print.hpp"
+#include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
 #include "support/error.hpp"
 
@@ -17,6 +24,84 @@ const char* to_string(Verdict v) {
   }
   return "?";
 }
+
+MatX entry_scales(const MatX& S0, const MatX& Si) {
+  SOA_ASSERT(S0.rows() == Si.rows() && S0.cols() == Si.cols(), "entry_scales: sides differ in size");
+  MatX scale(S0.rows(), S0.cols());
+  if (S0.size() == 0) return scale;
+  // Non-finite entries are left out of the scales; relative_errors() fails them itself.
+  const MatX A = S0.cwiseAbs().cwiseMax(Si.cwiseAbs()).unaryExpr([](double x) {
+    return std::isfinite(x) ? x : 0.0;
+  });
+  const VecX r = A.rowwise().maxCoeff();
+  const VecX c = A.colwise().maxCoeff().transpose();
+  const double floor = std::max(kScaleFloor * A.maxCoeff(), std::numeric_limits<double>::min());
+  for (Eigen::Index j = 0; j < A.cols(); ++j)
+    for (Eigen::Index i = 0; i < A.rows(); ++i)
+      scale(i, j) = std::max(std::sqrt(r(i)) * std::sqrt(c(j)), floor);
+  return scale;
+}
+
+MatX relative_errors(const MatX& S0, const MatX& Si) {
+  const MatX scale = entry_scales(S0, Si);
+  MatX rel(S0.rows(), S0.cols());
+  for (Eigen::Index j = 0; j < S0.cols(); ++j)
+    for (Eigen::Index i = 0; i < S0.rows(); ++i) {
+      const double a = S0(i, j), b = Si(i, j);
+      // Equal infinities are not agreement either: neither side has a value there.
+      rel(i, j) = std::isfinite(a) && std::isfinite(b) ? std::abs(b - a) / scale(i, j)
+                                                       : std::numeric_limits<double>::infinity();
+    }
+  return rel;
+}
+
+namespace {
+
+bool has_symbol(const ir::Expr& e) {
+  if (e.op() == ir::Op::Symbol) return true;
+  return std::any_of(e.kids().begin(), e.kids().end(), has_symbol);
+}
+
+// The number c of a side made of I, 0 and numbers alone (its value is c I).
+double scalar_value(const ir::Expr& e) {
+  switch (e.op()) {
+    case ir::Op::Identity: return 1.0;
+    case ir::Op::Zero: return 0.0;
+    case ir::Op::Scale: return e.coef() * scalar_value(e.kids().front());
+    case ir::Op::Adjoint: return scalar_value(e.kids().front());
+    case ir::Op::Inverse: {
+      const double x = scalar_value(e.kids().front());
+      if (x == 0.0) throw UserError(fmt::format("{} is singular", ir::print(e)));
+      return 1.0 / x;
+    }
+    case ir::Op::Sum: {
+      double x = 0.0;
+      for (const auto& k : e.kids()) x += scalar_value(k);
+      return x;
+    }
+    case ir::Op::Product: {
+      double x = 1.0;
+      for (const auto& k : e.kids()) x *= scalar_value(k);
+      return x;
+    }
+    case ir::Op::Symbol: break;
+  }
+  SOA_ASSERT(false, "scalar_value of an expression with a symbol");
+  return 0.0;
+}
+
+// A side's dense value. A side without symbols (`I`, `0`, `2 I - I`) has no size of its
+// own: it takes the equation's, sized against `sized`, a side that has one.
+MatX side_value(const interp::Evaluation& ev, const ir::Expr& side, const ir::Expr& sized) {
+  if (has_symbol(side)) return interp::eval_dense(ev, side);
+  const ir::Shape shape = ir::infer_shape(sized);
+  const int rows = interp::rows(ev, shape.rows, shape.row_arm, sized);
+  const int cols = interp::rows(ev, shape.cols, shape.col_arm, sized);
+  // c I is square; a 0 side may be any shape (H psi - H psi = 0).
+  return scalar_value(side) * MatX::Identity(rows, cols);
+}
+
+}  // namespace
 
 bool is_success(Verdict v) {
   return v == Verdict::Pass || v == Verdict::ExpectedFail || v == Verdict::Skipped;
@@ -34,27 +119,31 @@ Result check(const Claim& claim, const Subject& subject, const Options& options,
     return r;
   }
   bool failed = false;
+  const auto with_size = std::find_if(claim.sides.begin(), claim.sides.end(), has_symbol);
+  const ir::Expr& sized = with_size != claim.sides.end() ? *with_size : claim.sides.front();
   try {
     for (int i = 0; i < options.samples; ++i) {
       const std::uint64_t seed = options.seed + subject.seed_offset + static_cast<std::uint64_t>(i);
       std::mt19937_64 rng(seed);
       const State state = random_state(*subject.robot, static_cast<int>(subject.tips.size()), rng);
       const interp::Evaluation ev = interp::prepare(*subject.robot, state, subject.tips);
-      const MatX first = interp::eval_dense(ev, claim.sides.front());
+      const MatX first = side_value(ev, claim.sides.front(), sized);
       for (std::size_t s = 1; s < claim.sides.size(); ++s) {
-        const MatX other = interp::eval_dense(ev, claim.sides[s]);
+        const MatX other = side_value(ev, claim.sides[s], sized);
         SOA_ASSERT(other.rows() == first.rows() && other.cols() == first.cols(),
                    "sides of a shape-checked claim differ in size");
-        const MatX diff = (other - first).cwiseAbs();
+        const MatX rels = relative_errors(first, other);
         Eigen::Index row = 0, col = 0;
-        const double abs = diff.size() ? diff.maxCoeff(&row, &col) : 0.0;
-        const double scale = std::max({first.size() ? first.cwiseAbs().maxCoeff() : 0.0,
-                                       other.size() ? other.cwiseAbs().maxCoeff() : 0.0, 1.0});
-        const double rel = abs / scale;
+        const double rel = rels.size() ? rels.maxCoeff(&row, &col) : 0.0;
+        const double abs = rels.size() ? (other - first).cwiseAbs().unaryExpr([](double x) {
+          return std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
+        }).maxCoeff() : 0.0;
         if (!(rel <= options.tol)) failed = true;  // NaN fails too
-        if (rel > r.max_rel || std::isnan(rel) || (i == 0 && s == 1)) {
+        if (rels.size() && (rel > r.max_rel || (i == 0 && s == 1))) {
           r.max_rel = rel;
           r.worst = {seed,
+                     subject.seed_offset,
+                     i,
                      static_cast<int>(s),
                      static_cast<int>(row),
                      static_cast<int>(col),

@@ -1,8 +1,19 @@
 // Numerical verification of claimed identities.
 //
 // Contract: a claim S0 = S1 = ... holds on a robot when, for every sampled state, the dense
-// evaluation (the ground truth, runtime/interp) of every side agrees with S0 to `tol`
-// relative: max |Si - S0| <= tol * max(max |S0|, max |Si|, 1). Samples are reproducible:
+// evaluation (the ground truth, runtime/interp) of every side agrees with S0 entry by entry,
+// each entry judged against its own scale (relative_errors()):
+//   |Si - S0|(i,j) <= tol * max(sqrt(r_i c_j), kScaleFloor * G)
+// where r_i and c_j are the largest magnitudes in row i and column j of S0 and Si together,
+// and G the largest in both. Why: with a body 1e9 times heavier than the rest, a judge
+// against G alone passes an error of 1 among entries of 1; a judge against the entry alone
+// fails an entry that is ~0 by cancellation of large terms on rounding. Rows and columns
+// carry the scale of their degree of freedom (units and mass), so an error in a light row
+// or column is judged against that row or column, while an entry's rounding is bounded by
+// the terms around it. The floor keeps an all-zero row and column (rounding leftovers
+// only) from failing. "max rel" is the largest such relative error. A non-finite entry on
+// either side never agrees. A side without symbols (`I`, `0`) takes the equation's size.
+// Samples are reproducible:
 // on a robot file, sample i uses the state drawn from seed + i; a random tree t is built
 // from seed + t and its sample i uses seed + t + i. A failure carries everything needed to
 // reproduce it (robot, seed, worst entry).
@@ -15,6 +26,7 @@
 #include <vector>
 
 #include "algebra/expr.hpp"
+#include "model/kinematics.hpp"
 #include "model/robot.hpp"
 
 namespace soa::verify {
@@ -33,12 +45,24 @@ struct Options {
   double tol = 1e-9;
 };
 
+// The relative floor of an entry's scale, against the largest magnitude G of both sides:
+// rounding leftovers of k operations on terms of size G are ~k eps G, which stays far
+// below tol * kScaleFloor * G for the default tol.
+inline constexpr double kScaleFloor = 1e-5;
+
+// Per entry: max(sqrt(r_i c_j), kScaleFloor * G), and |Si - S0| over it (infinite where
+// either side is not finite). Both sides have one size.
+MatX entry_scales(const MatX& S0, const MatX& Si);
+MatX relative_errors(const MatX& S0, const MatX& Si);
+
 enum class Verdict { Pass, Fail, ExpectedFail, UnexpectedPass, Skipped };
 const char* to_string(Verdict v);
 bool is_success(Verdict v);
 
 struct Worst {
   std::uint64_t seed = 0;  // the state seed of the worst sample
+  std::uint64_t tree = 0;  // the subject's seed_offset (the random tree t)
+  int sample = 0;          // the sample index i: seed = options.seed + tree + i
   int side = 1;            // which side disagreed most with side 0
   int row = 0, col = 0;
   double lhs = 0.0, rhs = 0.0;

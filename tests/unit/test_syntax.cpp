@@ -242,8 +242,12 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Expression, "phi \xff", "<command line>:1:5", "invalid UTF-8 byte 0xFF"},
       {Expression, "phi * psi", "<command line>:1:5", "'*' must follow its operand with no space"},
       {Expression, "phi ^-1", "<command line>:1:5", "'^-1' must follow its operand with no space"},
-      {Expression, "phi^2", "<command line>:1:4",
-       "'^' must be followed by '-1' (inverse) or '*' (adjoint)"},
+      {Expression, "phi^2", "<command line>:1:5",
+       "'^' must be followed by '-1' (inverse) or '*' (adjoint), found '2'"},
+      // the exponent is the mistake, sign and all
+      {Expression, "calM^-2 T", "<command line>:1:6",
+       "'^' must be followed by '-1' (inverse) or '*' (adjoint), found '-2'"},
+      {Expression, "calM^T", "<command line>:1:6", "found 'T'"},
       // structure
       {Expression, "", "<command line>:1:1", "expected an expression, found the end of the input"},
       {Expression, "(phi + psi", "<command line>:1:11", "expected ')', found the end of the input"},
@@ -519,6 +523,32 @@ TEST_CASE("grammar/identities.soa loads and every side round-trips", "[syntax][i
       CHECK(ir::print(again) == printed);
     }
   }
+}
+
+TEST_CASE("nesting is limited with an error at its place, flat length is not", "[syntax][errors]") {
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  // 200 parentheses parse; the 201st is the error, however deep the text goes on.
+  CHECK(parsed(repeat("(", 200) + "H" + repeat(")", 200)) == "H");
+  Failure f = failure_of([&] { expr(repeat("(", 20000) + "H" + repeat(")", 20000)); });
+  CHECK(f.message == "<command line>:1:201: error: parentheses nested more than 200 deep");
+  // Parentheses in comments and citations do not count.
+  CHECK(parse_module(text_source("# " + repeat("(", 300) + "\nidentity X \"" + repeat("(", 300) +
+                                 "\": phi = phi;", "t.soa"))
+            .identities.size() == 1);
+  f = failure_of([&] { expr("H" + repeat("*", 20000)); });
+  CHECK(f.message == "<command line>:1:202: error: more than 200 postfix operators in a row");
+  // 'let's inlined into each other nest without any parentheses in sight.
+  std::string lets = "let X0 = phi;\n";
+  for (int i = 1; i < 600; ++i) lets += fmt::format("let X{} = phi (X{} + psi);\n", i, i - 1);
+  f = failure_of([&] { parse_module(text_source(lets, "t.soa")); });
+  CHECK(f.message == "t.soa:501:17: error: expression nested more than 1000 operators deep");
+  // 20,000 factors or terms in a row are no nesting at all.
+  CHECK(expr(repeat("phi ", 19999) + "phi").kids().size() == 20000);
+  CHECK(expr(repeat("H + ", 19999) + "H").kids().size() == 20000);
 }
 
 TEST_CASE("load_module reports a file it cannot read", "[syntax][module]") {
