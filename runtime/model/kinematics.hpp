@@ -1,6 +1,6 @@
 // Per-body blocks of the spatial operators for one robot and state.
 //
-// Contract (../shared/docs/soa-reference.md section 2)
+// Contract (docs/mathematics.md section 2)
 // - phi(k) = phi(p(k), k) = [[R, l~ R], [0, R]], R frame k -> frame p(k), l = O_k - O_p(k)
 //   in frame p(k). For a root, phi(world, k) (used only to bring gravity in).
 // - Hstar(k) = H*(k), 6 x nv(k). M(k) the spatial inertia about O_k in frame k.

@@ -55,9 +55,64 @@ std::vector<int> Robot::leaf_bodies() const {
   return leaves;
 }
 
-std::vector<int> Robot::default_tips() const {
+std::vector<int> Robot::leaf_tips() const {
   std::vector<int> tips;
   for (int b : leaf_bodies()) tips.push_back(*find_frame(bodies[b].name));
+  return tips;
+}
+
+std::vector<int> Robot::default_tips() const {
+  const int n = size();
+  // Bodies per subtree; children have smaller indices, so they are complete first.
+  std::vector<int> count(n, 1);
+  for (int k = 0; k < n; ++k)
+    if (bodies[k].parent >= 0) count[bodies[k].parent] += count[k];
+  auto is_hand = [&](int k) {
+    const Body& b = bodies[k];
+    if (b.parent < 0 || b.children.size() < 2) return false;  // a base is no end-effector
+    return std::all_of(b.children.begin(), b.children.end(),
+                       [&](int c) { return count[c] <= kMaxFingerBodies; });
+  };
+
+  // Each leaf stands for its highest hand ancestor, or for itself.
+  std::vector<int> tip_bodies;
+  for (int leaf : leaf_bodies()) {
+    int tip = leaf;
+    for (int a = bodies[leaf].parent; a >= 0; a = bodies[a].parent)
+      if (is_hand(a)) tip = a;
+    if (std::find(tip_bodies.begin(), tip_bodies.end(), tip) == tip_bodies.end())
+      tip_bodies.push_back(tip);
+  }
+  std::sort(tip_bodies.begin(), tip_bodies.end());
+
+  auto on_body = [&](const std::string& link, int k) {
+    const std::optional<int> f = find_frame(link);
+    return f && frames[*f].body == k;
+  };
+  std::vector<int> tips;
+  for (int k : tip_bodies) {
+    std::string link = bodies[k].name;
+    if (!bodies[k].children.empty()) {  // a hand: the link its fingers hang from, if one
+      const std::string& from = bodies[bodies[k].children.front()].parent_link;
+      const bool common = std::all_of(bodies[k].children.begin(), bodies[k].children.end(),
+                                      [&](int c) { return bodies[c].parent_link == from; });
+      if (common && on_body(from, k)) link = from;
+    }
+    // Down the fixed joints while they do not branch (bounded: a model built in code might
+    // weld frames in a cycle).
+    for (std::size_t step = 0; step < frames.size(); ++step) {
+      const Frame* next = nullptr;
+      int welded = 0;
+      for (const Frame& f : frames)
+        if (f.body == k && f.welded_to == link) {
+          next = &f;
+          ++welded;
+        }
+      if (welded != 1) break;
+      link = next->name;
+    }
+    tips.push_back(*find_frame(link));
+  }
   return tips;
 }
 
@@ -170,7 +225,7 @@ void finalize(Robot& robot) {
     const std::string& name = robot.bodies[k].name;
     const std::optional<int> f = robot.find_frame(name);
     if (!f) {
-      robot.frames.push_back(Frame{name, k, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero()});
+      robot.frames.push_back(Frame{name, k, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(), ""});
     } else {
       SOA_ASSERT(robot.frames[*f].body == k,
                  fmt::format("frame '{}' is named after body {} but attached to body {}", name, k,

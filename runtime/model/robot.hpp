@@ -1,6 +1,6 @@
 // Robot model: an immutable tree of rigid bodies in the SOA numbering.
 //
-// Contract (../shared/docs/soa-reference.md section 1)
+// Contract (docs/mathematics.md section 1)
 // - bodies[k] for k = 0..n-1, numbered so that every body's parent has a LARGER index
 //   (tip-to-base numbering, as in the papers). parent == -1 means the body hangs from the
 //   world (a root); a fixed-base robot's URDF root link and everything welded to it are
@@ -22,6 +22,19 @@
 //   [qx qy qz qw] (nq 4, nv 3, qd = relative angular velocity in body frame k); free-flyer
 //   [x y z qx qy qz qw] (position of O_k in the parent frame, orientation) with
 //   qd = [omega; v] both in body frame k (v the velocity of O_k).
+// - Default tips (default_tips(), used for B, J, Lambda and f0 when no tip is named): one
+//   frame per end-effector. A finger is a subtree of at most kMaxFingerBodies bodies; a
+//   hand is a body, not a root, with two or more children that are all fingers. Each hand
+//   (the highest, when one lies inside another's finger) is one tip, standing for all its
+//   fingers; every leaf body outside a hand is a tip of its own (a foot, a head, a flange,
+//   a lone finger). Tips come in body order. The frame of a tip starts at the link the
+//   fingers hang from (a hand; its body frame when they hang from different links) or at
+//   the leaf body's link, and follows fixed joints down while exactly one welded link
+//   hangs there: panda -> panda_hand_tcp, talos -> gripper_*_base_link and *_sole_link,
+//   anymal -> the *_FOOT frames, ur5 -> wrist_3_link (ee_link and tool0 both hang there).
+// - Mimic joints: a movable URDF joint with <mimic> stays an independent degree of freedom;
+//   load_urdf() lists such joints in Robot::mimic_joints for the caller to report (the
+//   library prints nothing). A <mimic> on a fixed joint has no effect and is not listed.
 #pragma once
 
 #include <Eigen/Dense>
@@ -52,6 +65,9 @@ struct Body {
   Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();        // rotational inertia about the com
   int q_offset = 0;
   int v_offset = 0;
+  // The URDF link joint k hangs from (a frame on the parent body, or a world link); empty
+  // for an added free-flyer and for models built in code.
+  std::string parent_link;
   int nq() const { return nq_of(joint); }
   int nv() const { return nv_of(joint); }
 };
@@ -62,7 +78,22 @@ struct Frame {
   int body = -1;
   Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // frame -> body frame
   Eigen::Vector3d p = Eigen::Vector3d::Zero();      // frame origin in body frame
+  // For a merged link, the link it is welded to by its fixed joint (a frame on the same
+  // body); empty for a body's own frame.
+  std::string welded_to;
 };
+
+// A movable URDF joint carrying <mimic joint="mimicked">, kept independent (see above).
+struct MimicJoint {
+  std::string joint;
+  std::string mimicked;
+};
+
+// Bodies in a finger at most (default tips): enough for a gripper finger with a jointed,
+// branching tip (talos_full's: 3 bodies), fewer than an arm. A quadruped's 3-body legs hang
+// from its base, a root, so they stay tips; so do a dexterous hand's 4-joint fingers, whose
+// tips are what a grasp uses.
+inline constexpr int kMaxFingerBodies = 3;
 
 struct Robot {
   std::string source;      // file path, or a description of how it was made
@@ -74,14 +105,20 @@ struct Robot {
   Eigen::Vector3d gravity{0.0, 0.0, -9.81};
   // Fixed-base URDF links welded to the world (kept so that tips may name them).
   std::vector<std::string> world_links;
+  // Movable joints with a <mimic> tag, in URDF file order (treated as independent).
+  std::vector<MimicJoint> mimic_joints;
 
   int size() const { return static_cast<int>(bodies.size()); }
   // Index of a frame by name, or nullopt.
   std::optional<int> find_frame(const std::string& name) const;
-  // Indices of bodies without children, in body order (the default tips).
+  // Indices of bodies without children, in body order.
   std::vector<int> leaf_bodies() const;
-  // The frames of the leaf bodies: the tips (B, J, f0) when none are named (README).
+  // The end-effector frames (see "Default tips" above): the tips (B, J, f0) when none are
+  // named (README).
   std::vector<int> default_tips() const;
+  // The frames of every leaf body, in body order: the most tips a tree has (random-tree
+  // checks use them, the strongest test of B, J and f0).
+  std::vector<int> leaf_tips() const;
   bool is_serial_chain() const;
   // Joint names in joint-space order, one entry per velocity coordinate block.
   std::vector<std::string> joint_order() const;

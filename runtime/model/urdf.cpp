@@ -2,9 +2,10 @@
 // the movable bodies in the SOA order (robot.hpp).
 //
 // Deliberately ignored: <limit>, <dynamics>, <safety_controller>, <calibration>, <visual>,
-// <collision>, <transmission>, <gazebo>, and <mimic>: a mimic joint stays an independent
-// degree of freedom, as in MuJoCo and in Pinocchio's default URDF parser, so that the model
-// is a plain tree (a coupling constraint would change the operators' shapes).
+// <collision>, <transmission>, <gazebo>, and <mimic>'s coupling: a mimic joint stays an
+// independent degree of freedom, as in MuJoCo and in Pinocchio's default URDF parser, so that
+// the model is a plain tree (a coupling constraint would change the operators' shapes). The
+// movable mimic joints are listed in Robot::mimic_joints so that the commands can say so.
 #include <tinyxml2.h>
 
 #include <fmt/format.h>
@@ -66,6 +67,7 @@ struct Joint {
   int child = -1;
   Pose origin;
   Eigen::Vector3d axis = Eigen::Vector3d::UnitX();
+  std::string mimicked;  // <mimic joint=...>, empty without one
 };
 
 class Parser {
@@ -200,6 +202,11 @@ public:
     joint.parent = end_link("parent");
     joint.child = end_link("child");
     joint.origin = origin(e, what);
+    if (const XMLElement* m = e->FirstChildElement("mimic")) {
+      const char* of = m->Attribute("joint");
+      if (!of || !*of) fail(m->GetLineNum(), what + ": <mimic> without a joint");
+      joint.mimicked = of;
+    }
     if (joint.type != UrdfJointType::Fixed) {
       if (const XMLElement* a = e->FirstChildElement("axis")) {
         const Eigen::Vector3d axis = vec3(a, "xyz", Eigen::Vector3d::UnitX(), what);
@@ -358,6 +365,7 @@ Robot assemble(const UrdfTree& tree, const std::string& source, const LoadOption
       b.axis = j.axis;
       b.origin_R = X.R;
       b.origin_p = X.p;
+      b.parent_link = links[j.parent].name;
       place[j.child] = Placement{static_cast<int>(pre.size()), Pose{}};
       pre.push_back(std::move(b));
     }
@@ -391,10 +399,18 @@ Robot assemble(const UrdfTree& tree, const std::string& source, const LoadOption
     pre[i].parent = index(pre[i].parent);
     robot.bodies[index(i)] = std::move(pre[i]);
   }
-  for (int l : visit_order)
-    if (place[l].body >= 0)
-      robot.frames.push_back(Frame{links[l].name, index(place[l].body), place[l].pose.R,
-                                   place[l].pose.p});
+  for (int l : visit_order) {
+    if (place[l].body < 0) continue;
+    // A link reached by a fixed joint is merged; one that starts a body (or the free-flyer's
+    // root link) is that body's own frame.
+    const int pj = links[l].parent_joint;
+    const bool merged = pj >= 0 && joints[pj].type == UrdfJointType::Fixed;
+    robot.frames.push_back(Frame{links[l].name, index(place[l].body), place[l].pose.R,
+                                 place[l].pose.p, merged ? links[joints[pj].parent].name : ""});
+  }
+  for (const Joint& j : joints)
+    if (j.type != UrdfJointType::Fixed && !j.mimicked.empty())
+      robot.mimic_joints.push_back(MimicJoint{j.name, j.mimicked});
   return robot;
 }
 

@@ -84,12 +84,12 @@ TEST_CASE("forward dynamics inverts inverse dynamics through the generic runtime
 TEST_CASE("input and output layouts follow the declared order", "[exec]") {
   const Robot robot = random_tree(5, RandomTreeOptions{4, true, true, true, 0.5});
   const exec::SweepProgram p = lower::lower(test::parse("(I - H psi K)* D^-1 H psi B f0"), {"tipf", "dqdd", {"q", "f0"}});
-  const exec::Layout l = exec::layout(p, exec::make_constants(robot, robot.default_tips()));
+  const exec::Layout l = exec::layout(p, exec::make_constants(robot, robot.leaf_tips()));
   REQUIRE(l.inputs.size() == 2);
   CHECK(l.inputs[0].offset == 0);
   CHECK(l.inputs[0].size == robot.nq);
   CHECK(l.inputs[1].offset == robot.nq);
-  CHECK(l.inputs[1].size == 6 * static_cast<int>(robot.default_tips().size()));
+  CHECK(l.inputs[1].size == 6 * static_cast<int>(robot.leaf_tips().size()));
   CHECK(l.rows == robot.nv);
   CHECK(l.cols == 1);
 }

@@ -221,6 +221,190 @@ TEST_CASE("panda: joint space in URDF order, mimic joints stay independent", "[m
   const auto hand = r.find_frame("panda_hand");
   REQUIRE(hand);
   CHECK(r.frames[*hand].body == 2);
+  CHECK(r.frames[*hand].welded_to == "panda_link8");
+  CHECK(r.bodies[0].parent_link == "panda_hand");
+  // The loader names the mimic joint (the commands warn); it stays a joint of its own.
+  REQUIRE(r.mimic_joints.size() == 1);
+  CHECK(r.mimic_joints[0].joint == "panda_finger_joint2");
+  CHECK(r.mimic_joints[0].mimicked == "panda_finger_joint1");
+}
+
+TEST_CASE("mimic joints are listed only where they move", "[model][urdf]") {
+  auto mimics = [](const Robot& r) {
+    std::vector<std::string> names;
+    for (const soa::MimicJoint& m : r.mimic_joints) names.push_back(m.joint + " <- " + m.mimicked);
+    return names;
+  };
+  const Robot full = soa::load_urdf(soa::test::shared_robot_path("talos_full.urdf"));
+  CHECK(full.mimic_joints.size() == 12);
+  CHECK(mimics(full).front() == "gripper_left_inner_double_joint <- gripper_left_joint");
+  // talos_reduced keeps the <mimic> tags on the gripper joints it made fixed.
+  CHECK(soa::load_urdf(soa::test::shared_robot_path("talos_reduced.urdf")).mimic_joints.empty());
+  CHECK(mimics(soa::load_urdf(soa::test::shared_robot_path("baxter.urdf"))) ==
+        std::vector<std::string>{"l_gripper_r_finger_joint <- l_gripper_l_finger_joint",
+                                 "r_gripper_r_finger_joint <- r_gripper_l_finger_joint"});
+  CHECK(soa::load_urdf(soa::test::shared_robot_path("ur5.urdf")).mimic_joints.empty());
+  CHECK_THROWS_WITH(soa::parse_urdf(R"(<robot name="t"><link name="base"/>
+<link name="arm"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+<mimic multiplier="2"/></joint></robot>)",
+                                    "m.urdf"),
+                    Contains("m.urdf:4: joint 'j': <mimic> without a joint"));
+}
+
+namespace {
+
+std::vector<std::string> frame_names(const Robot& r, const std::vector<int>& frames) {
+  std::vector<std::string> names;
+  for (int f : frames) names.push_back(r.frames[f].name);
+  return names;
+}
+
+// A URDF from "parent child type" triples, every link a unit mass with a unit inertia.
+std::string tree_urdf(const std::vector<std::string>& joints) {
+  std::vector<std::string> links;
+  std::string body;
+  for (const std::string& j : joints) {
+    std::istringstream in(j);
+    std::string parent, child, type;
+    in >> parent >> child >> type;
+    for (const std::string& l : {parent, child})
+      if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+    body += fmt::format(R"(<joint name="{1}_joint" type="{2}"><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+<parent link="{0}"/><child link="{1}"/></joint>
+)",
+                        parent, child, type);
+  }
+  std::string text = "<robot name=\"tree\">\n";
+  for (const std::string& l : links)
+    text += fmt::format(R"(<link name="{}"><inertial><mass value="1"/>
+<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+)",
+                        l);
+  return text + body + "</robot>";
+}
+
+std::vector<std::string> default_tip_names(const std::vector<std::string>& joints,
+                                           bool floating = false) {
+  const Robot r = soa::parse_urdf(tree_urdf(joints), "tree.urdf", soa::LoadOptions{floating});
+  return frame_names(r, r.default_tips());
+}
+
+using Names = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("the default tips of each shipped robot are its end-effectors", "[model][tips]") {
+  // Body order (tip-to-base), as B's columns; the same with a free-flyer.
+  const std::map<std::string, Names> expected = {
+      {"panda.urdf", {"panda_hand_tcp"}},
+      {"ur5.urdf", {"wrist_3_link"}},  // ee_link and tool0 both hang from the flange
+      {"kinova_j2s6s200.urdf", {"j2s6s200_link_6"}},  // welded fingers and end effector
+      {"baxter.urdf", {"left_gripper", "right_gripper", "head"}},
+      {"talos_full.urdf",
+       {"right_sole_link", "left_sole_link", "gripper_right_base_link", "gripper_left_base_link",
+        "rgbd_link"}},
+      // Its grippers keep one movable finger each: a lone finger stays a tip.
+      {"talos_reduced.urdf",
+       {"right_sole_link", "left_sole_link", "gripper_right_motor_double_link",
+        "gripper_left_motor_double_link", "rgbd_link"}},
+      {"solo12.urdf", {"HR_FOOT", "HL_FOOT", "FR_FOOT", "FL_FOOT"}},
+      {"hyq.urdf", {"rh_foot", "lh_foot", "rf_foot", "lf_foot"}},
+      {"anymal_b.urdf", {"RH_FOOT", "LH_FOOT", "RF_FOOT", "LF_FOOT"}},
+      {"double_pendulum.urdf", {"link2"}},
+      {"double_pendulum_simple.urdf", {"link3"}},
+  };
+  std::size_t seen = 0;
+  for (const auto& shared : soa::test::shared_robots()) {
+    const auto it = expected.find(shared.file);
+    if (it == expected.end()) continue;  // an extra robot (SOA_EXTRA_ROBOT_DIRS)
+    ++seen;
+    for (const bool floating : {false, true}) {
+      INFO(shared.file << (floating ? " floating" : " fixed"));
+      const Robot r = soa::load_urdf(soa::test::shared_robot_path(shared.file), {floating});
+      CHECK(frame_names(r, r.default_tips()) == it->second);
+    }
+  }
+  CHECK(seen == expected.size());
+  // The old default, every leaf body, is still there for checks that want the most tips.
+  const Robot talos = soa::load_urdf(soa::test::shared_robot_path("talos_full.urdf"));
+  CHECK(talos.leaf_tips().size() == 13);
+  CHECK(frame_names(talos, talos.leaf_tips()).front() == "leg_right_6_link");
+}
+
+TEST_CASE("two fingers collapse into their hand, at the link they hang from", "[model][tips]") {
+  // arm -> wrist =weld=> palm =weld=> tcp; the fingers hang from palm.
+  const Names arm = {"base a1 revolute", "a1 wrist revolute", "wrist palm fixed", "palm tcp fixed",
+                     "palm left prismatic", "palm right prismatic"};
+  CHECK(default_tip_names(arm) == Names{"tcp"});
+  // Two welded links below the palm: no single one to follow, the palm it is.
+  Names two_frames = arm;
+  two_frames.push_back("palm camera fixed");
+  CHECK(default_tip_names(two_frames) == Names{"palm"});
+  // Fingers hanging from different links of the hand: from its body frame, then down the
+  // fixed joints as for a leaf (here the one welded link, palm; with two, the body frame).
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed",
+                           "wrist left revolute", "palm right revolute"}) == Names{"palm"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed",
+                           "wrist flange fixed", "wrist left revolute", "palm right revolute"}) ==
+        Names{"wrist"});
+  // Jointed fingers, one of them branching at its second link (talos_full's gripper): the
+  // highest hand stands for them all.
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist motor revolute",
+                           "wrist inner revolute", "inner tip1 revolute", "inner tip2 revolute",
+                           "wrist single revolute", "single tip3 revolute"}) == Names{"wrist"});
+  // Other leaves stay beside a hand: a head on the torso.
+  CHECK(default_tip_names({"base torso revolute", "torso head revolute", "torso a1 revolute",
+                           "a1 a2 revolute", "a2 a3 revolute", "a3 a4 revolute",
+                           "a4 left revolute", "a4 right revolute"}) == Names{"a4", "head"});
+}
+
+TEST_CASE("feet, lone fingers and long branches stay tips of their own", "[model][tips]") {
+  // A leg ending in a foot: the sole below it, followed down the fixed joints.
+  CHECK(default_tip_names({"base hip revolute", "hip thigh revolute", "thigh shank revolute",
+                           "shank adapter fixed", "adapter foot fixed"}) == Names{"foot"});
+  // A lone leaf chain stays, however short.
+  CHECK(default_tip_names({"base a1 revolute", "a1 a2 revolute", "a2 finger prismatic"}) ==
+        Names{"finger"});
+  // Legs on a base are no fingers even when short: a root body is never a hand.
+  const Names legs = {"base l1 revolute", "l1 lfoot revolute", "base r1 revolute",
+                      "r1 rfoot revolute"};
+  CHECK(default_tip_names(legs, true) == Names{"rfoot", "lfoot"});
+  // A branch longer than kMaxFingerBodies is a limb, not a finger.
+  CHECK(default_tip_names({"base a1 revolute", "a1 x1 revolute", "x1 x2 revolute",
+                           "x2 x3 revolute", "x3 x4 revolute", "a1 y1 revolute",
+                           "y1 y2 revolute"}) == Names{"y2", "x4"});
+  CHECK(soa::kMaxFingerBodies == 3);
+}
+
+TEST_CASE("on random trees every leaf is covered by exactly one default tip", "[model][tips][random]") {
+  int collapsed = 0;
+  for (unsigned long long seed = 1; seed <= 60; ++seed) {
+    const Robot r = soa::random_tree(seed, {12, seed % 2 == 0, true, true, 0.6});
+    INFO("seed " << seed);
+    std::vector<int> count(r.size(), 1);
+    for (int k = 0; k < r.size(); ++k)
+      if (r.bodies[k].parent >= 0) count[r.bodies[k].parent] += count[k];
+    std::vector<int> tip_bodies;
+    for (int t : r.default_tips()) tip_bodies.push_back(r.frames[t].body);
+    CHECK(std::is_sorted(tip_bodies.begin(), tip_bodies.end()));
+    for (int t : tip_bodies) {
+      const soa::Body& b = r.bodies[t];
+      if (b.children.empty()) continue;
+      ++collapsed;  // a hand: not a root, two or more children, all of them fingers
+      CHECK(b.parent >= 0);
+      CHECK(b.children.size() >= 2);
+      for (int c : b.children) CHECK(count[c] <= soa::kMaxFingerBodies);
+    }
+    for (int leaf : r.leaf_bodies()) {
+      int covering = 0;
+      for (int a = leaf; a >= 0; a = r.bodies[a].parent)
+        covering += static_cast<int>(std::count(tip_bodies.begin(), tip_bodies.end(), a));
+      CHECK(covering == 1);
+    }
+    CHECK(r.leaf_tips().size() == r.leaf_bodies().size());
+  }
+  CHECK(collapsed > 0);
 }
 
 TEST_CASE("ur5 is a serial chain; baxter has three roots", "[model][urdf]") {

@@ -538,7 +538,7 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
     o.bodies = 3 + static_cast<int>(seed * 2);
     o.floating = seed == 2;
     const Robot robot = random_tree(seed, o);
-    std::vector<int> tips = robot.default_tips();
+    std::vector<int> tips = robot.leaf_tips();
     std::mt19937_64 rng(seed);
     const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
     for (const auto& d : derivations) {
