@@ -68,6 +68,14 @@ private:
     return s;
   }
 
+  // {X}^{s}. When X ends in a superscript of its own (A^-1*), the outer one goes on an empty
+  // atom, {{X}^{-1}}{}^{*}: amsmath's accents (\tilde, \dot, \bar) otherwise make
+  // {{\tilde{\phi}}^{-1}}^{*} a "Double superscript" error.
+  static std::string latex_script(const Expr& e, const std::string& inner, const char* script) {
+    const bool nested = e.kid(0).is(Op::Adjoint) || e.kid(0).is(Op::Inverse);
+    return "{" + inner + "}" + (nested ? "{}" : "") + "^{" + script + "}";
+  }
+
   std::string bare(const Expr& e) {
     switch (e.op()) {
       case Op::Symbol: return symbol(e);
@@ -110,12 +118,12 @@ private:
       }
       case Op::Adjoint: {
         const std::string inner = node(e.kid(0), kPostfix);
-        return o_.syntax == Syntax::Latex ? "{" + inner + "}^{*}" : inner + "*";
+        return o_.syntax == Syntax::Latex ? latex_script(e, inner, "*") : inner + "*";
       }
       case Op::Inverse: {
         const std::string inner = node(e.kid(0), kPostfix);
         switch (o_.syntax) {
-          case Syntax::Latex: return "{" + inner + "}^{-1}";
+          case Syntax::Latex: return latex_script(e, inner, "-1");
           case Syntax::Unicode: return inner + "⁻¹";
           case Syntax::Ascii: return inner + "^-1";
         }

@@ -1,7 +1,7 @@
 // The vocabulary of the operator language: every name the language knows, its shape, its
 // sweep structure and its spellings. One table, read by the parser (name splitting,
 // aliases), the shape checker, the printers, the interpreters and the cost model.
-// Definitions follow ../shared/docs/soa-reference.md section 3.
+// Definitions: docs/mathematics.md section 3.
 #pragma once
 
 #include <optional>

@@ -2,6 +2,7 @@
 // reaches, with every step (rule, citation, the rewritten part marked, cost after it).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -77,35 +78,74 @@ void print_text(const rewrite::Derivation& d, const std::optional<CheckReport>& 
   if (check)
     fmt::print("check: every step keeps the value on {} ({} states): max rel {:.2e}\n", check->robot, check->samples,
                check->max_rel);
+  fmt::print("citations: docs/bibliography.md; mathematics: docs/mathematics.md\n");
 }
 
+// Text mode: every character LaTeX treats specially is escaped, so that robot paths and
+// citations print as they are.
 std::string latex_text(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '_' || c == '&' || c == '%' || c == '#' || c == '$') out += '\\';
-    out += c;
+    switch (c) {
+      case '\\': out += "\\textbackslash{}"; break;
+      case '~': out += "\\textasciitilde{}"; break;
+      case '^': out += "\\textasciicircum{}"; break;
+      case '_': case '&': case '%': case '#': case '$': case '{': case '}': out += '\\'; out += c; break;
+      default: out += c;
+    }
   }
   return out;
+}
+
+// A cost in text mode: its order ("O(N^3) x 2", the part before the first comma of
+// rewrite::to_string) in math mode, the counts after it as text.
+std::string latex_cost(const rewrite::Cost& c) {
+  const std::string text = rewrite::to_string(c);
+  const std::size_t comma = text.find(',');
+  std::string order = text.substr(0, comma), math;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == '^') {
+      std::size_t j = i + 1;
+      while (j < order.size() && std::isdigit(static_cast<unsigned char>(order[j]))) ++j;
+      math += "^{" + order.substr(i + 1, j - i - 1) + "}";
+      i = j - 1;
+    } else if (order.compare(i, 3, " x ") == 0) {
+      math += " \\times ";
+      i += 2;
+    } else {
+      math += order[i];
+    }
+  }
+  return "$" + math + "$" + (comma == std::string::npos ? "" : latex_text(text.substr(comma)));
+}
+
+// 3.12e-16 as $3.12 \times 10^{-16}$.
+std::string latex_scientific(double x) {
+  const std::string s = fmt::format("{:.2e}", x);
+  const std::size_t e = s.find('e');
+  if (e == std::string::npos) return "$" + s + "$";
+  const int exponent = std::stoi(s.substr(e + 1));
+  return fmt::format("${} \\times 10^{{{}}}$", s.substr(0, e), exponent);
 }
 
 void print_latex(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
   using ir::Syntax;
   fmt::print("\\documentclass{{article}}\n\\usepackage{{amsmath,amssymb}}\n\\begin{{document}}\n");
   fmt::print("\\section*{{Derivation}}\nInput: $ {} $ \\quad ({})\n", ir::print(d.input, Syntax::Latex),
-             latex_text(rewrite::to_string(d.input_cost)));
+             latex_cost(d.input_cost));
   if (!d.steps.empty()) {
     fmt::print("\\begin{{enumerate}}\n");
     for (const rewrite::Step& s : d.steps)
       fmt::print("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n", latex_text(s.rule),
                  latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)), ir::print(s.after, Syntax::Latex),
-                 latex_text(rewrite::to_string(s.cost_after)));
+                 latex_cost(s.cost_after));
     fmt::print("\\end{{enumerate}}\n");
   }
-  fmt::print("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex),
-             latex_text(rewrite::to_string(d.cost)));
+  fmt::print("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex), latex_cost(d.cost));
   if (check)
-    fmt::print("\n\\noindent Checked on {} ({} states): max relative error ${:.2e}$.\n", latex_text(check->robot),
-               check->samples, check->max_rel);
+    fmt::print("\n\\noindent Checked on {} ({} states): max relative error {}.\n", latex_text(check->robot),
+               check->samples, latex_scientific(check->max_rel));
+  fmt::print("\n\\noindent\\footnotesize Citations: docs/bibliography.md; mathematics: docs/mathematics.md.\n");
   fmt::print("\\end{{document}}\n");
 }
 
@@ -131,7 +171,7 @@ void print_json(const rewrite::Derivation& d, const std::optional<CheckReport>& 
 }
 
 int run_derive(const DeriveOptions& o) {
-  const pipeline::Library lib = pipeline::load_library(o.library.empty() ? pipeline::default_library_path() : o.library);
+  const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const ir::Expr input = syntax::parse_expression(source, &lib.module);
   rewrite::Options options;
@@ -161,7 +201,7 @@ void add_derive(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("derive", "rewrite an expression into its cheapest known form, step by step");
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"J calM^-1 J*\"")->required();
   cmd->add_option("--format", opts->format, "text, latex or json")->check(CLI::IsMember({"text", "latex", "json"}));
-  cmd->add_option("--library", opts->library, "identity library (default: grammar/identities.soa)");
+  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);
   cmd->add_flag("--check", opts->check,
                 "evaluate every intermediate form on the robot (or a random tree) and fail if one changes the value");

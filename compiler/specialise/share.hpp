@@ -1,6 +1,6 @@
 // Sharing: what several kernels of one robot compute alike -- the joints' sines and
 // cosines, the transforms phi, the articulated-body Riccati sweep that forward dynamics,
-// calM^-1, Lambda and the tip-force kernel all begin with (soa-reference.md section 3) -- factored out
+// calM^-1, Lambda and the tip-force kernel all begin with (docs/mathematics.md section 3) -- factored out
 // of them into programs of its own, so that a back-end compiles it once (the LLVM JIT,
 // whose compile time is the cost that matters). A pass from ScalarPrograms to
 // ScalarPrograms; nothing back-end specific.

@@ -2,7 +2,7 @@
 // interpreter: inverse dynamics, bias, mass matrix and forward dynamics of a URDF robot,
 // returned in OUR joint order and OUR velocity coordinates.
 //
-// How the model is made exact (../shared/docs/mujoco-oracle.md explains each pitfall):
+// How the model is made exact (each pitfall is explained where it is handled):
 // - <visual>/<collision> are deleted (the meshes are not shipped) and
 //   <mujoco><compiler fusestatic="false" balanceinertia="true" discardvisual="true"/></mujoco>
 //   is added, so that every URDF link stays a MuJoCo body of the same name and the invalid
