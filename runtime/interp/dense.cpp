@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "algebra/print.hpp"
+#include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
 #include "support/error.hpp"
 
@@ -97,7 +98,12 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
 
 MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
   check_arms(ev, e);
-  Value v = eval(ev, e);
+  const ir::Expr folded = fold_zeros(e);
+  if (folded.is(ir::Op::Zero)) {
+    const ir::Shape shape = ir::infer_shape(e);
+    return MatX::Zero(rows(ev, shape.rows, shape.row_arm, e), rows(ev, shape.cols, shape.col_arm, e));
+  }
+  Value v = eval(ev, folded);
   if (v.scalar_identity)
     throw UserError(fmt::format("cannot tell the size of {}: nothing around it fixes it", ir::print(e)));
   return v.m;

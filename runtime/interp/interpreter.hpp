@@ -62,6 +62,12 @@ void check_arms(const Evaluation& ev, const ir::Expr& e);
 // shared tip space, sized by the first arm `e` names).
 int rows(const Evaluation& ev, ir::Dim d, int arm, const ir::Expr& e);
 
+// `e` with its zeros folded away: a product with a 0 factor is 0, a 0 term leaves its sum
+// (0 and 0* alike). Afterwards a 0 is the whole expression or under a ^-1, so that neither
+// evaluator has to size a 0, which only its context can (0 + H, H 0 T: shape.hpp).
+// eval_dense, eval_sweeps and apply_sweeps fold first.
+ir::Expr fold_zeros(const ir::Expr& e);
+
 // The full block matrix of a vocabulary symbol (vectors as one column).
 MatX dense_symbol(const Evaluation& ev, std::string_view name);
 

@@ -114,6 +114,42 @@ void check_arms(const Evaluation& ev, const ir::Expr& e) {
   }
 }
 
+ir::Expr fold_zeros(const ir::Expr& e) {
+  using ir::Op;
+  switch (e.op()) {
+    case Op::Symbol:
+    case Op::Identity:
+    case Op::Zero: return e;
+    case Op::Scale:
+    case Op::Adjoint: {
+      ir::Expr x = fold_zeros(e.kid(0));
+      return x.is(Op::Zero) ? x : ir::rebuild(e, {std::move(x)});
+    }
+    case Op::Inverse: {
+      ir::Expr x = fold_zeros(e.kid(0));
+      if (x.is(Op::Zero)) throw UserError(fmt::format("cannot invert {}: it is 0", ir::print(e.kid(0))));
+      return ir::rebuild(e, {std::move(x)});
+    }
+    case Op::Sum: {
+      std::vector<ir::Expr> terms;
+      for (const auto& t : e.kids())
+        if (ir::Expr x = fold_zeros(t); !x.is(Op::Zero)) terms.push_back(std::move(x));
+      if (terms.empty()) return ir::zero(e.span());
+      return terms.size() == 1 ? terms[0] : ir::sum(std::move(terms), e.span());
+    }
+    case Op::Product: {
+      std::vector<ir::Expr> factors;
+      for (const auto& f : e.kids()) {
+        ir::Expr x = fold_zeros(f);
+        if (x.is(Op::Zero)) return x;
+        factors.push_back(std::move(x));
+      }
+      return ir::product(std::move(factors), e.span());
+    }
+  }
+  throw InternalError("unknown IR node");
+}
+
 int rows(const Evaluation& ev, ir::Dim d, int arm, const ir::Expr& e) {
   if (arm == ir::kArmTips) {
     const std::vector<int> arms = ir::arms_in(e);

@@ -425,12 +425,22 @@ private:
 
 VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) {
   check_arms(ev, e);
-  return Sweeps(ev).apply(e, y);
+  // Sweeps size a 0 by its input, which is right only for a square one: fold them first.
+  const Expr folded = fold_zeros(e);
+  if (folded.is(Op::Zero)) {
+    const ir::Shape shape = ir::infer_shape(e);
+    return VecX::Zero(rows(ev, shape.rows, shape.row_arm, e));
+  }
+  return Sweeps(ev).apply(folded, y);
 }
 
-MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
-  check_arms(ev, e);
-  const ir::Shape shape = ir::infer_shape(e);
+MatX eval_sweeps(const Evaluation& ev, const Expr& original) {
+  check_arms(ev, original);
+  const ir::Shape shape = ir::infer_shape(original);
+  // Sweeps size a 0 by its input, which is right only for a square one: fold them first.
+  const Expr e = fold_zeros(original);
+  if (e.is(Op::Zero))
+    return MatX::Zero(rows(ev, shape.rows, shape.row_arm, original), rows(ev, shape.cols, shape.col_arm, original));
   const Sweeps sweeps(ev);
   if (shape.rows == Dim::One && shape.cols != Dim::One) {
     return eval_sweeps(ev, ir::adjoint_of(e)).transpose();
@@ -441,6 +451,15 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
     for (int j = 0; j < cols; ++j) X.col(j) = sweeps.apply(e, VecX::Unit(cols, j));
     return X;
   }
+  // Is factor `f` a row vector? An I, however wrapped (I^-1*), has no shape of its own but
+  // is square, so it is not one.
+  const auto row_vector = [](const Expr& f) {
+    try {
+      return ir::infer_shape(f).rows == Dim::One;
+    } catch (const ir::ShapeError&) {
+      return false;
+    }
+  };
   // A vector-valued expression: evaluate its rightmost vector, then apply the rest.
   std::function<VecX(const Expr&)> value = [&](const Expr& x) -> VecX {
     switch (x.op()) {
@@ -459,7 +478,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& e) {
         const auto kids = x.kids();
         const Expr& first = kids.front();
         const Expr rest = ir::product(std::vector<Expr>(kids.begin() + 1, kids.end()));
-        if (!first.is(Op::Identity) && ir::infer_shape(first).rows == Dim::One)  // a row vector times a vector: a dot product
+        if (row_vector(first))  // a row vector times a vector: a dot product
           return VecX::Constant(1, value(ir::adjoint_of(first)).dot(value(rest)));
         VecX v = value(kids.back());
         for (std::size_t i = kids.size() - 1; i-- > 0;) v = sweeps.apply(kids[i], v);

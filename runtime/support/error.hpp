@@ -13,11 +13,12 @@ namespace soa {
 
 // A mistake in what the user gave us. `what()` is the complete one-line message, already
 // prefixed with the place (file:line:col, file: link 'x', ...). `detail` may hold extra
-// lines (a source line with a caret) printed after it.
+// lines (a source line with a caret) printed after it. Control characters in the message
+// (a URDF name may hold a newline) are written as escapes (\n, \x01), so that it stays one
+// line whatever the input quoted in it.
 class UserError : public std::runtime_error {
 public:
-  explicit UserError(const std::string& message, std::string detail = {})
-      : std::runtime_error(message), detail_(std::move(detail)) {}
+  explicit UserError(const std::string& message, std::string detail = {});
   const std::string& detail() const { return detail_; }
 
 private:

@@ -90,3 +90,47 @@ TEST_CASE("a singular operator cannot be inverted", "[interp]") {
   const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {});
   REQUIRE_THROWS_WITH(interp::eval_dense(ev, parse("taubar^-1")), Catch::Matchers::Contains("singular"));
 }
+
+TEST_CASE("a 0 takes the shape its context gives it, square or not", "[interp]") {
+  // Found under AddressSanitizer: sweeps sized a 0 by the vector it was applied to, so the
+  // 0 of `0 + H` (N x 6n) was 6n long and the sum read past H's N entries.
+  const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
+  const std::vector<int> tips = robot.default_tips();
+  std::mt19937_64 rng(2);
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+  const MatX H = interp::eval_dense(ev, parse("H"));
+  const MatX calM = interp::eval_dense(ev, parse("calM"));
+  const int N = robot.nv;
+  const struct {
+    const char* text;
+    MatX value;
+  } cases[] = {
+      {"0 + H", H},
+      {"H + 0 - 0*", H},
+      {"H 0 T", MatX::Zero(N, 1)},                 // 0: 6n x N
+      {"H (0 + 0*) H* + calM", calM},              // 0 + 0*: 6n x 6n
+      {"J* 0 J + 2 calM", 2 * calM},               // 0: 6m x 6m
+      {"H phi 0* qd", MatX::Zero(N, 1)},           // 0*: 6n x N
+      {"(0 + H) phi M phi* H*", calM},
+      // Found by fuzz_eval: an I wrapped in postfix operators in front of a vector.
+      {"I^-1* T", interp::eval_dense(ev, parse("T"))},
+      {"2 I* H 0 T", MatX::Zero(N, 1)},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    const ir::Expr e = parse(c.text);
+    CHECK(relative_difference(interp::eval_dense(ev, e), c.value) < 1e-12);
+    CHECK(relative_difference(interp::eval_sweeps(ev, e), c.value) < 1e-12);
+  }
+  // Found by fuzz_eval: a 0 under ^-1 is a user's mistake, not a shape the evaluator lacks.
+  for (const char* text : {"P H* 0^-1", "H (0 + 0* phi)^-1 H*"}) {
+    INFO(text);
+    CHECK_THROWS_WITH(interp::eval_sweeps(ev, parse(text)), Catch::Matchers::Contains("cannot invert"));
+    CHECK_THROWS_WITH(interp::eval_dense(ev, parse(text)), Catch::Matchers::Contains("cannot invert"));
+  }
+  const int m6 = 6 * static_cast<int>(tips.size());
+  const ir::Expr zero_N_by_6m = parse("H 0 J*");  // 0: 6n x N
+  CHECK(interp::apply_sweeps(ev, zero_N_by_6m, VecX::Ones(m6)) == VecX::Zero(N));
+  CHECK(interp::eval_sweeps(ev, zero_N_by_6m) == MatX::Zero(N, m6));
+  CHECK(interp::eval_dense(ev, zero_N_by_6m) == MatX::Zero(N, m6));
+}
