@@ -13,6 +13,7 @@
 #include "driver/driver.hpp"
 #include "interp/interpreter.hpp"
 #include "pipeline/pipeline.hpp"
+#include "verify/verify.hpp"
 
 namespace soa::driver {
 namespace {
@@ -35,11 +36,12 @@ struct CheckReport {
   int failed_step = -1;  // 1-based step that changed the value
 };
 
-CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o) {
+// On `loaded` (--robot), else on a random tree (random arms when the input names arms).
+CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded) {
   const std::vector<int> arms = ir::arms_in(d.input);
-  LoadedRobot r = o.robot.path.empty() ? random_robot(o.seed, arms.empty() ? 0 : arms.back(),
-                                                      RandomTreeOptions{7, false, true, true, 0.5})
-                                       : load_robot(o.robot);
+  const LoadedRobot r = loaded ? *loaded
+                               : random_robot(o.seed, arms.empty() ? 0 : arms.back(),
+                                              RandomTreeOptions{7, false, true, true, 0.5});
   const Robot& robot = r.robot;
   const std::vector<int>& tips = r.tips;
   CheckReport report{robot.source, o.samples, 0.0, -1};
@@ -47,11 +49,11 @@ CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o) {
     std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));
     const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
     const MatX reference = interp::eval_dense(ev, d.input);
-    const double scale = std::max(reference.cwiseAbs().maxCoeff(), 1.0);
     for (std::size_t i = 0; i < d.steps.size(); ++i) {
       const ir::Expr& after = d.steps[i].after;
       if (after.is(ir::Op::Identity) || after.is(ir::Op::Zero)) continue;  // no size of its own
-      const double rel = (interp::eval_dense(ev, after) - reference).cwiseAbs().maxCoeff() / scale;
+      // Each entry against its own row and column, as verify judges (verify.hpp).
+      const double rel = verify::relative_errors(reference, interp::eval_dense(ev, after)).maxCoeff();
       report.max_rel = std::max(report.max_rel, rel);
       if (!(rel <= 1e-9) && report.failed_step < 0) report.failed_step = static_cast<int>(i) + 1;
     }
@@ -175,11 +177,13 @@ int run_derive(const DeriveOptions& o) {
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const ir::Expr input = syntax::parse_expression(source, &lib.module);
   rewrite::Options options;
-  if (!o.robot.path.empty()) options.serial_chain = load_robot(o.robot).robot.is_serial_chain();
+  std::optional<LoadedRobot> robot;
+  if (!o.robot.path.empty()) robot = load_robot(o.robot);
+  if (robot) options.serial_chain = robot->robot.is_serial_chain();
   const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
 
   std::optional<CheckReport> check;
-  if (o.check) check = check_steps(d, o);
+  if (o.check) check = check_steps(d, o, robot);
   if (o.format == "latex") print_latex(d, check);
   else if (o.format == "json") print_json(d, check);
   else print_text(d, check);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <set>
 
 #include "driver/driver.hpp"
 #include "model/kinematics.hpp"
@@ -91,9 +90,7 @@ LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& 
 LoadedRobot load_robot(const RobotOptions& o) {
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
   if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
-  // Once per file and run, though a command may load its robot more than once.
-  static std::set<std::string> warned;
-  if (!r.robot.mimic_joints.empty() && warned.insert(r.robot.source).second) {
+  if (!r.robot.mimic_joints.empty()) {
     std::string names;
     for (const MimicJoint& m : r.robot.mimic_joints)
       names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
