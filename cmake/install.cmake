@@ -19,7 +19,7 @@ include(CMakePackageConfigHelpers)
 set(SOA_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/soac)
 set(SOA_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/soac)
 
-set(SOA_INSTALLED_LIBRARIES soa_support soa_model soa_exec soa_runtime soa_algebra soa_syntax soa_rewrite
+set(SOA_INSTALLED_LIBRARIES soa_support soa_model soa_exec soa_interp soa_algebra soa_syntax soa_rewrite
     soa_verify soa_lower soa_specialise soa_emit_cpp soa_pipeline)
 if(SOA_WITH_LLVM)
   list(APPEND SOA_INSTALLED_LIBRARIES soa_emit_llvm)

@@ -53,7 +53,7 @@ const SymbolInfo* lookup(std::string_view name);
 // of this operator to all arms"; eq. 5.2b states M_i = ... per arm i). A vocabulary name
 // followed by one digit 1-9 is that quantity of arm i alone: J1, calM2, psi1, qd2, f01 (f0
 // of arm 1: the digit is always the last character, so f0 itself never splits). Arm i is the
-// i-th root subtree of the robot in joint-space order (runtime/interp/interpreter.hpp).
+// i-th root subtree of the robot in joint-space order (compiler/interp/interpreter.hpp).
 inline constexpr int kMaxArm = 9;
 
 struct Indexed {

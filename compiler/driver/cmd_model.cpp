@@ -23,7 +23,7 @@ int run_model(const RobotOptions& o) {
                b.parent < 0 ? std::string("world") : std::to_string(b.parent), b.q_offset, b.v_offset, children);
   }
   // Arm i of the operator language (psi1, J2, ...) is the i-th root subtree in joint-space
-  // order (runtime/interp/interpreter.hpp).
+  // order (compiler/interp/interpreter.hpp).
   const std::vector<int> roots = robot.roots();
   if (roots.size() > 1) {
     fmt::print("\narms (root subtrees in joint-space order; psi1, J2, ... name them):\n");

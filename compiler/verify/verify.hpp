@@ -1,7 +1,7 @@
 // Numerical verification of claimed identities.
 //
 // Contract: a claim S0 = S1 = ... holds on a robot when, for every sampled state, the dense
-// evaluation (the ground truth, runtime/interp) of every side agrees with S0 entry by entry,
+// evaluation (the ground truth, compiler/interp) of every side agrees with S0 entry by entry,
 // each entry judged against its own scale (relative_errors()):
 //   |Si - S0|(i,j) <= tol * max(sqrt(r_i c_j), kScaleFloor * G)
 // where r_i and c_j are the largest magnitudes in row i and column j of S0 and Si together,

@@ -1,4 +1,4 @@
-// libFuzzer target: the reference interpreter (runtime/interp) on whatever parses.
+// libFuzzer target: the reference interpreter (compiler/interp) on whatever parses.
 //
 // An input that parses as an expression (compiler/syntax) is evaluated on a small robot of
 // two arms (so that indexed names such as J1 and calM2 mean something), densely and by
