@@ -13,6 +13,7 @@
 #include "support/error.hpp"
 #ifdef SOA_HAVE_LLVM_JIT
 #include "emit-llvm/jit.hpp"
+#include "pipeline/jit.hpp"
 #endif
 
 namespace soa::driver {
@@ -46,21 +47,23 @@ std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layo
 }
 
 int run_jit(const JitOptions& o) {
-  if (!o.name.empty()) emit::check_name(o.name, "--name", true);
+  if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
   const auto& [constants, lowered, code] = compiled;
-  jit::Options jopt;
+  pipeline::JitOptions jopt;
   jopt.codegen_level = o.level;
   jopt.lanes = o.lanes;
   jopt.cpu = o.cpu;
   jopt.passes = o.passes;
   jopt.ir_file = o.ir_file;
   // The functions are named as soac emit names its extern "C" symbols: <name>_<kernel>.
-  jopt.prefix = o.name.empty() ? emit::identifier(r.robot.name) : o.name;
-  const jit::Kernels kernels = jit::compile(code, jopt);
+  jopt.prefix = o.name.empty() ? specialise::identifier(r.robot.name) : o.name;
+  // soac is its own process: LLVM's process-wide options may be set for compile time.
+  jit::tune_llvm_process_options();
+  const jit::Kernels kernels = pipeline::jit_compile(code, jopt);
 
   fmt::print("soac jit: {} kernels for {} on {}\n\n{:<24} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
              "kernel", "ops", "compile", "max rel vs generic runtime");
@@ -89,7 +92,7 @@ int run_jit(const JitOptions& o) {
     fmt::print("{:<24} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
   }
-  // What several kernels compute alike is compiled once (jit::Options::share_min_ops); the
+  // What several kernels compute alike is compiled once (pipeline::JitOptions::share_min_ops); the
   // kernels' rows above count only their own operations.
   for (const jit::KernelTiming& t : kernels.shared_timings())
     fmt::print("{:<24} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", t.ops,

@@ -17,17 +17,17 @@
 //   per kernel whose comment documents the layout: inputs concatenated in declared order,
 //   operator-valued outputs column-major (exec::Layout). <prefix> is Target::robot: by
 //   default identifier() of the URDF robot name, or what `soac emit --name` gives.
-// - Names: the prefix and every kernel name must be usable (check_name): a C identifier,
-//   not a C or C++ keyword, not reserved (`main`, a double underscore anywhere, a leading
-//   underscore -- the symbols <prefix>_<kernel> live at global scope), and the prefix not
-//   `std`, `Eigen` or `soa_gen` (the generated code names those); else UserError. The
+// - Names: the prefix and every kernel name must be usable (specialise/kernel.hpp,
+//   check_name: a C identifier, not a C or C++ keyword, not reserved -- the symbols
+//   <prefix>_<kernel> live at global scope -- and the prefix not `std`, `Eigen` or
+//   `soa_gen`, which the generated code names); else UserError. The
 //   generated namespace soa_gen::<prefix> holds nq, nv, tips, soa_sincos and
 //   soa_sincos_pair, soa_sincos_libm besides the kernels; a kernel of one of these names is
 //   a UserError too.
 // - Text from outside (robot, link, joint and frame names, file paths, expressions,
 //   derivations, labels) reaches the output only inside `//` comments, and only through
-//   comment_safe(): nothing read from a file can end a comment line or splice the next
-//   line into it.
+//   specialise::comment_safe(): nothing read from a file can end a comment line or splice
+//   the next line into it.
 // - The source is straight-line code: one `const double` per operation, in the program's
 //   order (but for the sin-cos pairs below), with a comment line wherever the body or operator factor changes; literals are
 //   printed to round-trip exactly; no dead code (the program has none); unused array
@@ -56,31 +56,9 @@
 
 #include "exec/execute.hpp"
 #include "model/robot.hpp"
-#include "specialise/scalar_program.hpp"
+#include "specialise/kernel.hpp"
 
 namespace soa::emit {
-
-struct Port {
-  std::string name;  // q, qd, tau, ...
-  int size = 0;
-  std::optional<exec::Space> space;  // what its entries index (stated in the header), when known
-};
-
-struct Kernel {
-  std::string name;        // C identifier: inverse_dynamics
-  std::string expression;  // as the user wrote it: calM qdd + C
-  std::string derivation;  // one or more lines: the form lowered, the identities used
-  std::string meaning;     // one line for the header
-  std::vector<Port> inputs;
-  std::string output;
-  int rows = 0, cols = 1;  // output shape; cols = 1 for a vector
-  std::optional<exec::Space> row_space, col_space;  // what the output's rows and columns index, when known
-  specialise::ScalarProgram code;
-};
-
-// A kernel from its lowered program and specialised code; ports from the program's layout.
-Kernel make_kernel(std::string name, std::string expression, std::string derivation, std::string meaning,
-                   const exec::SweepProgram& program, const exec::Layout& layout, specialise::ScalarProgram code);
 
 // One joint in joint-space order, for the header's conventions block.
 struct JointInfo {
@@ -90,7 +68,7 @@ struct JointInfo {
 };
 
 struct Target {
-  std::string robot;           // the namespace soa_gen::<robot> and the extern "C" prefix (check_name)
+  std::string robot;           // the namespace soa_gen::<robot> and the extern "C" prefix (specialise::check_name)
   std::string robot_name;      // the URDF robot name, as written (banner only)
   std::string robot_source;    // where the model came from (URDF path, or a description)
   std::string robot_hash;      // robot_fingerprint()
@@ -105,8 +83,8 @@ struct Target {
 };
 
 // The robot part of a Target, from the model and its tip frames. `name` sets the
-// namespace, the extern "C" prefix and the file stem (default: identifier(robot.name) and
-// <that>_kernels); it is checked with check_name().
+// namespace, the extern "C" prefix and the file stem (default: specialise::identifier(robot.name)
+// and <that>_kernels); it is checked with specialise::check_name().
 Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::string name = {});
 
 struct Emitted {
@@ -114,27 +92,7 @@ struct Emitted {
   std::string source_name, source;
 };
 
-Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& target);
-
-// "panda" -> "panda", "random tree (seed 3)" -> "random_tree_seed_3"; always usable
-// (check_name): "7dof-arm" -> "robot_7dof_arm", "int" -> "robot_int".
-std::string identifier(std::string_view text);
-
-// Why `name` cannot name a kernel or the prefix of generated code (see Contract), or "" when
-// it can. `prefix`: the namespace / extern "C" prefix, which must also not be std, Eigen or
-// soa_gen.
-std::string name_problem(std::string_view name, bool prefix = false);
-// UserError "<what> 'name' <problem>" when name_problem() finds one.
-void check_name(std::string_view name, std::string_view what, bool prefix = false);
-
-// `text` made safe for the rest of one `//` comment line: control characters (newlines
-// included), backslashes, `??` (trigraphs), `*/`, invalid UTF-8 and invisible or
-// direction-changing Unicode (line separators, bidi controls: "Trojan Source") are written
-// as \xNN escapes of their bytes; printable ASCII and other UTF-8 are kept. The result
-// never ends a comment, never ends in a backslash and holds no line break. The C++
-// back-end writes every comment through it; the LLVM back-end writes no outside text at
-// all (emit_llvm.hpp), and its error messages quote names through it.
-std::string comment_safe(std::string_view text);
+Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target);
 
 // FNV-1a 64 of the robot's URDF file when it can be read ("file fnv1a64:..."), else of the
 // model's numbers and structure ("model fnv1a64:...").

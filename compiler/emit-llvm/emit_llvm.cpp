@@ -19,8 +19,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "emit-cpp/emit_cpp.hpp"
 #include "emit-llvm/lanes.hpp"
+#include "specialise/kernel.hpp"
 #include "support/error.hpp"
 #include "support/sincos.hpp"
 
@@ -70,8 +70,8 @@ llvm::Function* kernel_function(llvm::Module& m, const std::string& name, std::i
 }  // namespace
 
 void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
-  // The C++ back-end's rule (emit_cpp.hpp), so both name their symbols alike.
-  check_name(name, "emit-llvm: kernel name");
+  // The rule both back-ends name their symbols by (specialise/kernel.hpp).
+  specialise::check_name(name, "emit-llvm: kernel name");
   if (is_reserved(name))
     throw UserError(fmt::format("emit-llvm: kernel name '{}' would shadow the C library function of that name", name));
   const auto bad = [&](const std::string& what) {
@@ -364,7 +364,7 @@ private:
   llvm::Value* constant(double x) { return llvm::ConstantFP::get(f64_, x); }
   // +0.0 in `width` lanes, as a value FastISel can store: a vector constant operand is
   // what it cannot select, and its miss hands the rest of the block -- here every literal
-  // output of the kernel -- to SelectionDAG (talos_full's mass-matrix entry: 30 ms). So the
+  // output of the kernel -- to SelectionDAG, at many times the compile cost. So the
   // vectors are loaded from a table of zeros, once per width and block.
   llvm::Value* zeros(llvm::IRBuilder<>& b, unsigned width) {
     if (width == 1) return constant(0.0);
@@ -379,8 +379,8 @@ private:
   }
   // &base[i], one getelementptr per address and basic block: a split kernel reads an input
   // or a scratch slot at each use, and FastISel folds the address into every load and
-  // store of the block that computes it -- only there, hence per block. talos_full's
-  // kernels: 12% fewer IR instructions, 1% less compile work, the same machine code.
+  // store of the block that computes it -- only there, hence per block: fewer IR
+  // instructions, the same machine code.
   llvm::Value* address(llvm::IRBuilder<>& b, llvm::Value* base, std::size_t i) {
     enter_block(b);
     auto [it, fresh] = addresses_.try_emplace({base, i}, nullptr);
@@ -413,8 +413,8 @@ private:
   // input, or an earlier part's value from its scratch slot. In a split kernel the read is
   // repeated at every use rather than kept in a register through the part: each load
   // folds into its one user, and the register allocator, the code generator's largest
-  // cost here, has fewer and shorter live ranges (-3% compile time, -2.5% instructions on
-  // talos_full's kernels: fewer spills). Unsplit, each input is loaded once.
+  // cost here, has fewer and shorter live ranges (fewer spills). Unsplit, each input is
+  // loaded once.
   llvm::Value* value_in_part(llvm::IRBuilder<>& b, llvm::Value* in, llvm::Value* scratch, int x, int k) {
     const ScalarNode& n = p_.nodes[x];
     if (n.op == ScalarOp::Const) return constant(n.value);
@@ -597,7 +597,7 @@ private:
   // poison: k mod 4 is read from the low bits of x * 2/pi + 1.5 * 2^52, not from fptosi
   // (poison out of range); on the fast path it is the C++ static_cast<int>(k) & 3. The
   // quadrant is then selects, which FastISel turns into branches -- predictable for joint
-  // angles; cmov on the bits instead measured 15% slower on the Panda's inverse dynamics.
+  // angles; cmov on the bits instead ran the Panda's inverse dynamics more slowly.
   // Not a call to one shared function: no inliner runs on this IR, and a call clobbers
   // every vector register, the very cost this replaces.
   std::pair<llvm::Value*, llvm::Value*> sincos(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -667,8 +667,8 @@ private:
 
   // sin(x) or cos(x) of the C library, called through a pointer kept in a module constant.
   // Why not llvm.sin, or a direct call: FastISel selects neither (it leaves calls to
-  // library functions it knows to SelectionDAG), and each miss built a SelectionDAG for its
-  // cold block (0.5% of talos_full's compile work, callgrind).
+  // library functions it knows to SelectionDAG), and each miss would build a SelectionDAG
+  // for its cold block.
   llvm::Value* libm_call(llvm::IRBuilder<>& b, const char* function, llvm::Value* x) {
     llvm::FunctionType* type = llvm::FunctionType::get(f64_, {f64_}, false);
     const std::string name = fmt::format("soa.{}", function);
@@ -740,7 +740,7 @@ llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name,
                                        int own_inputs, int inputs,
                                        const std::vector<std::pair<std::string, int>>& shared,
                                        const LlvmOptions& options) {
-  check_name(name, "emit-llvm: kernel name");
+  specialise::check_name(name, "emit-llvm: kernel name");
   if (is_reserved(name))
     throw UserError(fmt::format("emit-llvm: kernel name '{}' would shadow the C library function of that name", name));
   if (m.getNamedValue(name))

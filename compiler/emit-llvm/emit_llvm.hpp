@@ -28,9 +28,10 @@
 //   operations each, which the kernel calls in order; a value one part computes and a
 //   later part reads goes through a stack array of the kernel (slots reused once no later
 //   part reads them). Why: LLVM's register allocator and machine scheduler are
-//   superlinear in the size of a basic block, and a 40k-operation kernel is one block --
-//   split, it compiles several times faster and runs as fast (the values crossing a part
-//   boundary would be spilled anyway). The values are the same to the bit either way.
+//   superlinear in the size of a basic block, and a kernel of tens of thousands of
+//   operations is one block -- split, it compiles several times faster and runs as fast
+//   (the values crossing a part boundary would be spilled anyway). The values are the
+//   same to the bit either way.
 // - With options.lanes >= 2 as well (and a split kernel), sums of products that share a
 //   factor term by term (lanes.hpp: a Gram matrix's entries) are computed `lanes` outputs
 //   at a time by lane parts NAME.partK after the scalar ones: <W x double> multiplies,
@@ -52,7 +53,7 @@
 // - Errors: a program violating the ScalarProgram contract (an operand that is not an
 //   earlier node, an input or output out of range, an unknown op) is a bug upstream:
 //   InternalError naming the kernel and the node, raised before any IR is built (nothing
-//   is half-added to `m`). A name the C++ back-end would refuse (emit::check_name: not a C
+//   is half-added to `m`). A name neither back-end takes (specialise::check_name: not a C
 //   identifier, a C or C++ keyword, reserved), used twice in one module,
 //   or that would shadow a C library function the kernels call (sin, cos, sqrt, sincos, memset,
 //   memcpy, memmove and their f/l variants) is the caller's mistake: UserError. verify()

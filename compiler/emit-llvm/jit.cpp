@@ -29,8 +29,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "emit-llvm/emit_llvm.hpp"
-#include "specialise/share.hpp"
-#include "specialise/specialise.hpp"
+#include "specialise/kernel.hpp"
 #include "support/error.hpp"
 
 namespace soa::jit {
@@ -43,23 +42,16 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The process-wide options tune_llvm_process_options() sets, and their values (jit.hpp).
+constexpr std::pair<const char*, const char*> kTunedOptions[] = {
+    {"enable-misched", "false"}, {"disable-copyprop", "true"}, {"fixup-byte-word-insts", "false"}};
+
 // LLVM's native target registers itself in LLVM's own global registry: once per process.
 void initialise_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    // The machine scheduler costs a third of code generation on these straight-line kernels
-    // and buys nothing measurable on an out-of-order core; machine copy propagation and the
-    // x86 byte/word fixup (a liveness walk over every instruction, for the few byte
-    // registers of sin-cos quadrant tests) ~5% each, for the same run time (jit.hpp, "Why
-    // the defaults"). LLVM keeps them behind process-wide options; a host that set one
-    // itself is obeyed.
-    auto& registered = llvm::cl::getRegisteredOptions();
-    for (const auto& [name, value] : {std::pair{"enable-misched", "false"}, std::pair{"disable-copyprop", "true"},
-                                      std::pair{"fixup-byte-word-insts", "false"}})
-      if (auto it = registered.find(name); it != registered.end() && it->second->getNumOccurrences() == 0)
-        it->second->addOccurrence(0, name, value);
   });
 }
 
@@ -276,76 +268,68 @@ private:
   std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
-// A kernel as compile() sees it, whichever form the caller holds it in.
-struct KernelRef {
-  const std::string& name;
-  const specialise::ScalarProgram& program;
-  std::string symbol = {};  // its function: NAME, or PREFIX_NAME (Options::prefix)
-};
+// Every name and program checked before anything is compiled: a bad one costs nothing.
+void check_code(const Code& code) {
+  std::set<std::string> names, symbols;
+  const auto distinct = [&](const std::string& symbol) {
+    if (!symbols.insert(symbol).second) throw UserError(fmt::format("jit: two functions are called '{}'", symbol));
+  };
+  const auto program = [](const specialise::ScalarProgram* p, const std::string& what) -> const specialise::ScalarProgram& {
+    if (!p) throw InternalError(fmt::format("jit: {} has no program", what));
+    return *p;
+  };
+  for (const SharedFunction& s : code.shared) {
+    emit::check_llvm_kernel(s.symbol, program(s.program, "shared function '" + s.symbol + "'"));
+    distinct(s.symbol);
+  }
+  const std::set<std::string> shared(symbols);
+  for (const KernelCode& k : code.kernels) {
+    specialise::check_name(k.name, "jit: kernel name");
+    const specialise::ScalarProgram& p = program(k.program, "kernel '" + k.name + "'");
+    emit::check_llvm_kernel(k.symbol, p);
+    if (!k.calls.empty()) emit::check_llvm_kernel(k.body, p);
+    if (!names.insert(k.name).second) throw UserError(fmt::format("jit: two kernels are called '{}'", k.name));
+    distinct(k.symbol);
+    if (!k.calls.empty()) distinct(k.body);
+    for (const auto& [f, at] : k.calls)
+      if (!shared.count(f))
+        throw UserError(fmt::format("jit: kernel '{}' calls '{}', which is no shared function", k.name, f));
+  }
+}
 
-// What compile() turns into machine code: the shared programs (specialise/share.hpp), then
-// every kernel's own program -- under the kernel's name, or, when it uses shared programs,
-// as NAME's body under another name with an entry NAME calling them and it.
+// One function compile() generates from a program: a shared function, a kernel's, or the
+// body of a kernel calling shared functions (whose entry is emitted apart).
 struct Unit {
   std::string symbol;                        // the function's name
   std::string module;                        // its modules are this and this.sliceN
   const specialise::ScalarProgram* program;  // what the function computes
   int kernel = -1;                           // the kernel it belongs to, or -1 and...
-  int shared = -1;                           // ...the shared program it is
-};
-struct Entry {
-  int kernel = 0;
-  std::string body;                                 // the kernel's own program's function
-  int own_inputs = 0, inputs = 0;
-  std::vector<std::pair<std::string, int>> shared;  // functions and where their outputs go (emit_llvm_shared_entry)
-};
-struct Plan {
-  specialise::Sharing sharing;
-  std::vector<Unit> units;
-  std::vector<Entry> entries;
+  int shared = -1;                           // ...the shared function it is
 };
 
-Plan plan(const std::vector<KernelRef>& kernels, const Options& options) {
-  Plan plan;
-  std::vector<const specialise::ScalarProgram*> programs;
-  for (const KernelRef& k : kernels) programs.push_back(&k.program);
-  plan.sharing = specialise::share(programs, options.share_min_ops);
-  // Names for the functions no caller sees: C identifiers no kernel has.
-  std::set<std::string> used;
-  for (const KernelRef& k : kernels) used.insert(k.symbol);
-  const auto fresh = [&](std::string name) {
-    while (!used.insert(name).second) name += "x";  // not '_': no "__" (emit::check_name)
-    return name;
-  };
-  std::vector<std::string> shared_names;
-  for (std::size_t j = 0; j < plan.sharing.programs.size(); ++j) {
-    shared_names.push_back(fresh(fmt::format("{}soa_shared{}", options.prefix.empty() ? "" : options.prefix + "_", j)));
-    plan.units.push_back({shared_names.back(), shared_names.back(), &plan.sharing.programs[j].code, -1, static_cast<int>(j)});
+// The shared functions, then every kernel's own, under the kernel's symbol (a body's
+// modules too: its timings are the kernel's).
+std::vector<Unit> units_of(const Code& code) {
+  std::vector<Unit> units;
+  for (std::size_t j = 0; j < code.shared.size(); ++j)
+    units.push_back({code.shared[j].symbol, code.shared[j].symbol, code.shared[j].program, -1, static_cast<int>(j)});
+  for (std::size_t k = 0; k < code.kernels.size(); ++k) {
+    const KernelCode& kernel = code.kernels[k];
+    units.push_back({kernel.calls.empty() ? kernel.symbol : kernel.body, kernel.symbol, kernel.program,
+                     static_cast<int>(k), -1});
   }
-  for (std::size_t k = 0; k < kernels.size(); ++k) {
-    const specialise::FactoredKernel& f = plan.sharing.kernels[k];
-    if (f.uses.empty()) {
-      plan.units.push_back({kernels[k].symbol, kernels[k].symbol, &kernels[k].program, static_cast<int>(k), -1});
-      continue;
-    }
-    Entry& e = plan.entries.emplace_back();
-    e.kernel = static_cast<int>(k);
-    e.body = fresh(kernels[k].symbol + "_own");
-    e.own_inputs = f.own_inputs;
-    e.inputs = f.code.input_count;
-    for (int j : f.uses) e.shared.emplace_back(shared_names[j], plan.sharing.base + plan.sharing.programs[j].offset);
-    plan.units.push_back({e.body, kernels[k].symbol, &f.code, static_cast<int>(k), -1});
-  }
-  return plan;
+  return units;
 }
 
-void write_ir(const std::vector<KernelRef>& kernels, const Plan& plan, const Options& options, llvm::TargetMachine& tm) {
+void write_ir(const Code& code, const Options& options, llvm::TargetMachine& tm) {
   llvm::LLVMContext context;
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
-  for (const Unit& u : plan.units) emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
-  for (const Entry& e : plan.entries)
-    emit::emit_llvm_shared_entry(*m, kernels[e.kernel].symbol, e.body, e.own_inputs, e.inputs, e.shared,
-                                 entry_options(options));
+  for (const Unit& u : units_of(code))
+    emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
+  for (const KernelCode& k : code.kernels)
+    if (!k.calls.empty())
+      emit::emit_llvm_shared_entry(*m, k.symbol, k.body, k.own_inputs, k.program->input_count, k.calls,
+                                   entry_options(options));
   emit::verify(*m);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -361,6 +345,51 @@ void write_ir(const std::vector<KernelRef>& kernels, const Plan& plan, const Opt
     os.clear_error();
     throw UserError(fmt::format("{}: cannot write the LLVM IR: {}", options.ir_file, message));
   }
+}
+
+// LLJIT for `builder`'s target: `threads` compile threads, JITLink, each module's code
+// generation timed into `record`, this process's symbols visible (sin, cos and sincos --
+// formed from a sin and a cos of one value -- come from its C library, as for the
+// generated C++), and options.passes as the IR transform layer.
+std::unique_ptr<llvm::orc::LLJIT> make_jit(const llvm::orc::JITTargetMachineBuilder& builder, unsigned threads,
+                                           const std::string& passes, const std::shared_ptr<Record>& record) {
+  auto jit = take(llvm::orc::LLJITBuilder()
+                      .setJITTargetMachineBuilder(builder)
+                      // 0: materialise on the thread that looks symbols up.
+                      .setNumCompileThreads(threads > 1 ? threads : 0)
+                      // JITLink, not RuntimeDyld: the small code model needs its linking.
+                      .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
+                                                        -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                        return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+                      })
+                      .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
+                                                     -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                        return std::make_unique<TimedCompiler>(std::move(b), record);
+                      })
+                      .create(),
+                  "creating the JIT");
+  jit->getMainJITDylib().addGenerator(
+      take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()),
+           "opening this process's symbols"));
+  if (passes.empty()) return jit;
+  jit->getIRTransformLayer().setTransform([builder, passes, record](llvm::orc::ThreadSafeModule tsm,
+                                                                    llvm::orc::MaterializationResponsibility&)
+                                              -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+    // Its own TargetMachine: transforms run on the compile threads.
+    auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
+    if (!tm) return tm.takeError();
+    llvm::Error error = tsm.withModuleDo([&](llvm::Module& m) {
+      const Clock::time_point t = Clock::now();
+      llvm::Error e = run_passes(passes, tm->get(), &m);
+      const double s = seconds_since(t);
+      const std::lock_guard<std::mutex> lock(record->mutex);
+      (*record)[m.getModuleIdentifier()].optimise_seconds = s;
+      return e;
+    });
+    if (error) return error;
+    return tsm;
+  });
+  return jit;
 }
 
 }  // namespace
@@ -404,116 +433,30 @@ std::string Kernels::features() const { return impl_->tm->getTargetFeatureString
 
 namespace {
 
-Kernels compile(std::vector<KernelRef> kernels, const Options& options) {
-  const Clock::time_point start = Clock::now();
-  const std::clock_t cpu_start = std::clock();
-  // Every check before any compilation: a bad kernel or option costs nothing.
-  if (!options.prefix.empty()) emit::check_name(options.prefix, "jit: prefix", true);
-  std::set<std::string> seen;
-  for (KernelRef& k : kernels) {
-    k.symbol = options.prefix.empty() ? k.name : options.prefix + "_" + k.name;
-    emit::check_name(k.name, "jit: kernel name");
-    emit::check_llvm_kernel(k.symbol, k.program);
-    if (!seen.insert(k.name).second) throw UserError(fmt::format("jit: two kernels are called '{}'", k.name));
-  }
-  initialise_llvm();
-  llvm::orc::JITTargetMachineBuilder builder = target_builder(options);
-  if (!options.passes.empty()) take(run_passes(options.passes, nullptr, nullptr), "IR pass pipeline '" + options.passes + "'");
-
-  auto impl = std::make_unique<Kernels::Impl>();
-  impl->tm = take(builder.createTargetMachine(), "creating the target machine");
-  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  auto record = std::make_shared<Record>();
-  impl->jit = take(llvm::orc::LLJITBuilder()
-                       .setJITTargetMachineBuilder(builder)
-                       // 0: materialise on the thread that looks symbols up.
-                       .setNumCompileThreads(threads > 1 ? threads : 0)
-                       // JITLink, not RuntimeDyld: the small code model needs its linking.
-                       .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
-                                                         -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-                         return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
-                       })
-                       .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
-                                                      -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                         return std::make_unique<TimedCompiler>(std::move(b), record);
-                       })
-                       .create(),
-                   "creating the JIT");
-  llvm::orc::LLJIT& jit = *impl->jit;
-  // sin, cos and sincos (formed from a sin and a cos of one value) come from this
-  // process's C library, as for the generated C++.
-  jit.getMainJITDylib().addGenerator(
-      take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
-           "opening this process's symbols"));
-
-  if (!options.passes.empty()) {
-    jit.getIRTransformLayer().setTransform([builder, passes = options.passes, record](
-                                               llvm::orc::ThreadSafeModule tsm, llvm::orc::MaterializationResponsibility&)
-                                               -> llvm::Expected<llvm::orc::ThreadSafeModule> {
-      // Its own TargetMachine: transforms run on the compile threads.
-      auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
-      if (!tm) return tm.takeError();
-      llvm::Error error = tsm.withModuleDo([&](llvm::Module& m) {
-        const Clock::time_point t = Clock::now();
-        llvm::Error e = run_passes(passes, tm->get(), &m);
-        const double s = seconds_since(t);
-        const std::lock_guard<std::mutex> lock(record->mutex);
-        (*record)[m.getModuleIdentifier()].optimise_seconds = s;
-        return e;
-      });
-      if (error) return error;
-      return tsm;
-    });
+// One compile() in flight: modules go into the JIT as they are emitted, and each is looked
+// up as soon as it can be compiled, so the compile threads work while this thread emits.
+class Compilation {
+public:
+  Compilation(const Code& code, const Options& options, Kernels::Impl& impl)
+      : code_(code), options_(options), impl_(impl), jit_(*impl.jit) {
+    impl_.timings.resize(code.kernels.size());
+    impl_.shared_timings.resize(code.shared.size());
   }
 
-  // One module (and context) per kernel: each is optimised and compiled on its own --
-  // concurrently with the others when there are compile threads -- and timed on its own.
-  // Materialisation is lazy: a lookup runs the passes and the code generator. Lookups are
-  // issued as soon as a module can be compiled, so the compile threads work while the
-  // main thread emits; the largest first, the long poles. What several kernels compute
-  // alike is one unit of its own (Options::share_min_ops), compiled once.
-  const Plan units = plan(kernels, options);
-  Lookups lookups;
-  std::vector<std::size_t> order(units.units.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return units.units[a].program->nodes.size() > units.units[b].program->nodes.size();
-  });
-  const auto add_module = [&](std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context,
-                              const std::string& what) {
-    emit::verify(*m);
-    // Into the transform layer itself, not through addIRModule: with compile threads,
-    // LLJIT's entry layer clones every module into a fresh context before compiling it
-    // (through bitcode: a fifth of the compile time here), for modules that share one.
-    // Ours each own theirs, and have no static constructors for that layer to run.
-    take(jit.getIRTransformLayer().add(jit.getMainJITDylib(),
-                                       llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
-         fmt::format("adding {}", what));
-  };
-  const auto new_module = [&](const std::string& name, std::unique_ptr<llvm::LLVMContext>& context) {
-    context = std::make_unique<llvm::LLVMContext>();
-    auto m = std::make_unique<llvm::Module>(name, *context);
-    m->setDataLayout(jit.getDataLayout());
-    m->setTargetTriple(jit.getTargetTriple().str());
-    return m;
-  };
-  impl->timings.resize(kernels.size());
-  impl->shared_timings.resize(units.sharing.programs.size());
-  for (std::size_t index : order) {
-    const Unit& unit = units.units[index];
-    KernelTiming& timing = unit.kernel >= 0 ? impl->timings[unit.kernel] : impl->shared_timings[unit.shared];
-    timing.name = unit.kernel >= 0 ? kernels[unit.kernel].name : unit.symbol;
-    if (unit.shared >= 0)
-      for (int user : units.sharing.programs[unit.shared].users) timing.users.push_back(kernels[user].name);
+  // A unit's function, in slices of about module_ops operations, each a module of its own
+  // (the first holds the entry function), so that the parts of one large program compile
+  // concurrently too.
+  void emit_unit(const Unit& unit) {
+    KernelTiming& timing = unit.kernel >= 0 ? impl_.timings[unit.kernel] : impl_.shared_timings[unit.shared];
+    timing.name = unit.kernel >= 0 ? code_.kernels[unit.kernel].name : unit.symbol;
+    if (unit.shared >= 0) timing.users = code_.shared[unit.shared].users;
     timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
-    // Slices of about module_ops operations, each a module of its own (the first holds the
-    // entry function), so that the parts of one large kernel compile concurrently too.
-    const emit::LlvmOptions kernel_options = llvm_options(options, *unit.program);
+    const emit::LlvmOptions kernel_options = llvm_options(options_, *unit.program);
     const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(*unit.program, kernel_options);
     const int parts = emit::part_count(*plan);
-    const int per_module = options.module_ops > 0 && options.part_ops > 0 && parts > 1
-                               ? std::max(1, options.module_ops / options.part_ops)
+    const int per_module = options_.module_ops > 0 && options_.part_ops > 0 && parts > 1
+                               ? std::max(1, options_.module_ops / options_.part_ops)
                                : parts;
     for (int first = 0; first < parts; first += per_module) {
       emit::LlvmOptions lo = kernel_options;
@@ -529,75 +472,140 @@ Kernels compile(std::vector<KernelRef> kernels, const Options& options) {
       // A slice without the entry function refers to nothing outside itself: it can be
       // compiled while the next is emitted. The entry's module calls every slice's parts,
       // so it is looked up once they are all in.
-      if (first > 0) {
-        llvm::orc::SymbolLookupSet slice;
-        slice.add(jit.mangleAndIntern(fmt::format("{}.part{}", unit.symbol, first)));
-        lookups.request(jit, std::move(slice));
-      }
+      if (first > 0) request(fmt::format("{}.part{}", unit.symbol, first));
     }
     timing.emit_seconds = seconds_since(t);
-    llvm::orc::SymbolLookupSet symbols;
-    symbols.add(jit.mangleAndIntern(unit.symbol));
-    lookups.request(jit, std::move(symbols));
+    request(unit.symbol);
   }
-  // Kernels that use shared programs: the entry calling them and the kernel's own code.
-  for (const Entry& e : units.entries) {
-    const std::string& name = kernels[e.kernel].symbol;
+
+  // The entry of a kernel calling shared functions: it calls them, then its body.
+  void emit_entry(int kernel) {
+    const KernelCode& k = code_.kernels[kernel];
     const Clock::time_point t = Clock::now();
     std::unique_ptr<llvm::LLVMContext> context;
-    auto m = new_module(name + ".entry", context);
-    emit::emit_llvm_shared_entry(*m, name, e.body, e.own_inputs, e.inputs, e.shared, entry_options(options));
-    add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", name));
-    impl->timings[e.kernel].emit_seconds += seconds_since(t);
-    llvm::orc::SymbolLookupSet symbols;
-    symbols.add(jit.mangleAndIntern(name));
-    lookups.request(jit, std::move(symbols));
+    auto m = new_module(k.symbol + ".entry", context);
+    emit::emit_llvm_shared_entry(*m, k.symbol, k.body, k.own_inputs, k.program->input_count, k.calls,
+                                 entry_options(options_));
+    add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", k.symbol));
+    impl_.timings[kernel].emit_seconds += seconds_since(t);
+    request(k.symbol);
   }
-  const llvm::orc::SymbolMap found = take(lookups.wait(), "compiling the kernels");
-  const std::lock_guard<std::mutex> lock(record->mutex);
-  const auto add_up = [&](KernelTiming& timing, const std::string& module_name) {
-    for (const auto& [module, e] : record->modules) {  // the unit's module, its slices (and entry)
-      if (module != module_name && module.rfind(module_name + ".", 0) != 0) continue;
-      timing.optimise_seconds += e.optimise_seconds;
-      timing.codegen_seconds += e.codegen_seconds;
-      timing.instructions += e.instructions;
+
+  // Waits for every lookup; then each kernel's function and its modules' measurements.
+  void finish(Record& record) {
+    const llvm::orc::SymbolMap found = take(lookups_.wait(), "compiling the kernels");
+    const std::lock_guard<std::mutex> lock(record.mutex);
+    const auto add_up = [&](KernelTiming& timing, const std::string& module_name) {
+      for (const auto& [module, e] : record.modules) {  // the unit's module, its slices (and entry)
+        if (module != module_name && module.rfind(module_name + ".", 0) != 0) continue;
+        timing.optimise_seconds += e.optimise_seconds;
+        timing.codegen_seconds += e.codegen_seconds;
+        timing.instructions += e.instructions;
+      }
+    };
+    for (KernelTiming& timing : impl_.shared_timings) add_up(timing, timing.name);
+    for (std::size_t k = 0; k < code_.kernels.size(); ++k) {
+      const std::string& function = code_.kernels[k].symbol;
+      const auto symbol = found.find(jit_.mangleAndIntern(function));
+      if (symbol == found.end())
+        throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", code_.kernels[k].name));
+      add_up(impl_.timings[k], function);
+      impl_.names.push_back(code_.kernels[k].name);
+      impl_.functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
     }
-  };
-  for (KernelTiming& timing : impl->shared_timings) add_up(timing, timing.name);
-  for (KernelTiming& timing : impl->timings) {  // in the caller's order
-    const std::string& function = kernels[impl->names.size()].symbol;
-    const auto symbol = found.find(jit.mangleAndIntern(function));
-    if (symbol == found.end()) throw InternalError(fmt::format("jit: kernel '{}' compiled to no symbol", timing.name));
-    add_up(timing, function);
-    impl->names.push_back(timing.name);
-    impl->functions.push_back(llvm::orc::ExecutorAddr(symbol->second.getAddress()).toPtr<KernelFunction>());
   }
-  impl->total_seconds = seconds_since(start);
-  impl->cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  if (!options.ir_file.empty()) write_ir(kernels, units, options, *impl->tm);
-  return Kernels(std::move(impl));
+
+private:
+  std::unique_ptr<llvm::Module> new_module(const std::string& name, std::unique_ptr<llvm::LLVMContext>& context) {
+    context = std::make_unique<llvm::LLVMContext>();
+    auto m = std::make_unique<llvm::Module>(name, *context);
+    m->setDataLayout(jit_.getDataLayout());
+    m->setTargetTriple(jit_.getTargetTriple().str());
+    return m;
+  }
+
+  void add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context, const std::string& what) {
+    emit::verify(*m);
+    // Into the transform layer itself, not through addIRModule: with compile threads,
+    // LLJIT's entry layer clones every module into a fresh context before compiling it
+    // (through bitcode: a large share of the compile time here), for modules that share
+    // one. Ours each own theirs, and have no static constructors for that layer to run.
+    take(jit_.getIRTransformLayer().add(jit_.getMainJITDylib(), llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+         fmt::format("adding {}", what));
+  }
+
+  void request(const std::string& function) {
+    llvm::orc::SymbolLookupSet symbols;
+    symbols.add(jit_.mangleAndIntern(function));
+    lookups_.request(jit_, std::move(symbols));
+  }
+
+  const Code& code_;
+  const Options& options_;
+  Kernels::Impl& impl_;
+  llvm::orc::LLJIT& jit_;
+  Lookups lookups_;
+};
+
+// The units, largest first: the long poles start compiling first.
+std::vector<Unit> largest_first(const Code& code) {
+  std::vector<Unit> units = units_of(code);
+  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
+    return a.program->nodes.size() > b.program->nodes.size();
+  });
+  return units;
 }
 
 }  // namespace
 
+Kernels compile(const Code& code, const Options& options) {
+  const Clock::time_point start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
+  // Every check before any compilation: a bad kernel or option costs nothing.
+  check_code(code);
+  initialise_llvm();
+  llvm::orc::JITTargetMachineBuilder builder = target_builder(options);
+  if (!options.passes.empty()) take(run_passes(options.passes, nullptr, nullptr), "IR pass pipeline '" + options.passes + "'");
+
+  auto impl = std::make_unique<Kernels::Impl>();
+  impl->tm = take(builder.createTargetMachine(), "creating the target machine");
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto record = std::make_shared<Record>();
+  impl->jit = make_jit(builder, threads, options.passes, record);
+  {
+    // One module (and context) per function or slice: each is optimised and compiled on
+    // its own -- concurrently with the others when there are compile threads -- and timed
+    // on its own. Materialisation is lazy: a lookup runs the passes and the code generator.
+    Compilation compilation(code, options, *impl);
+    for (const Unit& unit : largest_first(code)) compilation.emit_unit(unit);
+    for (std::size_t k = 0; k < code.kernels.size(); ++k)
+      if (!code.kernels[k].calls.empty()) compilation.emit_entry(static_cast<int>(k));
+    compilation.finish(*record);
+  }
+  impl->total_seconds = code.prepare_seconds + seconds_since(start);
+  impl->cpu_seconds = code.prepare_cpu_seconds + static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  if (!options.ir_file.empty()) write_ir(code, options, *impl->tm);
+  return Kernels(std::move(impl));
+}
+
 Kernels compile(const std::vector<std::pair<std::string, specialise::ScalarProgram>>& kernels, const Options& options) {
-  std::vector<KernelRef> refs;
-  for (const auto& [name, program] : kernels) refs.push_back({name, program});
-  return compile(refs, options);
+  Code code;
+  for (const auto& [name, program] : kernels) {
+    jit::KernelCode& k = code.kernels.emplace_back();
+    k.name = k.symbol = name;
+    k.program = &program;
+  }
+  return compile(code, options);
 }
 
-Kernels compile(const std::vector<emit::Kernel>& kernels, const Options& options) {
-  std::vector<KernelRef> refs;
-  for (const emit::Kernel& k : kernels) refs.push_back({k.name, k.code});
-  return compile(refs, options);
-}
-
-Kernels compile(const std::vector<std::pair<std::string, exec::SweepProgram>>& programs,
-                const exec::RobotConstants<double>& robot, const Options& options) {
-  std::vector<std::pair<std::string, specialise::ScalarProgram>> kernels;
-  kernels.reserve(programs.size());
-  for (const auto& [name, program] : programs) kernels.emplace_back(name, specialise::specialise(program, robot));
-  return compile(kernels, options);
+void tune_llvm_process_options() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto& registered = llvm::cl::getRegisteredOptions();
+    for (const auto& [name, value] : kTunedOptions)
+      if (auto it = registered.find(name); it != registered.end() && it->second->getNumOccurrences() == 0)
+        it->second->addOccurrence(0, name, value);
+  });
 }
 
 std::string host_cpu() { return llvm::sys::getHostCPUName().str(); }

@@ -1,4 +1,4 @@
-// The kernels every robot gets (issue 4), as operator-language declarations.
+// The kernels every robot gets, as operator-language declarations.
 //
 // Contract: each entry is what a user would write in a .soa file
 // (`kernel NAME(INPUTS) = EXPRESSION;`, grammar/README.md); the pipeline rewrites the

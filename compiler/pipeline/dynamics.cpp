@@ -6,7 +6,7 @@
 
 #include "support/error.hpp"
 #ifdef SOA_HAVE_LLVM_JIT
-#include "emit-llvm/jit.hpp"
+#include "pipeline/jit.hpp"
 #endif
 
 namespace soa::pipeline {
@@ -43,9 +43,9 @@ Dynamics Dynamics::create(const Robot& robot, const std::vector<int>& tips, Back
   }
   if (backend == Backend::Jit) {
 #ifdef SOA_HAVE_LLVM_JIT
-    std::vector<emit::Kernel> code;
+    std::vector<specialise::Kernel> code;
     for (const LoweredKernel& k : impl->kernels) code.push_back(specialise_kernel(k, impl->robot));
-    impl->compiled.emplace(jit::compile(code));
+    impl->compiled.emplace(jit_compile(code));
 #else
     throw UserError("this soac was built without LLVM (SOA_WITH_LLVM=OFF): no JIT backend");
 #endif
@@ -57,6 +57,28 @@ Dynamics::Dynamics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dynamics::Dynamics(Dynamics&&) noexcept = default;
 Dynamics& Dynamics::operator=(Dynamics&&) noexcept = default;
 Dynamics::~Dynamics() = default;
+
+Dynamics::Data Dynamics::data() const {
+  Data d;
+  d.owner_ = impl_.get();
+  if (impl_->backend == Backend::Runtime)
+    for (const LoweredKernel& k : impl_->kernels) d.workspaces_.emplace_back(k.program, impl_->robot);
+  return d;
+}
+
+void Dynamics::run(std::string_view kernel, const double* in, double* out, Data& data) const {
+  if (data.owner_ != impl_.get())
+    throw UserError(fmt::format("Dynamics::run '{}': the Data was made by another Dynamics (use this one's data())",
+                                kernel));
+  const std::size_t i = impl_->index(kernel);
+#ifdef SOA_HAVE_LLVM_JIT
+  if (impl_->compiled) {
+    impl_->compiled->lookup(kernel)(in, out);
+    return;
+  }
+#endif
+  exec::execute(impl_->kernels[i].program, impl_->robot, in, out, data.workspaces_[i]);
+}
 
 void Dynamics::run(std::string_view kernel, const double* in, double* out) const {
   const std::size_t i = impl_->index(kernel);

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "emit-cpp/emit_cpp.hpp"
 #include "support/error.hpp"
 #include "support/pipeline.hpp"
 #include "support/sincos.hpp"
@@ -38,7 +39,7 @@ using KernelFn = void (*)(const double*, double*);
 
 struct Generated {
   std::vector<exec::SweepProgram> programs;  // in standard_kernels() order
-  std::vector<emit::Kernel> kernels;
+  std::vector<specialise::Kernel> kernels;
   emit::Target target;
   emit::Emitted files;
 };
@@ -58,7 +59,7 @@ Generated generate(const Robot& robot, const std::vector<int>& tips, const std::
 }
 
 // One hand-written kernel, emitted as the code of robot `id`.
-Generated generate(const emit::Kernel& k, const std::string& id) {
+Generated generate(const specialise::Kernel& k, const std::string& id) {
   Generated g;
   g.kernels = {k};
   g.target.robot = id;
@@ -105,7 +106,7 @@ void check_against_runtime(const Robot& robot, const std::vector<int>& tips, con
   const auto constants = exec::make_constants(robot, tips);
   std::mt19937_64 rng(99);
   for (std::size_t i = 0; i < g.kernels.size(); ++i) {
-    const emit::Kernel& k = g.kernels[i];
+    const specialise::Kernel& k = g.kernels[i];
     INFO(id << ": " << k.name);
     const KernelFn fn = lib.get(id + "_" + k.name);
     REQUIRE(fn != nullptr);
@@ -114,7 +115,7 @@ void check_against_runtime(const Robot& robot, const std::vector<int>& tips, con
     for (int sample = 0; sample < 100; ++sample) {
       const State s = random_state(robot, static_cast<int>(tips.size()), rng);
       std::vector<double> in;
-      for (const emit::Port& p : k.inputs) {
+      for (const specialise::Port& p : k.inputs) {
         const VecX& x = p.name == "q" ? s.q : p.name == "qd" ? s.qd : p.name == "f0" ? s.f0 : s.qdd;
         in.insert(in.end(), x.data(), x.data() + x.size());
       }
@@ -167,7 +168,7 @@ TEST_CASE("generated code carries its provenance and is deterministic", "[emit-c
 TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per angle", "[emit-cpp]") {
   // A kernel taking the sine and cosine of each of its inputs, one output each.
   const int n = 16;
-  emit::Kernel k;
+  specialise::Kernel k;
   k.name = "trig";
   k.expression = k.derivation = k.meaning = "sin and cos of x";
   k.inputs = {{"x", n, {}}};
@@ -250,7 +251,7 @@ TEST_CASE("the sin-cos pairs of the inputs open each kernel, in input order, and
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const Generated g = generate(panda, panda.default_tips(), "panda");
   const std::string& source = g.files.source;
-  for (const emit::Kernel& k : g.kernels) {
+  for (const specialise::Kernel& k : g.kernels) {
     INFO(k.name);
     // The inputs some Sin or Cos reads: q's offsets (q comes first in every kernel).
     std::set<int> angles;
@@ -283,7 +284,7 @@ TEST_CASE("sin-cos pairs of computed values stay at their first use; unused inpu
   // x[0], x[1], x[2]: sin(x[0] x[1]), cos(x[2]), sin(x[0]), cos(x[0] x[1]) and a sum; x[1]
   // has no sine or cosine.
   using specialise::ScalarOp;
-  emit::Kernel k;
+  specialise::Kernel k;
   k.name = "mixed";
   k.expression = k.derivation = k.meaning = "sin and cos of inputs and of a product";
   k.inputs = {{"x", 3, {}}};
@@ -323,7 +324,7 @@ TEST_CASE("kernel names the generated namespace already holds are refused", "[em
   const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
   Generated g = generate(robot, robot.default_tips(), "double_pendulum");
   for (const char* taken : {"soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "nq", "nv", "tips"}) {
-    std::vector<emit::Kernel> kernels = g.kernels;
+    std::vector<specialise::Kernel> kernels = g.kernels;
     kernels.back().name = taken;
     try {
       emit::emit_cpp(kernels, g.target);
@@ -339,9 +340,9 @@ TEST_CASE("kernel names the generated namespace already holds are refused", "[em
 }
 
 TEST_CASE("identifiers and literals are valid C++", "[emit-cpp]") {
-  CHECK(emit::identifier("panda") == "panda");
-  CHECK(emit::identifier("random tree (seed 3)") == "random_tree_seed_3");
-  CHECK(emit::identifier("7dof-arm") == "robot_7dof_arm");
+  CHECK(specialise::identifier("panda") == "panda");
+  CHECK(specialise::identifier("random tree (seed 3)") == "random_tree_seed_3");
+  CHECK(specialise::identifier("7dof-arm") == "robot_7dof_arm");
 }
 
 namespace {
@@ -469,17 +470,17 @@ TEST_CASE("names that cannot be a C++ namespace, function or C symbol are refuse
   for (const char* bad : {"int", "delete", "class", "and", "restrict", "main", "__x", "a__b", "_Panda", "_panda", "7dof",
                           "a-b", "", "x y", "caf\xc3\xa9"}) {
     INFO("'" << bad << "'");
-    CHECK(!emit::name_problem(bad, true).empty());
-    CHECK(!emit::name_problem(bad, false).empty());
+    CHECK(!specialise::name_problem(bad, true).empty());
+    CHECK(!specialise::name_problem(bad, false).empty());
   }
-  CHECK_THAT(emit::name_problem("int"), Catch::Equals("is a C or C++ keyword"));
-  CHECK_THAT(emit::name_problem("__x"), Catch::Contains("double underscore"));
+  CHECK_THAT(specialise::name_problem("int"), Catch::Equals("is a C or C++ keyword"));
+  CHECK_THAT(specialise::name_problem("__x"), Catch::Contains("double underscore"));
   // The prefix also names the namespace and comes before '_' in every symbol.
   for (const char* prefix_only : {"std", "Eigen", "soa_gen", "panda_"}) {
-    CHECK(!emit::name_problem(prefix_only, true).empty());
-    CHECK(emit::name_problem(prefix_only, false).empty());
+    CHECK(!specialise::name_problem(prefix_only, true).empty());
+    CHECK(specialise::name_problem(prefix_only, false).empty());
   }
-  for (const char* good : {"panda", "panda_a", "Panda7", "forward_dynamics", "x"}) CHECK(emit::name_problem(good, true).empty());
+  for (const char* good : {"panda", "panda_a", "Panda7", "forward_dynamics", "x"}) CHECK(specialise::name_problem(good, true).empty());
 
   const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
   try {
@@ -492,34 +493,34 @@ TEST_CASE("names that cannot be a C++ namespace, function or C symbol are refuse
   g.kernels.back().name = "class";
   CHECK_THROWS_WITH(emit::emit_cpp(g.kernels, g.target), "emit-cpp: kernel name 'class' is a C or C++ keyword");
   // A default name from the robot's is always usable.
-  CHECK(emit::identifier("int") == "robot_int");
-  CHECK(emit::identifier("std") == "robot_std");
-  CHECK(emit::identifier("__init__") == "init");
-  CHECK(emit::identifier("") == "robot");
+  CHECK(specialise::identifier("int") == "robot_int");
+  CHECK(specialise::identifier("std") == "robot_std");
+  CHECK(specialise::identifier("__init__") == "init");
+  CHECK(specialise::identifier("") == "robot");
 }
 
 TEST_CASE("comment_safe: no text ends a // comment line, continues it or hides in it", "[emit-cpp]") {
-  CHECK(emit::comment_safe("panda_link7: kinematics") == "panda_link7: kinematics");
-  CHECK(emit::comment_safe("a\nint x = 1;\r\n//") == "a\\x0aint x = 1;\\x0d\\x0a//");
-  CHECK(emit::comment_safe("end\\") == "end\\x5c");
-  CHECK(emit::comment_safe("trigraph ?\?/") == "trigraph ?\\x3f/");
-  CHECK(emit::comment_safe("*/ x /*") == "*\\x2f x /*");
-  CHECK(emit::comment_safe("tab\there") == "tab\\x09here");
-  CHECK(emit::comment_safe("\"q\" 'q'") == "\"q\" 'q'");
+  CHECK(specialise::comment_safe("panda_link7: kinematics") == "panda_link7: kinematics");
+  CHECK(specialise::comment_safe("a\nint x = 1;\r\n//") == "a\\x0aint x = 1;\\x0d\\x0a//");
+  CHECK(specialise::comment_safe("end\\") == "end\\x5c");
+  CHECK(specialise::comment_safe("trigraph ?\?/") == "trigraph ?\\x3f/");
+  CHECK(specialise::comment_safe("*/ x /*") == "*\\x2f x /*");
+  CHECK(specialise::comment_safe("tab\there") == "tab\\x09here");
+  CHECK(specialise::comment_safe("\"q\" 'q'") == "\"q\" 'q'");
   // UTF-8 text stays readable; direction overrides, line separators, C1 controls and
   // malformed bytes do not.
-  CHECK(emit::comment_safe("caf\xc3\xa9 \xcf\x88") == "caf\xc3\xa9 \xcf\x88");
-  CHECK(emit::comment_safe("a\xe2\x80\xae" "b") == "a\\xe2\\x80\\xae" "b");
-  CHECK(emit::comment_safe("a\xe2\x80\xa8" "b") == "a\\xe2\\x80\\xa8" "b");
-  CHECK(emit::comment_safe("a\xc2\x85" "b") == "a\\xc2\\x85" "b");
-  CHECK(emit::comment_safe("a\xff\xc3") == "a\\xff\\xc3");
-  CHECK(emit::comment_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(specialise::comment_safe("caf\xc3\xa9 \xcf\x88") == "caf\xc3\xa9 \xcf\x88");
+  CHECK(specialise::comment_safe("a\xe2\x80\xae" "b") == "a\\xe2\\x80\\xae" "b");
+  CHECK(specialise::comment_safe("a\xe2\x80\xa8" "b") == "a\\xe2\\x80\\xa8" "b");
+  CHECK(specialise::comment_safe("a\xc2\x85" "b") == "a\\xc2\\x85" "b");
+  CHECK(specialise::comment_safe("a\xff\xc3") == "a\\xff\\xc3");
+  CHECK(specialise::comment_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
   // Property: for any bytes, one line, not ending in a backslash, no */ and no ??.
   std::mt19937_64 rng(3);
   for (int i = 0; i < 2000; ++i) {
     std::string text(rng() % 12, ' ');
     for (char& c : text) c = "\n\r\\?*/\x7f\xe2\x80\xae\xc3\xa9" "a"[rng() % 13];
-    const std::string safe = emit::comment_safe(text);
+    const std::string safe = specialise::comment_safe(text);
     INFO(safe);
     CHECK(safe.find_first_of("\n\r") == std::string::npos);
     CHECK((safe.empty() || safe.back() != '\\'));

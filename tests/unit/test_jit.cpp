@@ -24,11 +24,13 @@ TEST_CASE("LLVM JIT: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[j
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/SourceMgr.h>
 
 #include "emit-llvm/emit_llvm.hpp"
 #include "emit-llvm/jit.hpp"
 #include "exec/constants.hpp"
+#include "pipeline/jit.hpp"
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
 #include "support/pipeline.hpp"
@@ -147,12 +149,12 @@ std::string message_of(F&& f) {
 enum class Path { ScalarPrograms, SweepPrograms, PipelineKernels };
 
 // share_min_ops < 0: the default options; otherwise programs of that many operations that
-// several kernels compute alike are shared (jit::Options::share_min_ops) -- and must be.
+// several kernels compute alike are shared (pipeline::JitOptions::share_min_ops) -- and must be.
 void check_robot(const Robot& robot, Path path = Path::ScalarPrograms, int share_min_ops = -1) {
   const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
   std::vector<std::pair<std::string, exec::SweepProgram>> programs;
-  std::vector<emit::Kernel> pipeline_kernels;
+  std::vector<specialise::Kernel> pipeline_kernels;
   NamedPrograms code;
   for (const auto& k : lower::standard_kernels()) {
     programs.emplace_back(k.name, test::kernel_program(k));
@@ -163,11 +165,11 @@ void check_robot(const Robot& robot, Path path = Path::ScalarPrograms, int share
       code.emplace_back(k.name, specialise::specialise(programs.back().second, constants));
     }
   }
-  jit::Options options;
+  pipeline::JitOptions options;
   if (share_min_ops >= 0) options.share_min_ops = share_min_ops;
-  const jit::Kernels kernels = path == Path::SweepPrograms     ? jit::compile(programs, constants, options)
-                               : path == Path::PipelineKernels ? jit::compile(pipeline_kernels, options)
-                                                               : jit::compile(code, options);
+  const jit::Kernels kernels = path == Path::SweepPrograms     ? pipeline::jit_compile(programs, constants, options)
+                               : path == Path::PipelineKernels ? pipeline::jit_compile(pipeline_kernels, options)
+                                                               : pipeline::jit_compile(code, options);
   if (share_min_ops > 0) {
     REQUIRE(!kernels.shared_timings().empty());
     for (const jit::KernelTiming& t : kernels.shared_timings()) CHECK(t.users.size() >= 2);
@@ -541,6 +543,49 @@ TEST_CASE("kernels calling the programs they share equal the interpreter bit for
   check_robot(random_tree(5, RandomTreeOptions{9, true, true, true, 0.5}), Path::SweepPrograms, 20);
 }
 
+TEST_CASE("the back-end compiles the shared functions and the kernels calling them it is given", "[jit]") {
+  // A shared function computing in[0] in[1], whose output a caller finds at in[2]; a kernel
+  // whose body adds in[0] to it, and one calling nothing.
+  Builder product(2);
+  product.p.outputs = {product.add(ScalarOp::Mul, product.in(0), product.in(1))};
+  Builder body(3);
+  body.p.outputs = {body.add(ScalarOp::Add, body.in(0), body.in(2))};
+  const ScalarProgram alone = every_op();
+  jit::Code code;
+  code.shared.push_back({"robot_product", &product.p, {"k"}});
+  jit::KernelCode& k = code.kernels.emplace_back();
+  k.name = "k";
+  k.symbol = "robot_k";
+  k.program = &body.p;
+  k.calls = {{"robot_product", 2}};
+  k.body = "robot_k_body";
+  k.own_inputs = 2;
+  jit::KernelCode& other = code.kernels.emplace_back();
+  other.name = "other";
+  other.symbol = "robot_other";
+  other.program = &alone;
+  const jit::Kernels kernels = jit::compile(code);
+  CHECK(kernels.names() == std::vector<std::string>{"k", "other"});
+  double out = 0;
+  const double in[2] = {1.5, -2.0};
+  kernels.lookup("k")(in, &out);
+  CHECK(out == 1.5 + 1.5 * -2.0);
+  const std::vector<double> x = {0.3, -0.7, 1.1};
+  CHECK(identical(run(kernels.lookup("other"), alone, x), interpret(alone, x)));
+  REQUIRE(kernels.shared_timings().size() == 1);
+  CHECK(kernels.shared_timings()[0].name == "robot_product");
+  CHECK(kernels.shared_timings()[0].users == std::vector<std::string>{"k"});
+  CHECK(kernels.timings()[0].ops == 1);  // the body's own: the product is the shared function's
+  // What the caller must get right: distinct functions, calls of shared functions only.
+  jit::Code clash = code;
+  clash.kernels[0].body = "robot_product";
+  CHECK_THAT(message_of<UserError>([&] { jit::compile(clash); }), Catch::Contains("two functions are called 'robot_product'"));
+  jit::Code unknown = code;
+  unknown.kernels[0].calls = {{"robot_nothing", 2}};
+  CHECK_THAT(message_of<UserError>([&] { jit::compile(unknown); }),
+             Catch::Contains("kernel 'k' calls 'robot_nothing', which is no shared function"));
+}
+
 TEST_CASE("kernels compile on several threads at once", "[jit]") {
   const ScalarProgram p = every_op();
   const std::vector<double> in = {0.3, -0.7, 1.1};
@@ -569,6 +614,13 @@ TEST_CASE("programs violating the contract are reported, not compiled", "[jit]")
   CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[0].a = 3; }), Catch::Contains("reads in[3], but the kernel has 3 inputs"));
   CHECK_THAT(broken([](ScalarProgram& p) { p.outputs[2] = 999; }), Catch::Contains("out[2] is node 999"));
   CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[7].op = static_cast<ScalarOp>(42); }), Catch::Contains("unknown op"));
+  // The pipeline checks them before sharing reads them.
+  ScalarProgram bad = every_op();
+  bad.nodes[8].a = 20;
+  pipeline::JitOptions share_all;
+  share_all.share_min_ops = 1;
+  CHECK_THAT(message_of<InternalError>([&] { pipeline::jit_compile({{"good", every_op()}, {"broken", bad}}, share_all); }),
+             Catch::Contains("kernel 'broken'") && Catch::Contains("node 8 (sub) has operand a = 20"));
   // Nothing half-built stays behind in a module when emission refuses.
   llvm::LLVMContext context;
   llvm::Module m("m", context);
@@ -633,8 +685,46 @@ TEST_CASE("bad names and options are the user's errors", "[jit]") {
   CHECK(identical(run(f, p, in), interpret(p, in)));
 }
 
+TEST_CASE("LLVM's process-wide options change only when the caller asks, and the code is the same", "[jit]") {
+  // The options tune_llvm_process_options() sets and their tuned values (jit.hpp). LLVM
+  // declares all three `static cl::opt<bool>` (MachineScheduler.cpp, TargetPassConfig.cpp,
+  // X86FixupBWInsts.cpp); they are read here as a host program would.
+  const std::vector<std::pair<std::string, bool>> tuned = {
+      {"enable-misched", false}, {"disable-copyprop", true}, {"fixup-byte-word-insts", false}};
+  const auto option = [](const std::string& name) -> llvm::cl::opt<bool>& {
+    auto& registered = llvm::cl::getRegisteredOptions();
+    const auto it = registered.find(name);
+    REQUIRE(it != registered.end());
+    return *static_cast<llvm::cl::opt<bool>*>(it->second);
+  };
+  const ScalarProgram p = every_op();
+  const std::vector<double> in = {0.3, -0.7, 1.1};
+  const jit::Kernels plain = jit::compile({{"f", p}});
+  CHECK(identical(run(plain.lookup("f"), p, in), interpret(p, in)));
+  for (const auto& [name, value] : tuned) {
+    INFO(name << ": compiling leaves LLVM's default");
+    llvm::cl::opt<bool>& o = option(name);
+    CHECK(o.getNumOccurrences() == 0);
+    // disable-copyprop has no cl::init: its default is a value-initialised bool.
+    const bool llvm_default = o.getDefault().hasValue() ? o.getDefault().getValue() : false;
+    CHECK(o.getValue() == llvm_default);
+    CHECK(o.getValue() != value);
+  }
+  jit::tune_llvm_process_options();
+  jit::tune_llvm_process_options();  // a second call changes nothing
+  for (const auto& [name, value] : tuned) {
+    INFO(name << ": tuned");
+    CHECK(option(name).getValue() == value);
+    CHECK(option(name).getNumOccurrences() == 1);
+  }
+  const jit::Kernels tuned_kernels = jit::compile({{"f", p}});
+  CHECK(identical(run(tuned_kernels.lookup("f"), p, in), interpret(p, in)));
+}
+
 // Hidden (run with `test_jit "[jit-timing]"`): the compile time of every standard kernel of
-// the Talos (44 joints + free flyer: 50 dofs), the issue's < 1 s target, and the JIT's accuracy.
+// the Talos (44 joints + free flyer: 50 dofs), split per kernel and phase, as soac jit
+// compiles them (pipeline::jit_compile after jit::tune_llvm_process_options()), and the
+// JIT's accuracy.
 TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-timing]") {
   const Robot robot = load_urdf(test::shared_robot_path("talos_full.urdf"), LoadOptions{true});
   const std::vector<int> tips = robot.default_tips();
@@ -645,10 +735,21 @@ TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-ti
     programs.push_back(test::kernel_program(k));
     code.emplace_back(k.name, specialise::specialise(programs.back(), constants));
   }
+  {
+    // First with LLVM's own process-wide options (unless this process tuned them already),
+    // as a program embedding soac that does not call tune_llvm_process_options(); after a
+    // small compile, so that neither figure carries LLVM's first-use costs.
+    jit::compile({{"warm_up", every_op()}});
+    const jit::Kernels untuned = pipeline::jit_compile(code);
+    std::printf("talos_full (nv %d), default options, LLVM's process-wide options untouched: wall clock %.1f ms, "
+                "CPU time %.1f ms\n", robot.nv, 1e3 * untuned.total_seconds(), 1e3 * untuned.cpu_seconds());
+  }
+  jit::tune_llvm_process_options();
   const std::clock_t cpu_start = std::clock();
-  const jit::Kernels kernels = jit::compile(code);
+  const jit::Kernels kernels = pipeline::jit_compile(code);
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  std::printf("talos_full (nv %d), default options, cpu %s:\n", robot.nv, kernels.cpu().c_str());
+  std::printf("talos_full (nv %d), default options, tune_llvm_process_options(), cpu %s:\n", robot.nv,
+              kernels.cpu().c_str());
   double emit = 0, optimise = 0, codegen = 0;
   std::vector<jit::KernelTiming> all = kernels.timings();
   all.insert(all.end(), kernels.shared_timings().begin(), kernels.shared_timings().end());
@@ -659,7 +760,7 @@ TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-ti
     optimise += t.optimise_seconds;
     codegen += t.codegen_seconds;
   }
-  std::printf("  sum: emit %.1f ms, passes %.1f ms, codegen %.1f ms; compile() wall clock %.1f ms, CPU time %.1f ms\n",
+  std::printf("  sum: emit %.1f ms, passes %.1f ms, codegen %.1f ms; jit_compile() wall clock %.1f ms, CPU time %.1f ms\n",
               1e3 * emit, 1e3 * optimise, 1e3 * codegen, 1e3 * kernels.total_seconds(), 1e3 * cpu_seconds);
   std::mt19937_64 rng(1);
   double worst_ssa = 0, worst_generic = 0;
