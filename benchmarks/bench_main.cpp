@@ -48,6 +48,7 @@
 #include "pipeline/kernels.hpp"
 #ifdef SOA_HAVE_LLVM_JIT
 #include "emit-llvm/jit.hpp"
+#include "pipeline/jit.hpp"
 #endif
 #include "support/mujoco_oracle.hpp"
 #include "talos.hpp"
@@ -74,7 +75,7 @@ struct RobotCase {
   Robot robot;
   exec::RobotConstants<double> constants;
   std::array<KernelFn, kKernels> generated{};
-  std::array<KernelFn, kKernels> jitted{};  // LLVM ORC, the same scalar programs (issue 5)
+  std::array<KernelFn, kKernels> jitted{};  // LLVM ORC, the same scalar programs (soac jit)
 #ifdef SOA_HAVE_LLVM_JIT
   std::unique_ptr<jit::Kernels> jit_kernels;  // owns jitted
 #endif
@@ -178,7 +179,7 @@ std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string&
 #ifdef SOA_HAVE_LLVM_JIT
   std::vector<std::pair<std::string, exec::SweepProgram>> named;
   for (int k = 0; k < kKernels; ++k) named.emplace_back(kKernelName[k], r->programs[k]);
-  r->jit_kernels = std::make_unique<jit::Kernels>(jit::compile(named, r->constants));
+  r->jit_kernels = std::make_unique<jit::Kernels>(pipeline::jit_compile(named, r->constants));
   for (int k = 0; k < kKernels; ++k) r->jitted[k] = r->jit_kernels->lookup(kKernelName[k]);
 #endif
 
@@ -320,6 +321,14 @@ void register_case(RobotCase& r) {
     add_benchmark(name(kRuntime), r.output_size[k], [&r, kernel](int s, double* out) {
       exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out);
     });
+    // The generic runtime with its workspace made once (exec::Workspace), beside the row
+    // above that makes one per call; one robot is enough to see what allocation costs.
+    if (r.name == "panda")
+      add_benchmark(fmt::format("{}/{}/runtime-workspace", r.name, kKernelLabel[k]), r.output_size[k],
+                    [&r, kernel, ws = std::make_shared<exec::Workspace<double>>(r.programs[kernel], r.constants)](
+                        int s, double* out) {
+                      exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out, *ws);
+                    });
     add_benchmark(name(kMujoco), r.output_size[k],
                   [&r, kernel](int s, double* out) { mujoco_call(kernel, r, s, out); });
     if (const KernelFn jitted = r.jitted[k])
@@ -420,7 +429,7 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
               "comPos + crb + factorM + solveM(identity).\n",
               mj_versionString());
 #ifdef SOA_HAVE_LLVM_JIT
-  std::printf("JIT: soa::jit::compile's defaults (host CPU, -O2 code generation, no FMA contraction)%s.\n",
+  std::printf("JIT: soa::pipeline::jit_compile's defaults (host CPU, -O2 code generation, no FMA contraction)%s.\n",
 #ifdef __FMA__
               "; g++ contracts the generated code of this build into FMAs (-ffp-contract=fast)"
 #else
@@ -438,6 +447,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) std::sscanf(argv[i], "--benchmark_repetitions=%d", &repetitions);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+#ifdef SOA_HAVE_LLVM_JIT
+  jit::tune_llvm_process_options();  // the JIT column is soac jit's code
+#endif
 
   std::vector<std::unique_ptr<RobotCase>> cases;
   try {

@@ -24,6 +24,9 @@ Layout layout(const SweepProgram& program, int nq, int nv, int n, int m) {
   return l;
 }
 
+template class Workspace<double>;
+template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
+                              Workspace<double>&, Observer*);
 template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
                               Observer*);
 

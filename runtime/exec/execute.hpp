@@ -15,10 +15,22 @@
 //   does not branch on values, so that every scalar type runs the same arithmetic.
 // - An Observer, if given, is told which statement runs at which body before it runs (the
 //   specialiser labels its nodes with it).
+// - Workspace<S> is the scratch memory a run writes into (Pinocchio's Model/Data split: the
+//   program and the robot are the model, the workspace is the data). Made once for a
+//   (program, robot) pair, execute(program, robot, in, out, workspace) allocates nothing
+//   when no Observer is given. A workspace fits every pair with the shapes it was made for
+//   (the same vars and their spaces, inputs, output and columns; the same n, m, nq, nv);
+//   given any other pair execute throws UserError naming both and writes nothing. Its
+//   contents between runs mean nothing: a run reads only what it wrote, so results equal
+//   those of a fresh workspace bit for bit. One workspace serves one run at a time.
+// - execute(program, robot, in, out) without a workspace makes one per call (the
+//   specialiser traces through it); it is safe to call from several threads at once.
 #pragma once
 
 #include <Eigen/Dense>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "exec/constants.hpp"
@@ -48,10 +60,62 @@ template <class S> Layout layout(const SweepProgram& program, const RobotConstan
   return layout(program, robot.nq, robot.nv, robot.n(), robot.m());
 }
 
+namespace detail {
+template <class S> class Executor;
+}
+
+template <class S>
+class Workspace {
+public:
+  Workspace(const SweepProgram& program, const RobotConstants<S>& robot);
+
+  // Whether this workspace serves (program, robot): the same shapes (contract above).
+  bool fits(const SweepProgram& program, const RobotConstants<S>& robot) const;
+  // The UserError execute throws when it does not (one line naming both pairs).
+  [[noreturn]] void mismatch(const SweepProgram& program, const RobotConstants<S>& robot) const;
+  const Layout& layout() const { return layout_; }
+
+private:
+  template <class> friend class detail::Executor;
+  struct Articulated {
+    SMat<S> P, Pplus, D, Dinv, G;
+  };
+  // What the sizes below were made from (fits() compares them).
+  std::string program_, robot_;  // names, for the message
+  int n_ = 0, m_ = 0, nq_ = 0, nv_ = 0;
+  std::vector<Space> spaces_;  // per var
+  std::vector<int> inputs_;
+  Space out_rows_ = Space::Joint;
+  std::optional<Space> out_cols_;
+  int out_var_ = -1;
+  std::optional<Columns> columns_shape_;  // without its loops
+  Layout layout_;
+  // Per body (the model quantities), per var and body or tip, q, and the columns' buffers.
+  std::vector<Transform<S>> X_;
+  std::vector<SVec<S>> V_, a_, b_;
+  std::vector<Articulated> art_;
+  std::vector<Inertia<S>> R_;
+  std::vector<SMat<S>> ups_;
+  std::vector<std::vector<SVec<S>>> vals_;  // [var][body, or tip for Tip vars]
+  std::vector<S> config_;                   // q
+  std::vector<S> unit_;                     // e_j
+  std::vector<S> A_, WA_;                   // Gram: the columns of A and W A
+  int half_rows_ = 0;                       // Gram: the rows of A
+};
+
+// With a workspace made for (program, robot), or one fitting it (contract above).
+template <class S>
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
+             Workspace<S>& workspace, Observer* observer = nullptr);
+
+// A workspace made for this call.
 template <class S>
 void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
              Observer* observer = nullptr);
 
+extern template class Workspace<double>;
+extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&,
+                                     const double*, double*, Workspace<double>&, Observer*);
 extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&,
                                      const double*, double*, Observer*);
 

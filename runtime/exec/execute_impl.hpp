@@ -2,7 +2,10 @@
 // specialiser (S = its tracing scalar); nothing else should include it.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "exec/execute.hpp"
 #include "exec/spatial.hpp"
@@ -42,25 +45,17 @@ template <class S> M3<S> quaternion_rotation(const S* q) {
           s * (x * z - y * w),       s * (y * z + x * w),         one - s * (x * x + y * y)};
 }
 
+// Runs one program on one workspace; every array it writes is the workspace's.
 template <class S>
 class Executor {
 public:
-  Executor(const SweepProgram& p, const RobotConstants<S>& r, Observer* obs) : p_(p), r_(r), obs_(obs) {
-    const int n = r.n();
-    X_.resize(n);
-    V_.resize(n);
-    a_.resize(n);
-    b_.resize(n);
-    art_.resize(n);
-    R_.resize(n);
-    ups_.resize(n);
-    vals_.resize(p.vars.size());
-    for (std::size_t v = 0; v < p.vars.size(); ++v)
-      vals_[v].resize(p.vars[v].space == Space::Tip ? r.m() : n);
-  }
+  Executor(const SweepProgram& p, const RobotConstants<S>& r, Workspace<S>& w, Observer* obs)
+      : p_(p), r_(r), obs_(obs), X_(w.X_), V_(w.V_), a_(w.a_), b_(w.b_), art_(w.art_), R_(w.R_),
+        ups_(w.ups_), vals_(w.vals_), config_(w.config_), unit_(w.unit_), A_(w.A_), WA_(w.WA_),
+        half_rows_(w.half_rows_), lay_(w.layout_) {}
 
   void run(const S* in, S* out) {
-    const Layout lay = layout(p_, r_);
+    const Layout& lay = lay_;
     for (std::size_t i = 0; i < p_.inputs.size(); ++i) load(p_.inputs[i], in + lay.inputs[i].offset);
     run_loops(p_.loops);
     if (!p_.columns) {
@@ -71,13 +66,11 @@ public:
     const int cols = lay.cols;
     const bool gram = c.fill == Fill::Gram;
     // Gram: the columns of A and W A, kept until every column is known.
-    const int half_rows = gram ? space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m()) : 0;
-    std::vector<S> A, WA;
-    if (gram) {
-      A.resize(static_cast<std::size_t>(half_rows) * cols);
-      WA.resize(A.size());
-    }
-    std::vector<S> unit(static_cast<std::size_t>(cols), S(0.0));
+    const int half_rows = half_rows_;
+    std::vector<S>& A = A_;
+    std::vector<S>& WA = WA_;
+    std::vector<S>& unit = unit_;
+    std::fill(unit.begin(), unit.end(), S(0.0));
     for (column_ = 0; column_ < cols; ++column_) {
       unit[column_] = S(1.0);
       load(c.unit, unit.data());
@@ -96,20 +89,21 @@ public:
   }
 
 private:
+  using Articulated = typename Workspace<S>::Articulated;
   const SweepProgram& p_;
   const RobotConstants<S>& r_;
   Observer* obs_;
   int column_ = -1;
-  struct Articulated {
-    SMat<S> P, Pplus, D, Dinv, G;
-  };
-  std::vector<Transform<S>> X_;
-  std::vector<SVec<S>> V_, a_, b_;
-  std::vector<Articulated> art_;
-  std::vector<Inertia<S>> R_;
-  std::vector<SMat<S>> ups_;
-  std::vector<std::vector<SVec<S>>> vals_;  // [var][body, or tip for Tip vars]
-  std::vector<S> config_;                   // q
+  std::vector<Transform<S>>& X_;
+  std::vector<SVec<S>>&V_, &a_, &b_;
+  std::vector<Articulated>& art_;
+  std::vector<Inertia<S>>& R_;
+  std::vector<SMat<S>>& ups_;
+  std::vector<std::vector<SVec<S>>>& vals_;  // [var][body, or tip for Tip vars]
+  std::vector<S>& config_;                   // q
+  std::vector<S>&unit_, &A_, &WA_;
+  const int half_rows_;
+  const Layout& lay_;
 
   const BodyConstants<S>& body(int k) const { return r_.bodies[k]; }
 
@@ -118,7 +112,7 @@ private:
   void load(int v, const S* src) {
     const Space s = p_.vars[v].space;
     if (s == Space::Config) {
-      config_.assign(src, src + r_.nq);
+      std::copy(src, src + r_.nq, config_.begin());
       return;
     }
     for (std::size_t i = 0; i < vals_[v].size(); ++i) {
@@ -159,13 +153,19 @@ private:
     return owner;
   }
 
-  // CRB-H (004 eq. 5.45): column j is exact in the rows of body(j) and its ancestors.
+  // CRB-H (004 eq. 5.45): column j is exact in the rows of body(j) and its ancestors. By
+  // blocks of bodies, so that no table of joint owners is needed (nothing is allocated);
+  // exact entries are never written, so the order of the blocks does not matter.
   void symmetric_fill(S* out, int rows) const {
-    const std::vector<int> owner = owners(Space::Joint);
-    for (int c = 0; c < rows; ++c)
-      for (int r = 0; r < rows; ++r) {
-        if (ancestor_or_self(owner[r], owner[c])) continue;
-        out[c * rows + r] = ancestor_or_self(owner[c], owner[r]) ? out[r * rows + c] : S(0.0);
+    for (int bc = 0; bc < r_.n(); ++bc)
+      for (int br = 0; br < r_.n(); ++br) {
+        if (ancestor_or_self(br, bc)) continue;
+        const bool mirror = ancestor_or_self(bc, br);
+        for (int jc = 0; jc < body(bc).nv; ++jc)
+          for (int jr = 0; jr < body(br).nv; ++jr) {
+            const int c = body(bc).v_offset + jc, r = body(br).v_offset + jr;
+            out[c * rows + r] = mirror ? out[r * rows + c] : S(0.0);
+          }
       }
   }
 
@@ -455,9 +455,74 @@ private:
 }  // namespace detail
 
 template <class S>
+Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& robot)
+    : program_(program.name.empty() ? program.source : program.name), robot_(robot.name), n_(robot.n()),
+      m_(robot.m()), nq_(robot.nq), nv_(robot.nv), inputs_(program.inputs), out_rows_(program.output.rows),
+      out_cols_(program.output.cols), out_var_(program.output.var), layout_(exec::layout(program, robot)) {
+  for (const Var& v : program.vars) spaces_.push_back(v.space);
+  const auto n = static_cast<std::size_t>(n_);
+  X_.resize(n);
+  V_.resize(n);
+  a_.resize(n);
+  b_.resize(n);
+  art_.resize(n);
+  R_.resize(n);
+  ups_.resize(n);
+  vals_.resize(spaces_.size());
+  for (std::size_t v = 0; v < spaces_.size(); ++v) vals_[v].resize(spaces_[v] == Space::Tip ? m_ : n);
+  config_.resize(static_cast<std::size_t>(nq_));
+  if (!program.columns) return;
+  const Columns& c = *program.columns;
+  columns_shape_.emplace();
+  columns_shape_->space = c.space;
+  columns_shape_->unit = c.unit;
+  columns_shape_->result = c.result;
+  columns_shape_->fill = c.fill;
+  columns_shape_->weighted = c.weighted;
+  unit_.resize(static_cast<std::size_t>(layout_.cols));
+  if (c.fill != Fill::Gram) return;
+  half_rows_ = space_size(spaces_[c.result], nq_, nv_, n_, m_);
+  A_.resize(static_cast<std::size_t>(half_rows_) * layout_.cols);
+  WA_.resize(A_.size());
+}
+
+template <class S>
+bool Workspace<S>::fits(const SweepProgram& program, const RobotConstants<S>& robot) const {
+  if (robot.n() != n_ || robot.m() != m_ || robot.nq != nq_ || robot.nv != nv_) return false;
+  if (program.vars.size() != spaces_.size() || program.inputs != inputs_) return false;
+  for (std::size_t v = 0; v < spaces_.size(); ++v)
+    if (program.vars[v].space != spaces_[v]) return false;
+  const Output& o = program.output;
+  if (o.rows != out_rows_ || o.cols != out_cols_ || o.var != out_var_) return false;
+  if (program.columns.has_value() != columns_shape_.has_value()) return false;
+  if (!program.columns) return true;
+  const Columns &c = *program.columns, &w = *columns_shape_;
+  return c.space == w.space && c.unit == w.unit && c.result == w.result && c.fill == w.fill &&
+         c.weighted == w.weighted;
+}
+
+template <class S>
+void Workspace<S>::mismatch(const SweepProgram& program, const RobotConstants<S>& robot) const {
+  const std::string name = program.name.empty() ? program.source : program.name;
+  throw UserError(fmt::format(
+      "execute: the workspace was made for program '{}' ({} vars) on robot '{}' ({} bodies, {} tips, nq {}, "
+      "nv {}), not for program '{}' ({} vars) on robot '{}' ({} bodies, {} tips, nq {}, nv {})",
+      program_, spaces_.size(), robot_, n_, m_, nq_, nv_, name, program.vars.size(), robot.name, robot.n(),
+      robot.m(), robot.nq, robot.nv));
+}
+
+template <class S>
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
+             Workspace<S>& workspace, Observer* observer) {
+  if (!workspace.fits(program, robot)) workspace.mismatch(program, robot);
+  detail::Executor<S>(program, robot, workspace, observer).run(in, out);
+}
+
+template <class S>
 void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
              Observer* observer) {
-  detail::Executor<S>(program, robot, observer).run(in, out);
+  Workspace<S> workspace(program, robot);
+  detail::Executor<S>(program, robot, workspace, observer).run(in, out);
 }
 
 }  // namespace soa::exec
