@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "driver/driver.hpp"
+#include "emit-cpp/emit_cpp.hpp"
 #include "pipeline/kernels.hpp"
 #include "support/error.hpp"
 
@@ -22,6 +23,8 @@ struct EmitOptions {
   std::string out;
   std::string name;
   std::string library;
+  std::string emit;  // --emit=STAGE
+  int share_min_ops = default_share_min_ops();
 };
 
 void write_file(const fs::path& path, const std::string& text) {
@@ -33,13 +36,20 @@ void write_file(const fs::path& path, const std::string& text) {
 
 int run_emit(const EmitOptions& o) {
   // The name first: a bad one costs nothing.
-  if (!o.name.empty()) emit::check_name(o.name, "--name", true);
+  if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
+  if (!o.emit.empty() && !o.out.empty()) throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
+  if (!o.emit.empty())
+    return print_stage({o.emit, pipeline::kernel_set(o.kernels), nullptr, o.library, o.robot, o.name, o.kernels,
+                        o.share_min_ops});
+  // Without --emit the files are the output: a robot and a directory are needed.
+  if (o.robot.path.empty()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
+  if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
   const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
   const LoadedRobot r = load_robot(o.robot);
-  const std::vector<emit::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
+  const std::vector<specialise::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
-  const std::string name = o.name.empty() ? emit::identifier(r.robot.name) : o.name;
+  const std::string name = o.name.empty() ? specialise::identifier(r.robot.name) : o.name;
   emit::Target target = emit::make_target(r.robot, r.tips, name);
   target.kernel_source = o.kernels;
   const emit::Emitted files = emit::emit_cpp(kernels, target);
@@ -71,11 +81,15 @@ void add_emit(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<EmitOptions>();
   CLI::App* cmd = app.add_subcommand("emit", "generate robot-specialised C++ for a kernel set");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
-  opts->robot.add_to(*cmd, true);
-  cmd->add_option("--out", opts->out, "output directory")->required();
+  opts->robot.add_to(*cmd, false);
+  cmd->add_option("--out", opts->out, "output directory (required unless --emit is given)");
   cmd->add_option("--name", opts->name, "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "
                   "default: the URDF robot name as one)");
   cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  add_emit_stage_option(*cmd, opts->emit);
+  cmd->add_option("--share-min-ops", opts->share_min_ops,
+                  "--emit=shared: share what at least this many operations of a set of kernels compute alike")
+      ->check(CLI::Range(1, 1 << 30));
   cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
 }
 

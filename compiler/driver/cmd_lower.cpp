@@ -16,12 +16,16 @@ struct LowerOptions {
   std::vector<std::string> inputs;
   std::string library;
   RobotOptions robot;
+  std::string emit;  // --emit=STAGE
+  int share_min_ops = default_share_min_ops();
 };
 
 int run_lower(const LowerOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const pipeline::KernelSpec spec{"kernel", o.inputs, syntax::parse_expression(source, &lib.module), "out", ""};
+  if (!o.emit.empty())
+    return print_stage({o.emit, {spec}, source, o.library, o.robot, "", "", o.share_min_ops, &lib});
   rewrite::Options options;
   std::optional<LoadedRobot> robot;
   if (!o.robot.path.empty()) {
@@ -48,6 +52,10 @@ void add_lower(CLI::App& app, Runner& run) {
       ->delimiter(',');
   cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);
+  add_emit_stage_option(*cmd, opts->emit);
+  cmd->add_option("--share-min-ops", opts->share_min_ops,
+                  "--emit=shared: share what at least this many operations of a set of kernels compute alike")
+      ->check(CLI::Range(1, 1 << 30));
   cmd->callback([opts, &run] { run = [opts] { return run_lower(*opts); }; });
 }
 

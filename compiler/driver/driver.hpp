@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/robot.hpp"
+#include "pipeline/kernels.hpp"
 
 namespace soa::driver {
 
@@ -50,6 +52,26 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
 // arm, its lowest-numbered body (a leaf: "the grasp"), so that the arms' tip spaces agree;
 // otherwise random_tree() with every leaf as a tip.
 LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options);
+
+// --emit=STAGE (stages.cpp): the pipeline printed at one stage, computed by the same
+// pipeline functions as soac emit and soac jit. Stages, in order: ast, ir, rewritten,
+// sweeps (robot independent), scalar, shared, cpp, llvm (these need --robot: without one,
+// a UserError, so exit 2). The option's help lists each stage.
+void add_emit_stage_option(CLI::App& cmd, std::string& stage);
+struct StageRequest {
+  std::string stage;
+  std::vector<pipeline::KernelSpec> specs;
+  std::shared_ptr<const syntax::Source> source;  // the command line's text, for --emit=ast
+  std::string library;
+  RobotOptions robot;
+  std::string name;           // soac emit --name
+  std::string kernel_source;  // the .soa file, for the generated banner
+  int share_min_ops = 0;      // --emit=shared: specialise::share's threshold
+  const pipeline::Library* loaded = nullptr;  // the library when the command has read it already
+};
+int print_stage(const StageRequest& request);
+// soac jit's threshold for compiling shared programs once (pipeline::JitOptions::share_min_ops).
+int default_share_min_ops();
 
 // Each subcommand registers itself and sets `run` when it is the one chosen.
 using Runner = std::function<int()>;

@@ -11,6 +11,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.soac_build_dir, "tests", "lit-out")
 
 config.substitutions.append(("%soac", config.soac_path))
+# The unit test whose case goldens.sh runs for the lowered-program goldens.
+config.substitutions.append(("%test_lower", config.test_lower_path))
 config.substitutions.append(("%robots", os.path.join(config.soac_source_dir, "examples", "robots")))
 config.substitutions.append(("%src", config.soac_source_dir))
 config.substitutions.append(("%data", os.path.join(config.soac_source_dir, "tests", "data")))

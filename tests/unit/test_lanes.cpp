@@ -4,13 +4,8 @@
 // JIT-compiled code), and what is not such a sum is left alone.
 #include <catch2/catch.hpp>
 
-#ifndef SOA_HAVE_LLVM_JIT
-
-TEST_CASE("lane groups: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[lanes]") {
-  WARN("the LLVM back-end is not built (SOA_WITH_LLVM=OFF): nothing to test");
-}
-
-#else
+// Built only with the LLVM back-end; without it tests/CMakeLists.txt registers one skipped test.
+// The lane statistics of talos_full's kernels are a benchmark: benchmarks/lanes_main.cpp.
 
 #include <cmath>
 #include <cstdio>
@@ -250,23 +245,3 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
   }
 }
 
-// Hidden (run with `test_lanes "[lanes-stats]"`): how much of each standard kernel of
-// talos_full (13 tips) the lane groups take.
-TEST_CASE("lane group statistics for talos_full", "[.][lanes-stats]") {
-  const Robot robot = load_urdf(test::shared_robot_path("talos_full.urdf"), LoadOptions{true});
-  const auto constants = exec::make_constants(robot, robot.default_tips());
-  for (const auto& k : lower::standard_kernels()) {
-    const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
-    const emit::LanePlan plan = emit::plan_lanes(p, 4);
-    int removed = 0, ops = 0, widths[5] = {};
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      ops += specialise::arity(p.nodes[i].op) > 0;
-      removed += plan.removed[i];
-    }
-    for (const emit::LaneGroup& g : plan.groups) ++widths[g.width];
-    std::printf("%-22s %6d ops, %6d computed by %5zu groups (%d of 4 lanes, %d of 2): %6d terms in %5d steps\n",
-                k.name.c_str(), ops, removed, plan.groups.size(), widths[4], widths[2], plan.terms, plan.steps);
-  }
-}
-
-#endif

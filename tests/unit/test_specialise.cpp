@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "specialise/print.hpp"
 #include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
 #include "support/pipeline.hpp"
@@ -352,4 +353,31 @@ TEST_CASE("sharing works for sets of any number of kernels (more than 64)", "[sp
     CHECK(factored == original);
     CHECK(specialise::count_ops(s.kernels[k].code).total() == 2);
   }
+}
+
+TEST_CASE("a scalar program prints as an SSA listing: names, exact literals, labels once per run", "[specialise][print]") {
+  using specialise::ScalarOp;
+  test::ScalarBuilder b(3);
+  const int q = b.in(2);
+  const int c = b.lit(0.1);
+  const int s = b.add(ScalarOp::Sin, q);
+  const int m = b.add(ScalarOp::Mul, s, c);
+  const int n = b.add(ScalarOp::Neg, m);
+  b.p.labels = {"link1: kinematics", "link1: phi"};
+  b.p.nodes[s].label = 0;
+  b.p.nodes[m].label = 0;
+  b.p.nodes[n].label = 1;
+  b.p.outputs = {n, m};
+  CHECK(specialise::print(b.p, {{"q[0]", "q[1]", "qd[0]"}, {"tau[0]", "tau[1]"}}) ==
+        "  %0 = in[2]  ; qd[0]\n"
+        "  %1 = const 0.10000000000000001\n"
+        "  ; link1: kinematics\n"
+        "  %2 = sin %0\n"
+        "  %3 = mul %2, %1\n"
+        "  ; link1: phi\n"
+        "  %4 = neg %3\n"
+        "  out[0] = %4  ; tau[0]\n"
+        "  out[1] = %3  ; tau[1]\n");
+  // Without names or indent: the bare listing.
+  CHECK(specialise::print(b.p, {{}, {}, ""}).starts_with("%0 = in[2]\n%1 = const 0.10000000000000001\n; link1"));
 }
