@@ -50,12 +50,14 @@ install(EXPORT soacTargets NAMESPACE soac:: DESTINATION ${SOA_INSTALL_CMAKEDIR})
 # and the parser's PEGTL internals, which no installed header includes.
 set(soa_header_excludes PATTERN "driver" EXCLUDE PATTERN "grammar.hpp" EXCLUDE PATTERN "parser.hpp" EXCLUDE)
 if(NOT SOA_WITH_LLVM)
-  list(APPEND soa_header_excludes PATTERN "emit-llvm" EXCLUDE)
+  # pipeline/jit.hpp too: it includes emit-llvm/jit.hpp.
+  list(APPEND soa_header_excludes PATTERN "emit-llvm" EXCLUDE PATTERN "jit.hpp" EXCLUDE)
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/ ${PROJECT_SOURCE_DIR}/compiler/
         DESTINATION ${SOA_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp" ${soa_header_excludes})
 
+install(FILES ${PROJECT_SOURCE_DIR}/grammar/vocabulary.def DESTINATION ${SOA_INSTALL_INCLUDEDIR}/grammar)
 install(FILES ${PROJECT_SOURCE_DIR}/grammar/identities.soa DESTINATION ${CMAKE_INSTALL_DATADIR}/soac)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/soacConfig.cmake.in

@@ -1,6 +1,7 @@
 #include "algebra/expr.hpp"
 
 #include <functional>
+#include <optional>
 
 #include "support/error.hpp"
 
@@ -11,10 +12,15 @@ std::size_t mix(std::size_t h, std::size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-Expr make(Op op, std::string name, double coef, std::vector<Expr> kids, Span span) {
+Expr make(Op op, std::string name, double coef, std::vector<Expr> kids, Span span,
+          std::optional<Indexed> indexed = std::nullopt) {
   auto n = std::make_shared<Node>();
   n->op = op;
   n->name = std::move(name);
+  if (indexed) {
+    n->info = indexed->info;
+    n->arm = indexed->arm;
+  }
   n->coef = coef;
   n->kids = std::move(kids);
   n->span = span;
@@ -35,6 +41,9 @@ std::span<const Expr> Expr::kids() const { return node_->kids; }
 Span Expr::span() const { return node_->span; }
 std::size_t Expr::hash() const { return node_->hash; }
 bool Expr::is_symbol(std::string_view n) const { return op() == Op::Symbol && name() == n; }
+const SymbolInfo* Expr::info() const { return node_->info; }
+int Expr::arm() const { return node_->arm; }
+bool Expr::is(Sym s) const { return node_->info && node_->info->id == s; }
 
 bool operator==(const Expr& a, const Expr& b) {
   if (a.node_ == b.node_) return true;
@@ -49,8 +58,11 @@ bool operator==(const Expr& a, const Expr& b) {
 
 Expr symbol(std::string name, Span span) {
   SOA_ASSERT(!name.empty(), "symbol without a name");
-  return make(Op::Symbol, std::move(name), 1.0, {}, span);
+  const auto indexed = lookup_indexed(name);
+  return make(Op::Symbol, std::move(name), 1.0, {}, span, indexed);
 }
+
+Expr symbol(Sym s, int arm) { return symbol(indexed_name(name_of(s), arm)); }
 
 Expr identity(Span span) { return make(Op::Identity, "", 1.0, {}, span); }
 Expr zero(Span span) { return make(Op::Zero, "", 1.0, {}, span); }
@@ -132,6 +144,13 @@ bool mentions(const Expr& e, std::string_view name) {
   if (e.is_symbol(name)) return true;
   for (const auto& k : e.kids())
     if (mentions(k, name)) return true;
+  return false;
+}
+
+bool mentions(const Expr& e, Sym s) {
+  if (e.is(s)) return true;
+  for (const auto& k : e.kids())
+    if (mentions(k, s)) return true;
   return false;
 }
 

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "algebra/vocabulary.hpp"
+
 namespace soa::ir {
 
 struct Span {
@@ -58,7 +60,14 @@ public:
   const Node* get() const { return node_.get(); }
   explicit operator bool() const { return static_cast<bool>(node_); }
 
+  // Symbol only: its vocabulary row (nullptr for a name the vocabulary does not know) and
+  // its arm (0: the whole robot; vocabulary.hpp).
+  const SymbolInfo* info() const;
+  int arm() const;
+
   bool is(Op o) const { return op() == o; }
+  // A Symbol of base `s`, on any arm (psi1 is psi).
+  bool is(Sym s) const;
   bool is_symbol(std::string_view n) const;
 
   friend bool operator==(const Expr& a, const Expr& b);
@@ -71,6 +80,8 @@ private:
 struct Node {
   Op op;
   std::string name;
+  const SymbolInfo* info = nullptr;  // Symbol: its row of the vocabulary, if it has one
+  int arm = 0;                       // Symbol: its arm index
   double coef = 1.0;
   std::vector<Expr> kids;
   Span span;
@@ -83,6 +94,7 @@ struct ExprHash {
 
 // Checked constructors (see the invariants above).
 Expr symbol(std::string name, Span span = {});
+Expr symbol(Sym s, int arm = 0);
 Expr identity(Span span = {});
 Expr zero(Span span = {});
 Expr sum(std::vector<Expr> terms, Span span = {});
@@ -103,7 +115,8 @@ Expr with_span(const Expr& e, Span span);
 // Number of nodes; a cheap size measure for termination arguments.
 std::size_t node_count(const Expr& e);
 
-// Does `e` contain the symbol `name` anywhere?
+// Does `e` contain the symbol `name` (of base `s`, on any arm) anywhere?
 bool mentions(const Expr& e, std::string_view name);
+bool mentions(const Expr& e, Sym s);
 
 }  // namespace soa::ir

@@ -10,50 +10,13 @@ namespace {
 using D = Dim;
 using S = Structure;
 
-// Reference section 3. Rows x cols; vectors have cols = One.
+// grammar/vocabulary.def, in its order: kTable[i].id == Sym(i).
 constexpr SymbolInfo kTable[] = {
-    {"E_phi", "Eφ", "\\mathcal{E}_{\\phi}", D::Spatial, D::Spatial, S::StrictlyCausal, false,
-     "shift operator: block (p(k),k) = phi(p(k),k)"},
-    {"phi", "φ", "\\phi", D::Spatial, D::Spatial, S::Causal, false,
-     "(I - E_phi)^-1: rigid-body transformation operator"},
-    {"phitilde", "φ̃", "\\tilde{\\phi}", D::Spatial, D::Spatial, S::StrictlyCausal, false,
-     "phi - I"},
-    {"H", "H", "H", D::Joint, D::Spatial, S::Memoryless, false, "joint map diag H(k)"},
-    {"M", "M", "M", D::Spatial, D::Spatial, S::Memoryless, true,
-     "spatial inertia diag M(k) about O_k"},
-    {"B", "B", "B", D::Spatial, D::Tip, S::PickOff, false, "tip pick-off operator"},
-    {"P", "P", "P", D::Spatial, D::Spatial, S::Memoryless, true,
-     "articulated-body inertia diag P(k) (Riccati)"},
-    {"D", "D", "D", D::Joint, D::Joint, S::Memoryless, true, "H P H*"},
-    {"G", "G", "G", D::Spatial, D::Joint, S::Memoryless, false, "Kalman gain P H* D^-1"},
-    {"K", "K", "K", D::Spatial, D::Joint, S::StrictlyCausal, false, "E_phi G"},
-    {"tau", "τ", "\\tau", D::Spatial, D::Spatial, S::Memoryless, false, "G H"},
-    {"taubar", "τ̄", "\\bar{\\tau}", D::Spatial, D::Spatial, S::Memoryless, false, "I - G H"},
-    {"E_psi", "Eψ", "\\mathcal{E}_{\\psi}", D::Spatial, D::Spatial, S::StrictlyCausal, false,
-     "E_phi taubar"},
-    {"psi", "ψ", "\\psi", D::Spatial, D::Spatial, S::Causal, false,
-     "(I - E_psi)^-1: articulated transformation operator"},
-    {"psitilde", "ψ̃", "\\tilde{\\psi}", D::Spatial, D::Spatial, S::StrictlyCausal, false,
-     "psi - I"},
-    {"R", "R", "R", D::Spatial, D::Spatial, S::Memoryless, true,
-     "composite-body inertia diag R(k)"},
-    {"Upsilon", "Υ", "\\Upsilon", D::Spatial, D::Spatial, S::Memoryless, true,
-     "diag Upsilon(k), base-to-tip recursion"},
-    {"Omega", "Ω", "\\Omega", D::Spatial, D::Spatial, S::Full, true, "psi* H* D^-1 H psi"},
-    {"J", "J", "J", D::Tip, D::Joint, S::Full, false, "Jacobian B* phi* H*"},
-    {"calM", "ℳ", "\\mathcal{M}", D::Joint, D::Joint, S::Full, true,
-     "mass matrix H phi M phi* H*"},
-    {"qd", "q̇", "\\dot{q}", D::Joint, D::One, S::Vector, false, "joint velocities"},
-    {"qdd", "q̈", "\\ddot{q}", D::Joint, D::One, S::Vector, false, "joint accelerations"},
-    {"T", "T", "T", D::Joint, D::One, S::Vector, false, "joint forces (inverse dynamics of qdd, f0)"},
-    {"f0", "f₀", "f_0", D::Tip, D::One, S::Vector, false, "tip forces, one 6-vector per tip"},
-    {"a", "a", "\\mathfrak{a}", D::Spatial, D::One, S::Vector, false,
-     "Coriolis/centripetal acceleration bias, with gravity at the roots"},
-    {"b", "b", "\\mathfrak{b}", D::Spatial, D::One, S::Vector, false, "gyroscopic force bias"},
-    {"V", "V", "V", D::Spatial, D::One, S::Vector, false, "spatial velocities"},
-    {"alpha", "α", "\\alpha", D::Spatial, D::One, S::Vector, false, "spatial accelerations"},
-    {"C", "C", "\\mathcal{C}", D::Joint, D::One, S::Vector, false,
-     "Coriolis, centrifugal and gravity forces H phi (M phi* a + b)"},
+#define SOA_SYMBOL(id, unicode, latex, rows, cols, structure, role, symmetric, invertible, recursive, flops, \
+                   meaning)                                                                                \
+  {Sym::id, #id, unicode, latex, D::rows, D::cols, S::structure, Role::role, symmetric, invertible, recursive, flops, meaning},
+#include "grammar/vocabulary.def"
+#undef SOA_SYMBOL
 };
 
 constexpr std::size_t kCount = std::size(kTable);
@@ -74,6 +37,9 @@ constexpr Alias kAliases[] = {
 }  // namespace
 
 std::span<const SymbolInfo> vocabulary() { return {kTable, kCount}; }
+
+const SymbolInfo& info(Sym s) { return kTable[static_cast<std::size_t>(s)]; }
+std::string_view name_of(Sym s) { return info(s).name; }
 
 namespace {
 
@@ -135,6 +101,20 @@ std::string_view describe(Dim d) {
     case Dim::Spatial: return "spatial";
     case Dim::Tip: return "tip";
     case Dim::One: return "vector";
+  }
+  return "?";
+}
+
+std::string_view to_string(Role r) {
+  switch (r) {
+    case Role::Block: return "per-body block";
+    case Role::Shift: return "shift";
+    case Role::Recursion: return "recursion";
+    case Role::PickOff: return "pick-off";
+    case Role::Compound: return "compound";
+    case Role::Defined: return "defined";
+    case Role::Input: return "input";
+    case Role::Quantity: return "model quantity";
   }
   return "?";
 }

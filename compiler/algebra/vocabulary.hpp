@@ -1,9 +1,12 @@
 // The vocabulary of the operator language: every name the language knows, its shape, its
-// sweep structure and its spellings. One table, read by the parser (name splitting,
-// aliases), the shape checker, the printers, the interpreters and the cost model.
-// Definitions: docs/mathematics.md section 3.
+// sweep structure, its role in the lowering, its cost weight and its spellings. One table,
+// grammar/vocabulary.def, read by the parser (name splitting, aliases), the shape checker,
+// the printers, the interpreter, the cost model and the lowering. Stages name symbols by
+// the typed Sym below, never by string: a misspelt name does not compile.
+// Definitions: docs/mathematics.md section 3; the defining identities: grammar/identities.soa.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,16 +33,50 @@ enum class Structure : unsigned char {
   Vector,               // a state-dependent vector (qd, a, C, ...)
 };
 
+// What the lowering and the interpreter do with a symbol (grammar/vocabulary.def).
+enum class Role : unsigned char {
+  Block,      // a per-body block of the model (H, M, P, D, G, tau, taubar, R, Upsilon)
+  Shift,      // E_phi: one step along the parent edge
+  Recursion,  // phi, psi: a sweep over the bodies
+  PickOff,    // B
+  Compound,   // a short product of the above, by its library definition (K = E_phi G)
+  Defined,    // evaluated through its library definition (calM, J, Omega, C, alpha)
+  Input,      // a kernel argument (qd, qdd, T, f0)
+  Quantity,   // a per-body vector the model computes (V, a, b)
+};
+
+// Every name of the vocabulary, as a type: stages compare symbols with Sym, not strings.
+enum class Sym : unsigned char {
+#define SOA_SYMBOL(id, ...) id,
+#include "grammar/vocabulary.def"
+#undef SOA_SYMBOL
+};
+
+inline constexpr std::size_t kSymCount = 0
+#define SOA_SYMBOL(id, ...) +1
+#include "grammar/vocabulary.def"
+#undef SOA_SYMBOL
+    ;
+
 struct SymbolInfo {
+  Sym id;
   std::string_view name;     // canonical ASCII spelling, as printed
   std::string_view unicode;  // papers' symbol for text output (empty: same as name)
   std::string_view latex;    // LaTeX spelling
   Dim rows;
   Dim cols;
   Structure structure;
+  Role role;
   bool symmetric;            // A* = A
+  bool invertible;           // square and invertible on every valid model
+  bool recursive;            // applying it is a sweep over the bodies
+  double flops;              // cost model weight: multiply-adds per body and column
   std::string_view meaning;  // one line, for --help and docs
 };
+
+// The row of `s`, and its canonical spelling.
+const SymbolInfo& info(Sym s);
+std::string_view name_of(Sym s);
 
 // Every canonical name, in a stable order.
 std::span<const SymbolInfo> vocabulary();
@@ -74,5 +111,6 @@ std::span<const std::string_view> splittable_names();
 std::string_view to_string(Dim d);       // "N", "6n", "6m", "1"
 std::string_view describe(Dim d);        // "joint space", "spatial", "tip", "vector"
 std::string_view to_string(Structure s);
+std::string_view to_string(Role r);
 
 }  // namespace soa::ir

@@ -37,7 +37,8 @@ struct CheckReport {
 };
 
 // On `loaded` (--robot), else on a random tree (random arms when the input names arms).
-CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded) {
+CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded,
+                        const ir::Definitions& definitions) {
   const std::vector<int> arms = ir::arms_in(d.input);
   const LoadedRobot r = loaded ? *loaded
                                : random_robot(o.seed, arms.empty() ? 0 : arms.back(),
@@ -47,7 +48,7 @@ CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, co
   CheckReport report{robot.source, o.samples, 0.0, -1};
   for (int s = 0; s < o.samples; ++s) {
     std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));
-    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions);
     const MatX reference = interp::eval_dense(ev, d.input);
     for (std::size_t i = 0; i < d.steps.size(); ++i) {
       const ir::Expr& after = d.steps[i].after;
@@ -180,10 +181,11 @@ int run_derive(const DeriveOptions& o) {
   std::optional<LoadedRobot> robot;
   if (!o.robot.path.empty()) robot = load_robot(o.robot);
   if (robot) options.serial_chain = robot->robot.is_serial_chain();
+  options.definitions = &lib.algebra.definitions;
   const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
 
   std::optional<CheckReport> check;
-  if (o.check) check = check_steps(d, o, robot);
+  if (o.check) check = check_steps(d, o, robot, lib.algebra.definitions);
   if (o.format == "latex") print_latex(d, check);
   else if (o.format == "json") print_json(d, check);
   else print_text(d, check);

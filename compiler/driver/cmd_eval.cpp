@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "pipeline/pipeline.hpp"
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "driver/driver.hpp"
@@ -43,6 +44,7 @@ VecX forward_dynamics(interp::Evaluation ev, const VecX& T) {
 
 int run_eval(const EvalOptions& o) {
   const LoadedRobot r = load_robot(o.robot);
+  const pipeline::Library library = pipeline::load_library();  // what calM, J, K, ... mean
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const ir::Expr e = syntax::parse_expression(source);
   const int tips = static_cast<int>(r.tips.size());
@@ -52,12 +54,12 @@ int run_eval(const EvalOptions& o) {
     StateFile file = read_state_file(o.state_file, r.robot, tips);
     state = file.state;
     T = file.T;
-    if (T && !file.qdd) state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips), *T);
+    if (T && !file.qdd) state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips, library.algebra.definitions), *T);
   } else {
     std::mt19937_64 rng(o.seed);
     state = random_state(r.robot, tips, rng);
   }
-  interp::Evaluation ev = interp::prepare(r.robot, state, r.tips);
+  interp::Evaluation ev = interp::prepare(r.robot, state, r.tips, library.algebra.definitions);
   if (T) ev.kin.T = *T;  // as written, not as recomputed from qdd
   const MatX dense = interp::eval_dense(ev, e);
   const MatX sweeps = interp::eval_sweeps(ev, e);

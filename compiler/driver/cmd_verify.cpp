@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "pipeline/pipeline.hpp"
 #include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
@@ -88,6 +89,8 @@ std::string reproduce_hint(const VerifyOptions& o, const verify::Result& r, bool
 
 int run_verify(const VerifyOptions& o) {
   const std::vector<verify::Claim> claims = read_claims(o.claims);
+  // The derived operators (calM, J, K, ...) mean what the library's definitions say.
+  const pipeline::Library library = pipeline::load_library();
   const bool trees = o.robot.path.empty();
   const int tree_count = trees ? std::max(o.random_trees, 1) : 0;
 
@@ -119,7 +122,7 @@ int run_verify(const VerifyOptions& o) {
         if (progress && (++done % 8 == 0 || done == total))
           std::cerr << fmt::format("\r[{}/{}] {}", done, total, claim.name) << std::flush;
       };
-      verify::Result r = verify::check(claim, subject, o.check, tick);
+      verify::Result r = verify::check(claim, subject, library.algebra.definitions, o.check, tick);
       merged = merged ? verify::merge(*merged, r) : r;
     }
     results.push_back(*merged);

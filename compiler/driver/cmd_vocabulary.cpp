@@ -44,8 +44,8 @@ std::string markdown_escape(std::string_view text) {
 }
 
 void print_text() {
-  fmt::print("{:<9} {:<8} {:<8} {:<53} {:<9} {}\n", "name", "unicode", "shape", "structure (sweep kind)", "symmetric",
-             "meaning");
+  fmt::print("{:<9} {:<8} {:<8} {:<53} {:<14} {:<9} {}\n", "name", "unicode", "shape", "structure (sweep kind)",
+             "role", "symmetric", "meaning");
   for (const ir::SymbolInfo& s : ir::vocabulary()) {
     // fmt pads by code points; the Unicode spellings carry combining marks (φ̃, q̇) that
     // occupy no column, so pad by hand.
@@ -57,8 +57,8 @@ void print_text() {
                              static_cast<unsigned char>(u[i + 1]) <= 0xBF;  // U+0300..U+033F
       if ((c & 0xC0) != 0x80 && !combining) ++width;
     }
-    fmt::print("{:<9} {}{} {:<8} {:<53} {:<9} {}\n", s.name, u, std::string(width < 8 ? 8 - width : 0, ' '), shape(s),
-               sweep_kind(s.structure), s.symmetric ? "yes" : "no", s.meaning);
+    fmt::print("{:<9} {}{} {:<8} {:<53} {:<14} {:<9} {}\n", s.name, u, std::string(width < 8 ? 8 - width : 0, ' '),
+               shape(s), sweep_kind(s.structure), ir::to_string(s.role), s.symmetric ? "yes" : "no", s.meaning);
   }
   fmt::print("\nplus I and 0, of whatever size their context gives them; N = joint space, 6n = one 6-vector per\n"
              "body, 6m = one per tip. Arm i's quantities are written with a digit (J1, psi2): grammar/README.md.\n"
@@ -66,11 +66,11 @@ void print_text() {
 }
 
 void print_markdown() {
-  fmt::print("| name | Unicode | shape | structure (sweep kind) | symmetric | meaning |\n");
-  fmt::print("|---|---|---|---|---|---|\n");
+  fmt::print("| name | Unicode | shape | structure (sweep kind) | role | symmetric | meaning |\n");
+  fmt::print("|---|---|---|---|---|---|---|\n");
   for (const ir::SymbolInfo& s : ir::vocabulary())
-    fmt::print("| `{}` | {} | {} | {} | {} | {} |\n", s.name, spelling(s), shape(s), sweep_kind(s.structure),
-               s.symmetric ? "yes" : "no", markdown_escape(s.meaning));
+    fmt::print("| `{}` | {} | {} | {} | {} | {} | {} |\n", s.name, spelling(s), shape(s), sweep_kind(s.structure),
+               ir::to_string(s.role), s.symmetric ? "yes" : "no", markdown_escape(s.meaning));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ MatX materialise(const Value& v, long size) {
 Value eval(const Evaluation& ev, const ir::Expr& e) {
   using ir::Op;
   switch (e.op()) {
-    case Op::Symbol: return Value::matrix(dense_symbol(ev, e.name()));
+    case Op::Symbol: return Value::matrix(dense_symbol(ev, e));
     case Op::Identity: return Value::identity(1.0);
     case Op::Zero: return Value::identity(0.0);
     case Op::Scale: {

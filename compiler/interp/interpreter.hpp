@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algebra/definitions.hpp"
 #include "algebra/expr.hpp"
 #include "algebra/vocabulary.hpp"
 #include "model/kinematics.hpp"
@@ -33,6 +34,9 @@ namespace soa::interp {
 // Everything the operators of one robot in one state are made of.
 struct Evaluation {
   const Robot* robot = nullptr;
+  // The library's definitions (compiler/algebra/definitions.hpp): Defined and Compound
+  // operators (calM, J, K, ...) are evaluated through them, never by a formula of their own.
+  const ir::Definitions* definitions = nullptr;
   State state;
   std::vector<int> tips;  // frame indices
   Kinematics kin;
@@ -52,7 +56,8 @@ struct Evaluation {
 
 // The evaluation of `robot` in `state` with tip frames `tips`, and of each of its arms when
 // it has several roots.
-Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips);
+Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips,
+                   const ir::Definitions& definitions);
 
 // Throws UserError unless every arm that `e` names exists and the arms whose tip spaces `e`
 // joins hold equally many tips. eval_dense and eval_sweeps check this first.
@@ -68,8 +73,10 @@ int rows(const Evaluation& ev, ir::Dim d, int arm, const ir::Expr& e);
 // eval_dense, eval_sweeps and apply_sweeps fold first.
 ir::Expr fold_zeros(const ir::Expr& e);
 
-// The full block matrix of a vocabulary symbol (vectors as one column).
-MatX dense_symbol(const Evaluation& ev, std::string_view name);
+// The full block matrix of a vocabulary symbol (vectors as one column): the model's blocks
+// for the primitive operators, the dense value of the library definition for a Defined or
+// Compound one, the state or the model's own recursions (kinematics.hpp) for the vectors.
+MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol);
 
 // Dense evaluation. Throws UserError when the value is undefined (a singular inverse, a
 // lone I whose size nothing fixes).

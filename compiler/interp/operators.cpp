@@ -63,76 +63,69 @@ VecX stacked(const Evaluation& ev, Vec6 BodyBlocks::*member) {
 
 }  // namespace
 
-MatX dense_symbol(const Evaluation& ev, std::string_view name) {
+MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
   using ir::Dim;
-  if (const int arm = ir::arm_of(name); arm > 0)
-    return dense_symbol(ev.arm(arm, name), ir::base_name(name));
+  using ir::Sym;
+  if (symbol.arm() > 0) return dense_symbol(ev.arm(symbol.arm(), symbol.name()), ir::on_arm(symbol, 0));
+  const ir::SymbolInfo* info = symbol.info();
+  if (!info) throw UserError(fmt::format("no value for '{}' in the interpreter", symbol.name()));
   const auto& K = ev.kin.body;
   const auto& A = ev.art;
   const int S = 6 * ev.n;
-  auto phis = [&] {
-    std::vector<Mat6> s(ev.n);
-    for (int k = 0; k < ev.n; ++k) s[k] = K[k].phi;
-    return s;
-  };
-  if (name == "E_phi") {
-    std::vector<MatX> s(ev.n);
-    for (int k = 0; k < ev.n; ++k) s[k] = K[k].phi;
-    return shift_operator(ev, s, Dim::Spatial);
+  switch (info->id) {
+    case Sym::E_phi: {
+      std::vector<MatX> s(ev.n);
+      for (int k = 0; k < ev.n; ++k) s[k] = K[k].phi;
+      return shift_operator(ev, s, Dim::Spatial);
+    }
+    case Sym::phi: {
+      std::vector<Mat6> s(ev.n);
+      for (int k = 0; k < ev.n; ++k) s[k] = K[k].phi;
+      return path_operator(ev, s);
+    }
+    case Sym::psi: return path_operator(ev, A.psi);
+    case Sym::H:
+      return diagonal(ev, Dim::Joint, Dim::Spatial, [&](int k) { return MatX(K[k].Hstar.transpose()); });
+    case Sym::M: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(K[k].M); });
+    case Sym::B: {
+      MatX X = MatX::Zero(S, 6 * ev.m);
+      for (int t = 0; t < ev.m; ++t) X.block<6, 6>(6 * ev.kin.tips[t].body, 6 * t) = ev.kin.tips[t].phi;
+      return X;
+    }
+    case Sym::P: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.P[k]); });
+    case Sym::D: return diagonal(ev, Dim::Joint, Dim::Joint, [&](int k) { return A.D[k]; });
+    case Sym::G: return diagonal(ev, Dim::Spatial, Dim::Joint, [&](int k) { return A.G[k]; });
+    case Sym::tau:
+      return diagonal(ev, Dim::Spatial, Dim::Spatial,
+                      [&](int k) { return MatX(A.G[k] * K[k].Hstar.transpose()); });
+    case Sym::taubar: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.taubar[k]); });
+    case Sym::R: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.R[k]); });
+    case Sym::Upsilon: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.Upsilon[k]); });
+    // The vectors: the state, and the model's own recursions (model/kinematics.hpp), so
+    // that the library's definitions of C and alpha are checked against them.
+    case Sym::qd: return ev.state.qd;
+    case Sym::qdd: return ev.state.qdd;
+    case Sym::f0: return ev.state.f0;
+    case Sym::T: return ev.kin.T;
+    case Sym::C: return ev.kin.C;
+    case Sym::a: return stacked(ev, &BodyBlocks::a);
+    case Sym::b: return stacked(ev, &BodyBlocks::b);
+    case Sym::V: return stacked(ev, &BodyBlocks::V);
+    case Sym::alpha: return stacked(ev, &BodyBlocks::alpha);
+    // Derived operators: their library definitions (calM = H phi M phi* H*, K = E_phi G, ...).
+    case Sym::phitilde:
+    case Sym::K:
+    case Sym::E_psi:
+    case Sym::psitilde:
+    case Sym::Omega:
+    case Sym::J:
+    case Sym::calM: {
+      const auto body = ev.definitions->expand_symbol(symbol);
+      if (!body) throw UserError(fmt::format("the identity library defines no '{}'", symbol.name()));
+      return eval_dense(ev, *body);
+    }
   }
-  if (name == "phi") return path_operator(ev, phis());
-  if (name == "phitilde") return path_operator(ev, phis()) - MatX::Identity(S, S);
-  if (name == "H")
-    return diagonal(ev, Dim::Joint, Dim::Spatial, [&](int k) { return MatX(K[k].Hstar.transpose()); });
-  if (name == "M") return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(K[k].M); });
-  if (name == "B") {
-    MatX X = MatX::Zero(S, 6 * ev.m);
-    for (int t = 0; t < ev.m; ++t) X.block<6, 6>(6 * ev.kin.tips[t].body, 6 * t) = ev.kin.tips[t].phi;
-    return X;
-  }
-  if (name == "P") return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.P[k]); });
-  if (name == "D") return diagonal(ev, Dim::Joint, Dim::Joint, [&](int k) { return A.D[k]; });
-  if (name == "G") return diagonal(ev, Dim::Spatial, Dim::Joint, [&](int k) { return A.G[k]; });
-  if (name == "K") {
-    std::vector<MatX> s(ev.n);
-    for (int k = 0; k < ev.n; ++k) s[k] = K[k].phi * A.G[k];
-    return shift_operator(ev, s, Dim::Joint);
-  }
-  if (name == "tau")
-    return diagonal(ev, Dim::Spatial, Dim::Spatial,
-                    [&](int k) { return MatX(A.G[k] * K[k].Hstar.transpose()); });
-  if (name == "taubar")
-    return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.taubar[k]); });
-  if (name == "E_psi") {
-    std::vector<MatX> s(A.psi.begin(), A.psi.end());
-    return shift_operator(ev, s, Dim::Spatial);
-  }
-  if (name == "psi") return path_operator(ev, A.psi);
-  if (name == "psitilde") return path_operator(ev, A.psi) - MatX::Identity(S, S);
-  if (name == "R") return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.R[k]); });
-  if (name == "Upsilon")
-    return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.Upsilon[k]); });
-  if (name == "Omega") {
-    const MatX Hpsi = dense_symbol(ev, "H") * dense_symbol(ev, "psi");
-    return Hpsi.transpose() * dense_symbol(ev, "D").inverse() * Hpsi;
-  }
-  if (name == "J")
-    return dense_symbol(ev, "B").transpose() * dense_symbol(ev, "phi").transpose() *
-           dense_symbol(ev, "H").transpose();
-  if (name == "calM") {
-    const MatX Hphi = dense_symbol(ev, "H") * dense_symbol(ev, "phi");
-    return Hphi * dense_symbol(ev, "M") * Hphi.transpose();
-  }
-  if (name == "qd") return ev.state.qd;
-  if (name == "qdd") return ev.state.qdd;
-  if (name == "f0") return ev.state.f0;
-  if (name == "T") return ev.kin.T;
-  if (name == "C") return ev.kin.C;
-  if (name == "a") return stacked(ev, &BodyBlocks::a);
-  if (name == "b") return stacked(ev, &BodyBlocks::b);
-  if (name == "V") return stacked(ev, &BodyBlocks::V);
-  if (name == "alpha") return stacked(ev, &BodyBlocks::alpha);
-  throw UserError(fmt::format("no value for '{}' in the interpreter", name));
+  throw InternalError(fmt::format("no dense value for '{}'", symbol.name()));
 }
 
 }  // namespace soa::interp

@@ -42,7 +42,7 @@ std::shared_ptr<const Evaluation> prepare_arm(const Evaluation& ev, int root) {
   for (std::size_t t = 0; t < tip_of.size(); ++t)
     s.f0.segment<6>(6 * static_cast<Eigen::Index>(t)) = ev.state.f0.segment<6>(6 * tip_of[t]);
 
-  Evaluation arm = prepare(*robot, s, std::move(tips));
+  Evaluation arm = prepare(*robot, s, std::move(tips), *ev.definitions);
   arm.arm_robot = std::move(robot);  // keeps arm.robot alive
   return std::make_shared<const Evaluation>(std::move(arm));
 }
@@ -71,9 +71,10 @@ const Evaluation& Evaluation::arm(int i, std::string_view symbol) const {
   return arms.empty() ? *this : *arms[static_cast<std::size_t>(i - 1)];
 }
 
-Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips) {
+Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips, const ir::Definitions& definitions) {
   Evaluation ev;
   ev.robot = &robot;
+  ev.definitions = &definitions;
   ev.state = state;
   ev.tips = std::move(tips);
   ev.kin = compute_kinematics(robot, ev.state, ev.tips);

@@ -42,49 +42,42 @@ std::string_view first_symbol(const Expr& e) {
   return {};
 }
 
-// calM^-1 by the innovations factorisation (001 Identity 6): the articulated-body sweeps.
-Expr innovations_inverse() {
-  using ir::adjoint, ir::identity, ir::inverse, ir::product, ir::sub, ir::symbol;
-  const Expr filter = sub(identity(), product({symbol("H"), symbol("psi"), symbol("K")}));
-  return product({adjoint(filter), inverse(symbol("D")), filter});
-}
-
 // A per-body factor: its spaces and its block at body k.
 struct Memoryless {
   Dim in, out;
   std::function<MatX(int)> block;
 };
 
-std::optional<Memoryless> memoryless(const Evaluation& ev, std::string_view name, bool adj) {
+// A Block symbol's per-body map (nullopt for any other symbol).
+std::optional<Memoryless> memoryless(const Evaluation& ev, const Expr& symbol, bool adj) {
   const auto& K = ev.kin.body;
   const auto& A = ev.art;
   auto sym6 = [&](const std::vector<Mat6>& v) {
     return Memoryless{Dim::Spatial, Dim::Spatial, [&v](int k) { return MatX(v[k]); }};
   };
-  if (name == "H") {
-    if (adj) return Memoryless{Dim::Joint, Dim::Spatial, [&K](int k) { return MatX(K[k].Hstar); }};
-    return Memoryless{Dim::Spatial, Dim::Joint, [&K](int k) { return MatX(K[k].Hstar.transpose()); }};
+  if (!symbol.info() || symbol.info()->role != ir::Role::Block) return std::nullopt;
+  switch (symbol.info()->id) {
+    case ir::Sym::H:
+      if (adj) return Memoryless{Dim::Joint, Dim::Spatial, [&K](int k) { return MatX(K[k].Hstar); }};
+      return Memoryless{Dim::Spatial, Dim::Joint, [&K](int k) { return MatX(K[k].Hstar.transpose()); }};
+    case ir::Sym::G:
+      if (adj) return Memoryless{Dim::Spatial, Dim::Joint, [&A](int k) { return MatX(A.G[k].transpose()); }};
+      return Memoryless{Dim::Joint, Dim::Spatial, [&A](int k) { return A.G[k]; }};
+    case ir::Sym::M: return Memoryless{Dim::Spatial, Dim::Spatial, [&K](int k) { return MatX(K[k].M); }};
+    case ir::Sym::P: return sym6(A.P);
+    case ir::Sym::R: return sym6(A.R);
+    case ir::Sym::Upsilon: return sym6(A.Upsilon);
+    case ir::Sym::D: return Memoryless{Dim::Joint, Dim::Joint, [&A](int k) { return A.D[k]; }};
+    case ir::Sym::taubar:
+      return Memoryless{Dim::Spatial, Dim::Spatial,
+                        [&A, adj](int k) { return adj ? MatX(A.taubar[k].transpose()) : MatX(A.taubar[k]); }};
+    case ir::Sym::tau:
+      return Memoryless{Dim::Spatial, Dim::Spatial, [&A, &K, adj](int k) {
+                          const MatX t = A.G[k] * K[k].Hstar.transpose();
+                          return adj ? MatX(t.transpose()) : t;
+                        }};
+    default: throw InternalError(fmt::format("interp: the Block '{}' has no per-body map", symbol.name()));
   }
-  if (name == "G") {
-    if (adj) return Memoryless{Dim::Spatial, Dim::Joint, [&A](int k) { return MatX(A.G[k].transpose()); }};
-    return Memoryless{Dim::Joint, Dim::Spatial, [&A](int k) { return A.G[k]; }};
-  }
-  if (name == "M")
-    return Memoryless{Dim::Spatial, Dim::Spatial, [&K](int k) { return MatX(K[k].M); }};
-  if (name == "P") return sym6(A.P);
-  if (name == "R") return sym6(A.R);
-  if (name == "Upsilon") return sym6(A.Upsilon);
-  if (name == "D") return Memoryless{Dim::Joint, Dim::Joint, [&A](int k) { return A.D[k]; }};
-  if (name == "taubar")
-    return Memoryless{Dim::Spatial, Dim::Spatial, [&A, adj](int k) {
-                        return adj ? MatX(A.taubar[k].transpose()) : MatX(A.taubar[k]);
-                      }};
-  if (name == "tau")
-    return Memoryless{Dim::Spatial, Dim::Spatial, [&A, &K, adj](int k) {
-                        const MatX t = A.G[k] * K[k].Hstar.transpose();
-                        return adj ? MatX(t.transpose()) : t;
-                      }};
-  return std::nullopt;
 }
 
 class Sweeps {
@@ -98,12 +91,12 @@ public:
     if (const int arm = ir::single_arm(e); arm > 0)
       return Sweeps(ev_.arm(arm, first_symbol(e))).apply(ir::on_arm(e, 0), y);
     switch (e.op()) {
-      case Op::Symbol: return symbol(e.name(), false, y);
+      case Op::Symbol: return symbol(e, false, y);
       case Op::Identity: return y;
       case Op::Zero: return VecX::Zero(y.size());
       case Op::Scale: return e.coef() * apply(e.kid(0), y);
       case Op::Adjoint:
-        if (e.kid(0).is(Op::Symbol)) return symbol(e.kid(0).name(), true, y);
+        if (e.kid(0).is(Op::Symbol)) return symbol(e.kid(0), true, y);
         return apply(ir::adjoint_of(e.kid(0)), y);
       case Op::Inverse: return solve(e.kid(0), y);
       case Op::Sum: {
@@ -166,20 +159,13 @@ private:
     return z;
   }
 
-  VecX symbol(const std::string& name, bool adj, const VecX& y) const {
-    const auto& A = ev_.art;
-    if (auto m = memoryless(ev_, name, adj)) return per_body(*m, y);
-    if (name == "phi") return transfer(phis(), adj, false, y);
-    if (name == "E_phi") return transfer(phis(), adj, true, y);
-    if (name == "phitilde") return transfer(phis(), adj, false, y) - y;
-    if (name == "psi") return transfer(A.psi, adj, false, y);
-    if (name == "E_psi") return transfer(A.psi, adj, true, y);
-    if (name == "psitilde") return transfer(A.psi, adj, false, y) - y;
-    if (name == "K") {  // K = E_phi G
-      const Memoryless G = *memoryless(ev_, "G", adj);
-      return adj ? per_body(G, transfer(phis(), true, true, y)) : transfer(phis(), false, true, per_body(G, y));
-    }
-    if (name == "B") {
+  // Defined and Compound symbols are gone (the entry points expand them by the library).
+  VecX symbol(const Expr& sym, bool adj, const VecX& y) const {
+    if (auto m = memoryless(ev_, sym, adj)) return per_body(*m, y);
+    if (sym.is(ir::Sym::phi)) return transfer(phis(), adj, false, y);
+    if (sym.is(ir::Sym::psi)) return transfer(ev_.art.psi, adj, false, y);
+    if (sym.is(ir::Sym::E_phi)) return transfer(phis(), adj, true, y);
+    if (sym.is(ir::Sym::B)) {
       const auto& tips = ev_.kin.tips;
       VecX z = VecX::Zero(adj ? 6 * ev_.m : 6 * n());
       for (int t = 0; t < ev_.m; ++t) {
@@ -188,8 +174,7 @@ private:
       }
       return z;
     }
-    if (Expr d = ir::definition(name)) return apply(adj ? ir::adjoint_of(d) : d, y);
-    throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", name));
+    throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", sym.name()));
   }
 
   // ---- inverses --------------------------------------------------------------------------
@@ -203,7 +188,7 @@ private:
         const bool adj = a.is(Op::Adjoint);
         const Expr& s = adj ? a.kid(0) : a;
         if (!s.is(Op::Symbol)) return solve(ir::adjoint_of(s), y);
-        if (auto v = solve_symbol(s.name(), adj, y)) return *v;
+        if (auto v = solve_symbol(s, adj, y)) return *v;
         break;
       }
       case Op::Product: {
@@ -231,11 +216,12 @@ private:
     return true;
   }
 
-  std::optional<VecX> solve_symbol(const std::string& name, bool adj, const VecX& y) const {
-    if (name == "phi") return y - transfer(phis(), adj, true, y);  // phi^-1 = I - E_phi
-    if (name == "psi") return y - transfer(ev_.art.psi, adj, true, y);
-    if (name == "calM") return apply(innovations_inverse(), y);
-    if (name == "D") {
+  std::optional<VecX> solve_symbol(const Expr& sym, bool adj, const VecX& y) const {
+    const std::string& name = sym.name();
+    if (sym.info())
+      if (const ir::Definition* d = ev_.definitions->of_inverse(sym.info()->id))  // phi^-1 = I - E_phi
+        return apply(ev_.definitions->expand(adj ? ir::adjoint_of(d->body) : d->body), y);
+    if (sym.is(ir::Sym::D)) {
       VecX z(y.size());
       for (int k = 0; k < n(); ++k) {
         const Slot s = slot(ev_, Dim::Joint, k);
@@ -243,7 +229,7 @@ private:
       }
       return z;
     }
-    if (auto m = memoryless(ev_, name, adj); m && m->in == m->out) {
+    if (auto m = memoryless(ev_, sym, adj); m && m->in == m->out) {
       VecX z(y.size());
       for (int k = 0; k < n(); ++k) {
         const Slot s = slot(ev_, m->in, k);
@@ -312,36 +298,21 @@ private:
       if (f.is(Op::Inverse)) { inv = true; f = f.kid(0); }
       if (f.is(Op::Adjoint)) { adj = true; f = f.kid(0); }
       if (!f.is(Op::Symbol)) return std::nullopt;
-      const std::string& name = f.name();
       if (inv) {
-        if (name != "D") return std::nullopt;  // the one memoryless inverse chains need
+        if (!f.is(ir::Sym::D)) return std::nullopt;  // the one memoryless inverse chains need
         c.f.push_back({Factor::PerBody, {Dim::Joint, Dim::Joint, [this](int k) { return ev_.art.Dinv[k]; }},
                        nullptr, Dim::Joint, Dim::Joint});
         continue;
       }
-      if (auto m = memoryless(ev_, name, adj)) {
+      if (auto m = memoryless(ev_, f, adj)) {
         c.f.push_back({Factor::PerBody, *m, nullptr, m->in, m->out});
         continue;
       }
-      const auto& psi = ev_.art.psi;
       bool ok = true;
-      if (name == "phi") ok = push_transfer(phis(), false, adj);
-      else if (name == "psi") ok = push_transfer(psi, false, adj);
-      else if (name == "E_phi") ok = push_transfer(phis(), true, adj);
-      else if (name == "E_psi") ok = push_transfer(psi, true, adj);
-      else if (name == "phitilde" || name == "psitilde") {  // E phi = phi E
-        const auto& step = name == "phitilde" ? phis() : psi;
-        ok = push_transfer(step, true, adj) && push_transfer(step, false, adj);
-      } else if (name == "K") {  // K = E_phi G; K* = G* E_phi*
-        const Memoryless G = *memoryless(ev_, "G", adj);
-        if (!adj) {
-          ok = push_transfer(phis(), true, false);
-          c.f.push_back({Factor::PerBody, G, nullptr, G.in, G.out});
-        } else {
-          c.f.push_back({Factor::PerBody, G, nullptr, G.in, G.out});
-          ok = push_transfer(phis(), true, true);
-        }
-      } else return std::nullopt;
+      if (f.is(ir::Sym::phi)) ok = push_transfer(phis(), false, adj);
+      else if (f.is(ir::Sym::psi)) ok = push_transfer(ev_.art.psi, false, adj);
+      else if (f.is(ir::Sym::E_phi)) ok = push_transfer(phis(), true, adj);
+      else return std::nullopt;
       if (!ok) return std::nullopt;
     }
     for (int i = static_cast<int>(c.f.size()) - 1; i >= 0; --i)
@@ -426,7 +397,7 @@ private:
 VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) {
   check_arms(ev, e);
   // Sweeps size a 0 by its input, which is right only for a square one: fold them first.
-  const Expr folded = fold_zeros(e);
+  const Expr folded = fold_zeros(ev.definitions->expand(e));
   if (folded.is(Op::Zero)) {
     const ir::Shape shape = ir::infer_shape(e);
     return VecX::Zero(rows(ev, shape.rows, shape.row_arm, e));
@@ -438,7 +409,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& original) {
   check_arms(ev, original);
   const ir::Shape shape = ir::infer_shape(original);
   // Sweeps size a 0 by its input, which is right only for a square one: fold them first.
-  const Expr e = fold_zeros(original);
+  const Expr e = fold_zeros(ev.definitions->expand(original));
   if (e.is(Op::Zero))
     return MatX::Zero(rows(ev, shape.rows, shape.row_arm, original), rows(ev, shape.cols, shape.col_arm, original));
   const Sweeps sweeps(ev);
@@ -463,7 +434,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& original) {
   // A vector-valued expression: evaluate its rightmost vector, then apply the rest.
   std::function<VecX(const Expr&)> value = [&](const Expr& x) -> VecX {
     switch (x.op()) {
-      case Op::Symbol: return dense_symbol(ev, x.name());
+      case Op::Symbol: return dense_symbol(ev, x);
       case Op::Zero: {
         const ir::Shape z = ir::infer_shape(x);
         return VecX::Zero(rows(ev, z.rows, z.row_arm, x));

@@ -12,6 +12,7 @@
 #include "algebra/shape.hpp"
 #include "algebra/vocabulary.hpp"
 #include "lower/schedule.hpp"
+#include "rewrite/cost.hpp"
 #include "support/error.hpp"
 
 namespace soa::lower {
@@ -108,7 +109,7 @@ std::string joined_labels(const std::vector<Value>& parts) {
 
 class Lowerer {
 public:
-  explicit Lowerer(const LowerOptions& o) : opt_(o) { q_ = input("q"); }
+  Lowerer(const ir::Algebra& algebra, const LowerOptions& o) : algebra_(algebra), opt_(o) { q_ = input("q"); }
 
   exec::SweepProgram vector_program(const Expr& e, Space rows, std::string source) {
     const Value v = e.is(Op::Zero) ? Value{exec::zero(rows), ""} : value(e);  // a 0 has no shape of its own
@@ -145,7 +146,10 @@ public:
     return p;
   }
 
+  std::vector<exec::LoweringStep> steps;  // the ways taken, for SweepProgram::lowering
+
 private:
+  const ir::Algebra& algebra_;
   const LowerOptions& opt_;
   std::vector<exec::Var> vars_;
   std::vector<exec::Stmt> stmts_;
@@ -170,11 +174,16 @@ private:
     if (!opt_.inputs.empty() && std::find(opt_.inputs.begin(), opt_.inputs.end(), name) == opt_.inputs.end())
       throw UserError(fmt::format("kernel '{}': the expression needs input '{}', which is not declared",
                                   opt_.name, name));
-    Space s = Space::Joint;
-    if (name == "q") s = Space::Config;
-    else if (name == "f0") s = Space::Tip;
-    else if (name != "qd" && name != "qdd" && name != "T")
-      throw UserError(fmt::format("kernel '{}': unknown input '{}' (inputs are q, qd, qdd, T, f0)", opt_.name, name));
+    // q, the configuration, is not an operator-language name; the others are the Inputs of
+    // the vocabulary.
+    Space s = Space::Config;
+    if (name != "q") {
+      const ir::SymbolInfo* info = ir::lookup(name);
+      if (!info || info->role != ir::Role::Input || name != info->name)
+        throw UserError(fmt::format("kernel '{}': unknown input '{}' (inputs are q, {})", opt_.name, name,
+                                    input_names()));
+      s = space_of(info->rows);
+    }
     const int id = fresh(s, name);
     inputs_[name] = id;
     return id;
@@ -207,10 +216,13 @@ private:
     if (!opt_.inputs.empty()) {
       for (const std::string& name : opt_.inputs) p.inputs.push_back(input(name));
     } else {
-      for (const char* name : {"q", "qd", "qdd", "T", "f0"})
-        if (auto it = inputs_.find(name); it != inputs_.end()) p.inputs.push_back(it->second);
+      if (auto it = inputs_.find("q"); it != inputs_.end()) p.inputs.push_back(it->second);
+      for (const ir::SymbolInfo& s : ir::vocabulary())
+        if (s.role == ir::Role::Input)
+          if (auto it = inputs_.find(std::string(s.name)); it != inputs_.end()) p.inputs.push_back(it->second);
     }
     p.vars = vars_;
+    p.lowering = steps;
     return p;
   }
 
@@ -233,19 +245,45 @@ private:
     return id;
   }
 
-  Value leaf(const std::string& name) {
-    if (name == "qd" || name == "qdd" || name == "T") return {exec::var(input(name), Space::Joint), ""};
-    if (name == "f0") return {exec::var(input(name), Space::Tip), ""};
-    const Quantity q = name == "V" ? Quantity::Velocity : name == "a" ? Quantity::BiasA : Quantity::BiasB;
-    if (name != "V" && name != "a" && name != "b")
-      throw UserError(fmt::format("'{}' is an operator, not a vector: it needs something to act on", name));
-    require(q);
-    return {exec::read(q), ""};
+  Value leaf(const Expr& s) {
+    const ir::SymbolInfo& info = *s.info();
+    switch (info.role) {
+      case ir::Role::Input: return {exec::var(input(s.name()), space_of(info.rows)), ""};
+      case ir::Role::Quantity: {
+        const Quantity q = quantity_of(info.id);
+        require(q);
+        return {exec::read(q), ""};
+      }
+      case ir::Role::Defined:
+        if (const auto body = algebra_.definitions.expand_symbol(s)) return value(*body);
+        break;
+      case ir::Role::Block:
+      case ir::Role::Shift:
+      case ir::Role::Recursion:
+      case ir::Role::PickOff:
+      case ir::Role::Compound: break;
+    }
+    throw UserError(fmt::format("'{}' is an operator, not a vector: it needs something to act on", s.name()));
+  }
+
+  // The model quantity a Quantity symbol reads.
+  static Quantity quantity_of(ir::Sym s) {
+    if (s == ir::Sym::V) return Quantity::Velocity;
+    if (s == ir::Sym::a) return Quantity::BiasA;
+    if (s == ir::Sym::b) return Quantity::BiasB;
+    throw InternalError(fmt::format("lower: '{}' is not a model quantity", ir::name_of(s)));
+  }
+
+  static std::string input_names() {
+    std::string names;
+    for (const ir::SymbolInfo& s : ir::vocabulary())
+      if (s.role == ir::Role::Input) names += fmt::format("{}{}", names.empty() ? "" : ", ", s.name);
+    return names;
   }
 
   Value value(const Expr& e) {
     switch (e.op()) {
-      case Op::Symbol: return leaf(e.name());
+      case Op::Symbol: return leaf(e);
       case Op::Zero: return {exec::zero(space_of(ir::infer_shape(e).rows)), ""};
       case Op::Scale: {
         const Value v = value(e.kid(0));
@@ -295,10 +333,10 @@ private:
       case Op::Product:
         for (auto it = op.kids().rbegin(); it != op.kids().rend(); ++it) y = apply(*it, std::move(y));
         return y;
-      case Op::Symbol: return symbol(op.name(), false, std::move(y));
+      case Op::Symbol: return symbol(op, false, std::move(y));
       case Op::Adjoint:
-        if (op.kid(0).is(Op::Symbol)) return symbol(op.kid(0).name(), true, std::move(y));
-        return apply(expand(op), std::move(y));
+        if (op.kid(0).is(Op::Symbol)) return symbol(op.kid(0), true, std::move(y));
+        return apply(expand(op, algebra_.definitions), std::move(y));
       case Op::Inverse: return solve(op.kid(0), std::move(y));
     }
     throw InternalError("lower: unknown IR node");
@@ -347,44 +385,51 @@ private:
     }
   }
 
-  Value symbol(const std::string& name, bool adj, Value y) {
-    static const std::map<std::string, std::pair<Block, Block>> blocks = {
-        {"H", {Block::H, Block::Hstar}},       {"M", {Block::M, Block::M}},
-        {"P", {Block::P, Block::P}},           {"R", {Block::R, Block::R}},
-        {"Upsilon", {Block::Upsilon, Block::Upsilon}}, {"D", {Block::D, Block::D}},
-        {"G", {Block::G, Block::Gstar}},       {"tau", {Block::Tau, Block::TauStar}},
-        {"taubar", {Block::Taubar, Block::TaubarStar}},
-    };
-    if (auto it = blocks.find(name); it != blocks.end()) return block(adj ? it->second.second : it->second.first, y);
-    const std::string label = name + (adj ? "*" : "");
-    if (name == "phi" || name == "psi") return recursion(y, name == "psi", adj);
-    if (name == "E_phi") return {adj ? out_edge(y) : in_edge(y), join(label, y.label)};
-    if (name == "E_psi") {  // E_psi = E_phi taubar, E_psi* = taubar* E_phi*
-      require(Quantity::Articulated);
-      if (adj) return {exec::apply(Block::TaubarStar, out_edge(y)), join(label, y.label)};
-      return {in_edge({exec::apply(Block::Taubar, y.e), ""}), join(label, y.label)};
+  // The per-body block of a Block symbol, and of its adjoint.
+  static std::pair<Block, Block> blocks_of(ir::Sym s) {
+    using ir::Sym;
+    switch (s) {
+      case Sym::H: return {Block::H, Block::Hstar};
+      case Sym::M: return {Block::M, Block::M};
+      case Sym::P: return {Block::P, Block::P};
+      case Sym::R: return {Block::R, Block::R};
+      case Sym::Upsilon: return {Block::Upsilon, Block::Upsilon};
+      case Sym::D: return {Block::D, Block::D};
+      case Sym::G: return {Block::G, Block::Gstar};
+      case Sym::tau: return {Block::Tau, Block::TauStar};
+      case Sym::taubar: return {Block::Taubar, Block::TaubarStar};
+      default: throw InternalError(fmt::format("lower: '{}' has no per-body block", ir::name_of(s)));
     }
-    if (name == "phitilde" || name == "psitilde") {  // E phi = phi E (reference 3)
-      const bool psi = name == "psitilde";
-      const Value z = recursion(y, psi, adj);
-      if (!adj) return {in_edge(psi ? Value{exec::apply(Block::Taubar, z.e), ""} : z), label};
-      const VExpr e = out_edge(z);
-      return {psi ? exec::apply(Block::TaubarStar, e) : e, label};
+  }
+
+  Value symbol(const Expr& s, bool adj, Value y) {
+    const ir::SymbolInfo& info = *s.info();
+    const std::string label = s.name() + (adj ? "*" : "");
+    switch (info.role) {
+      case ir::Role::Block: {
+        const auto [plain, star] = blocks_of(info.id);
+        return block(adj ? star : plain, y);
+      }
+      case ir::Role::Recursion: return recursion(y, info.id == ir::Sym::psi, adj);
+      case ir::Role::Shift: return {adj ? out_edge(y) : in_edge(y), join(label, y.label)};
+      case ir::Role::PickOff: {
+        if (!adj) return {tip_in_of(y.e), join(label, y.label)};
+        const int t = fresh(Space::Tip);
+        stmts_.push_back(exec::tip_assign(t, y.e, join(label, y.label)));
+        return {exec::var(t, Space::Tip), ""};
+      }
+      case ir::Role::Compound: {  // by its library definition, labelled as itself
+        const Value v = apply(*algebra_.definitions.expand_symbol(s, adj), {y.e, ""});
+        return {v.e, join(label, y.label)};
+      }
+      case ir::Role::Defined:
+        if (const auto body = algebra_.definitions.expand_symbol(s, adj))
+          return apply(expand(*body, algebra_.definitions), std::move(y));
+        break;
+      case ir::Role::Input:
+      case ir::Role::Quantity: break;
     }
-    if (name == "K") {  // K = E_phi G, K* = G* E_phi*
-      require(Quantity::Articulated);
-      if (adj) return {exec::apply(Block::Gstar, out_edge(y)), join(label, y.label)};
-      return {in_edge({exec::apply(Block::G, y.e), ""}), join(label, y.label)};
-    }
-    if (name == "B") {
-      if (!adj) return {tip_in_of(y.e), join(label, y.label)};
-      const int t = fresh(Space::Tip);
-      stmts_.push_back(exec::tip_assign(t, y.e, join(label, y.label)));
-      return {exec::var(t, Space::Tip), ""};
-    }
-    const Expr s = ir::symbol(name);
-    if (const Expr d = expand(s); d != s) return apply(adj ? expand(ir::adjoint(s)) : d, std::move(y));
-    throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", name));
+    throw UserError(fmt::format("'{}' is a vector, not an operator: it can only stand last", s.name()));
   }
 
   // ---- inverses ---------------------------------------------------------------------------
@@ -397,10 +442,10 @@ private:
         const Value v = solve(x.kid(0), std::move(y));
         return {vsum({{1.0 / x.coef(), v.e}}, v.e.space()), v.label};
       }
-      case Op::Symbol: return solve_symbol(x.name(), false, std::move(y));
+      case Op::Symbol: return solve_symbol(x, false, std::move(y));
       case Op::Adjoint:
-        if (x.kid(0).is(Op::Symbol)) return solve_symbol(x.kid(0).name(), true, std::move(y));
-        return solve(expand(x), std::move(y));
+        if (x.kid(0).is(Op::Symbol)) return solve_symbol(x.kid(0), true, std::move(y));
+        return solve(expand(x, algebra_.definitions), std::move(y));
       case Op::Product: {  // (F1 ... Fm)^-1 = Fm^-1 ... F1^-1 for square factors
         for (const Expr& f : x.kids())
           if (!f.is(Op::Identity) && ir::infer_shape(f).rows != ir::infer_shape(f).cols)
@@ -415,18 +460,17 @@ private:
     throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
   }
 
-  Value solve_symbol(const std::string& name, bool adj, Value y) {
-    if (name == "calM")
-      throw UserError("calM^-1 has no sweep form of its own: rewrite first (MINV, 001 Identity 6: calM^-1 = "
-                      "(I - H psi K)* D^-1 (I - H psi K))");
-    if (name == "D") return block(Block::Dinv, y);
-    if (name == "M") return block(Block::Minv, y);
-    if (name == "phi" || name == "psi") {  // phi^-1 = I - E_phi, psi^-1 = I - E_psi (reference 3)
-      y = materialize(y);
-      const Value e = symbol(name == "phi" ? "E_phi" : "E_psi", adj, y);
-      return {vsum({{1.0, y.e}, {-1.0, e.e}}, Space::Spatial), join(name + (adj ? "*^-1" : "^-1"), "")};
+  Value solve_symbol(const Expr& s, bool adj, Value y) {
+    const ir::SymbolInfo& info = *s.info();
+    if (info.role == ir::Role::Defined)
+      throw UserError(fmt::format("{}^-1 has no sweep form of its own: rewrite first (soac derive shows how)", s.name()));
+    if (info.id == ir::Sym::D) return block(Block::Dinv, y);
+    if (info.id == ir::Sym::M) return block(Block::Minv, y);
+    if (const ir::Definition* d = algebra_.definitions.of_inverse(info.id)) {  // phi^-1 = I - E_phi
+      const Value v = apply(adj ? ir::adjoint_of(d->body) : d->body, y);
+      return {v.e, join(s.name() + (adj ? "*^-1" : "^-1"), "")};
     }
-    throw UserError(fmt::format("no sweep form for the inverse of {}{}", name, adj ? "*" : ""));
+    throw UserError(fmt::format("no sweep form for the inverse of {}{}", s.name(), adj ? "*" : ""));
   }
 
   // (s I + X)^-1 y with X strictly causal or anticausal: z = (y - X z) / s, body by body;
@@ -450,77 +494,123 @@ private:
   }
 };
 
-bool inverts_mass_matrix(const Expr& e) {
+// The first inverse of a Defined operator (calM^-1, ...), which has no sweep of its own.
+const Expr* inverse_of_defined(const Expr& e) {
   if (e.is(Op::Inverse)) {
     const Expr& k = e.kid(0).is(Op::Adjoint) ? e.kid(0).kid(0) : e.kid(0);
-    if (k.is_symbol("calM")) return true;
+    if (k.is(Op::Symbol) && k.info() && k.info()->role == ir::Role::Defined) return &k;
   }
   for (const Expr& k : e.kids())
-    if (inverts_mass_matrix(k)) return true;
-  return false;
+    if (const Expr* found = inverse_of_defined(k)) return found;
+  return nullptr;
 }
-
-}  // namespace
 
 // The first symbol that names an arm (J1, calM2, ...), if any.
-std::optional<std::pair<std::string, int>> arm_symbol(const Expr& e) {
-  if (e.is(Op::Symbol)) {
-    const auto indexed = ir::lookup_indexed(e.name());
-    if (indexed && indexed->arm > 0) return std::pair{e.name(), indexed->arm};
-  }
+const Expr* arm_symbol(const Expr& e) {
+  if (e.is(Op::Symbol) && e.arm() > 0) return &e;
   for (const Expr& k : e.kids())
-    if (auto found = arm_symbol(k)) return found;
-  return std::nullopt;
+    if (const Expr* found = arm_symbol(k)) return found;
+  return nullptr;
 }
 
-// x = A* W A with W a symmetric per-body block (D^-1, D, M, P, R): {A, W}. Both MINV's
-// calM^-1 = (I - H psi K)* D^-1 (I - H psi K) (001 Identity 6) and Lambda's derived
-// B* psi* H* D^-1 H psi B (002 eq. 4.9) have this form.
-std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x) {
+// Is `f` one symmetric per-body block (D^-1, D, M^-1, M, P, R) that may weight a Gram form?
+bool symmetric_block(const Expr& f) {
+  const Expr& s = f.is(Op::Inverse) ? f.kid(0) : f;
+  if (!s.is(Op::Symbol) || !s.info()) return false;
+  const ir::SymbolInfo& info = *s.info();
+  return info.role == ir::Role::Block && info.symmetric && (!f.is(Op::Inverse) || info.invertible);
+}
+
+// x = A* W A with W a symmetric per-body block: {A, W}. Both MINV's calM^-1 = (I - H psi
+// K)* D^-1 (I - H psi K) (001 Identity 6) and Lambda's derived B* psi* H* D^-1 H psi B
+// (002 eq. 4.9) have this form.
+std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x, const ir::Definitions& defs) {
   if (!x.is(Op::Product)) return std::nullopt;
   const auto kids = x.kids();
-  auto symmetric_block = [](const Expr& f) {
-    const Expr& s = f.is(Op::Inverse) ? f.kid(0) : f;
-    if (!s.is(Op::Symbol)) return false;
-    const std::string& n = s.name();
-    return n == "D" || n == "M" || (!f.is(Op::Inverse) && (n == "P" || n == "R"));
-  };
   for (std::size_t m = 1; m + 1 < kids.size(); ++m) {
     if (!symmetric_block(kids[m])) continue;
     const Expr left = ir::product(std::vector<Expr>(kids.begin(), kids.begin() + static_cast<std::ptrdiff_t>(m)));
     const Expr right = ir::product(std::vector<Expr>(kids.begin() + static_cast<std::ptrdiff_t>(m) + 1, kids.end()));
-    if (expand(ir::adjoint(right)) == expand(left)) return std::pair{right, kids[m]};
+    if (expand(ir::adjoint(right), defs) == expand(left, defs)) return std::pair{right, kids[m]};
   }
   return std::nullopt;
 }
 
-exec::SweepProgram lower(const Expr& e, const LowerOptions& options) {
+// The composite-body way from the library's identity (CRB-H): its last side is the causal
+// part plus the rest, C + A with A the adjoint of C less its diagonal; the lowering computes
+// the columns of C. nullopt when the library does not allow the way or `x` is not what the
+// identity's first side means.
+std::optional<Expr> composite_body_part(const Expr& x, const ir::Algebra& algebra) {
+  const ir::LoweringWay* way = algebra.lowering("composite-body");
+  if (!way) return std::nullopt;
+  if (expand(way->sides.front(), algebra.definitions) != x) return std::nullopt;
+  const Expr& last = way->sides.back();
+  if (!last.is(Op::Sum) || last.kids().size() != 2 || rewrite::causality(last.kid(0)) != rewrite::Causality::Causal)
+    throw UserError(fmt::format("identity {}: the composite-body way needs a last side 'causal part + the rest' "
+                                "(not {})",
+                                way->source.identity, ir::print(last)));
+  return last.kid(0);
+}
+
+exec::LoweringStep step(std::string way, const ir::LoweringWay* w, std::string what) {
+  return {std::move(way), w ? w->source.identity : "", w ? w->source.citation : "", std::move(what)};
+}
+
+}  // namespace
+
+exec::SweepProgram lower(const Expr& e, const ir::Algebra& algebra, const LowerOptions& options) {
   // A sweep program runs over one robot's bodies; an arm is a robot of its own.
-  if (const auto arm = arm_symbol(e))
+  if (const Expr* arm = arm_symbol(e))
     throw UserError(fmt::format("'{}' names arm {}: sweep programs are lowered per robot, so generate an arm's "
                                 "kernels from that arm's URDF (soac eval and soac derive handle several arms)",
-                                arm->first, arm->second));
-  if (inverts_mass_matrix(e))
-    throw UserError(fmt::format("{}: calM^-1 has no sweep form of its own: rewrite first (MINV, 001 Identity 6: "
-                                "calM^-1 = (I - H psi K)* D^-1 (I - H psi K))",
-                                ir::print(e)));
+                                arm->name(), arm->arm()));
+  if (const Expr* s = inverse_of_defined(e))
+    throw UserError(fmt::format("{}: {}^-1 has no sweep form of its own: rewrite first (soac derive shows how; for "
+                                "calM^-1 the library's MINV, 001 Identity 6: calM^-1 = (I - H psi K)* D^-1 (I - H psi K))",
+                                ir::print(e), s->name()));
   const ir::Shape shape = ir::infer_shape(e);
-  Lowerer lowerer(options);
+  Lowerer lowerer(algebra, options);
   const std::string source = ir::print(e);
   if (shape.cols == ir::Dim::One) {
     if (shape.rows == ir::Dim::One) throw UserError(fmt::format("{}: a scalar has no sweep form", source));
-    return lowerer.vector_program(factor(expand(e)), space_of(shape.rows), source);
+    Expr x = expand(e, algebra.definitions);
+    if (const ir::LoweringWay* ne = algebra.lowering("newton-euler")) {
+      const Expr factored = factor(x);
+      if (factored != x)
+        lowerer.steps.push_back(step("newton-euler", ne,
+                                     fmt::format("common left factors pulled out: {}", ir::print(factored))));
+      x = factored;
+    }
+    lowerer.steps.push_back(step("sweeps", nullptr, "the factors applied to the vector from the right, each "
+                                                    "recursion one sweep, consecutive sweeps of one direction fused"));
+    return lowerer.vector_program(x, space_of(shape.rows), source);
   }
   if (shape.rows == ir::Dim::One) throw UserError(fmt::format("{}: a row vector has no sweep form", source));
-  const Expr x = expand(e);
-  if (x == expand(ir::symbol("calM"))) {
-    // CRB-H (004 eq. 5.45): calM = H phi R H* + H R phitilde* H*; the causal part column by
-    // column, the rest by symmetry.
-    const Expr causal = ir::product({ir::symbol("H"), ir::symbol("phi"), ir::symbol("R"), ir::adjoint(ir::symbol("H"))});
-    return lowerer.column_program(causal, Space::Joint, exec::Fill::SymmetricFromAncestors, source);
+  Expr x = expand(e, algebra.definitions);
+  // A scalar factor takes its operand's way (lower.hpp): c A* W A = A* (c W) A, and c calM
+  // has the causal part c C.
+  double c = 1.0;
+  if (x.is(Op::Scale)) {
+    c = x.coef();
+    x = x.kid(0);
   }
-  if (const auto g = gram_form(x)) return lowerer.gram_program(g->first, g->second, space_of(shape.cols), source);
-  return lowerer.column_program(x, space_of(shape.cols), exec::Fill::Full, source);
+  if (const auto causal = composite_body_part(x, algebra)) {
+    lowerer.steps.push_back(step("composite-body", algebra.lowering("composite-body"),
+                                 fmt::format("column j is {} e_j, an inward sweep from body(j); the rows below "
+                                             "body(j) by symmetry",
+                                             ir::print(*causal))));
+    return lowerer.column_program(ir::scale(c, *causal), Space::Joint, exec::Fill::SymmetricFromAncestors, source);
+  }
+  if (const ir::LoweringWay* gram = algebra.lowering("gram"))
+    if (const auto g = gram_form(x, algebra.definitions)) {
+      lowerer.steps.push_back(step("gram", gram,
+                                   fmt::format("A* W A with A = {}, W = {}: per column A e_j and W A e_j, "
+                                               "entry (i,j) = (A e_i) . (W A e_j)",
+                                               ir::print(g->first), ir::print(g->second))));
+      return lowerer.gram_program(g->first, ir::scale(c, g->second), space_of(shape.cols), source);
+    }
+  lowerer.steps.push_back(step("columns", nullptr, "column j is the expression applied to e_j, by sweeps"));
+  return lowerer.column_program(ir::scale(c, x), space_of(shape.cols), exec::Fill::Full, source);
 }
 
 }  // namespace soa::lower

@@ -82,29 +82,9 @@ Expr build(const std::vector<Term>& terms) {
 
 }  // namespace
 
-Expr expand(const Expr& e) {
-  switch (e.op()) {
-    case Op::Symbol: {
-      const Expr d = ir::definition(e.name());
-      return d ? expand(d) : e;
-    }
-    case Op::Identity:
-    case Op::Zero: return e;
-    case Op::Scale: return ir::scale(e.coef(), expand(e.kid(0)));
-    case Op::Adjoint: return ir::adjoint_of(expand(e.kid(0)));
-    case Op::Inverse: return ir::inverse(expand(e.kid(0)));
-    case Op::Sum: {
-      std::vector<Expr> t;
-      for (const Expr& k : e.kids()) t.push_back(expand(k));
-      return ir::sum(std::move(t));
-    }
-    case Op::Product: {
-      std::vector<Expr> f;
-      for (const Expr& k : e.kids()) f.push_back(expand(k));
-      return ir::product(std::move(f));
-    }
-  }
-  throw InternalError("expand: unknown IR node");
+Expr expand(const Expr& e, const ir::Definitions& definitions) {
+  static constexpr ir::Role kKeep[] = {ir::Role::Compound};
+  return definitions.expand(e, kKeep);
 }
 
 Expr factor(const Expr& e) {

@@ -1,5 +1,7 @@
 #include "pipeline/kernels.hpp"
 
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "algebra/print.hpp"
@@ -27,7 +29,7 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   for (const syntax::Kernel& k : module.kernels) {
     // A kernel's name becomes a C++ function and a C symbol (emit_cpp.hpp): refused here,
     // where the declaration can be pointed at, when it cannot be one.
-    if (const std::string problem = emit::name_problem(k.name); !problem.empty())
+    if (const std::string problem = specialise::name_problem(k.name); !problem.empty())
       syntax::fail(k.where, "kernel name '" + k.name + "' " + problem);
     out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body), k.where});
   }
@@ -60,22 +62,49 @@ auto at_declaration(const KernelSpec& spec, F&& f) {
 
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options) {
   return at_declaration(spec, [&] {
-    rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, options);
-    exec::SweepProgram p = lower::lower(rewrite::present(d.final), {spec.name, spec.output, spec.inputs});
+    rewrite::Options o = options;
+    o.definitions = &library.algebra.definitions;
+    rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, o);
+    exec::SweepProgram p =
+        lower::lower(rewrite::present(d.final), library.algebra, {spec.name, spec.output, spec.inputs});
     return LoweredKernel{spec, std::move(d), std::move(p)};
   });
 }
 
 std::string derivation_summary(const rewrite::Derivation& d) {
-  std::string s = "lowered: " + ir::print(rewrite::present(d.final));
+  std::string s = "derived: " + ir::print(rewrite::present(d.final));
   for (const auto& step : d.steps)
     if (step.rule != "normalise") s += "\n  by " + step.rule + " [" + step.citation + "]";
   return s;
 }
 
-emit::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+std::string algorithm_summary(const exec::SweepProgram& p) {
+  std::string loops;
+  auto add = [&loops](const std::vector<exec::Loop>& ls) {
+    for (const exec::Loop& l : ls) loops += fmt::format("{}{}", loops.empty() ? "" : ", ", exec::to_string(l.direction));
+  };
+  add(p.loops);
+  const std::size_t prologue = p.loops.size();
+  if (p.columns) add(p.columns->loops);
+  std::string s;
+  for (const exec::LoweringStep& step : p.lowering) {
+    s += s.empty() ? "algorithm: " : "\n  then ";
+    s += step.way;
+    if (!step.identity.empty()) s += fmt::format(" ({} [{}])", step.identity, step.citation);
+    s += ": " + step.what;
+  }
+  s += fmt::format("\n  loops: {}", loops.empty() ? "none" : loops);
+  if (p.columns) s += fmt::format(" ({} once, the rest per column)", prologue);
+  return s;
+}
+
+std::string derivation_summary(const LoweredKernel& k) {
+  return derivation_summary(k.derivation) + "\n" + algorithm_summary(k.program);
+}
+
+specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
-    return emit::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k.derivation),
+    return specialise::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k),
                              k.spec.meaning, k.program, exec::layout(k.program, robot),
                              specialise::specialise(k.program, robot));
   });

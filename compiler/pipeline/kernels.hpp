@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "emit-cpp/emit_cpp.hpp"
+#include "specialise/kernel.hpp"
 #include "exec/constants.hpp"
 #include "exec/sweep_ir.hpp"
 #include "lower/kernels.hpp"
@@ -44,18 +44,23 @@ struct LoweredKernel {
 };
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options = {});
 
-// "lowered: FORM" and one "by RULE [citation]" line per step, for banners and listings.
+// "derived: FORM" and one "by RULE [citation]" line per step, for banners and listings.
 std::string derivation_summary(const rewrite::Derivation& d);
+// "algorithm: WAY (IDENTITY [citation]): what the code does", one line per way the lowering
+// took, and the directions of its loops.
+std::string algorithm_summary(const exec::SweepProgram& p);
+// Both, for a kernel's banner.
+std::string derivation_summary(const LoweredKernel& k);
 
 // The robot's own straight-line code for a lowered kernel (constants folded, CSE, DCE).
-emit::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
+specialise::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
 
 // Every kernel of a set for one robot: rewritten (with the serial-chain rules when the robot
 // is one), lowered, and specialised with the robot's constants.
 struct RobotKernels {
   exec::RobotConstants<double> constants;
   std::vector<LoweredKernel> lowered;
-  std::vector<emit::Kernel> code;  // code[i] is lowered[i] specialised
+  std::vector<specialise::Kernel> code;  // code[i] is lowered[i] specialised
 };
 RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Library& library, const Robot& robot,
                                const std::vector<int>& tips);

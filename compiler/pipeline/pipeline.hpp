@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algebra/definitions.hpp"
 #include "rewrite/rewrite.hpp"
 #include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
@@ -19,11 +20,15 @@ namespace soa::pipeline {
 struct Library {
   syntax::Module module;
   std::vector<rewrite::Rule> rules;
+  ir::Algebra algebra;  // the definitions and the lowering's ways (identities marked so)
 };
+
 
 // The identity library read from `path`; with an empty path, the default one: the file the
 // environment variable SOAC_LIBRARY names, else the built-in copy. The command line's
-// --library comes first, so the order is --library FILE > $SOAC_LIBRARY > built in.
+// --library comes first, so the order is --library FILE > $SOAC_LIBRARY > built in. The
+// algebra (definitions, lowering ways) of a library that is not the built-in one is its
+// own, completed by the built-in one's for what it does not state.
 Library load_library(const std::string& path = {});
 
 // grammar/identities.soa as it was when soac was built, compiled in (a CMake step embeds the

@@ -51,10 +51,7 @@ Parts times(Parts a, Parts b) {
 
 Parts parts(const Expr& e) {
   switch (e.op()) {
-    case Op::Symbol: {
-      const ir::SymbolInfo* info = ir::lookup(e.name());
-      return info ? parts_of(info->structure) : Parts{true, true, true};
-    }
+    case Op::Symbol: return e.info() ? parts_of(e.info()->structure) : Parts{true, true, true};
     case Op::Identity: return {true, false, false};
     case Op::Zero: return {};
     case Op::Scale: return parts(e.kid(0));
@@ -144,124 +141,84 @@ struct Acc {
 constexpr double kVectorOp = 6.0;       // adding or scaling a 6-vector per body
 constexpr double kSubstitution = 36.0;  // bookkeeping of an implicit (substitution) sweep
 
-// Per-body multiply-adds for applying a symbol to one column (revolute joints, 6x6 blocks).
-double symbol_flops(std::string_view name) {
-  struct Entry {
-    std::string_view name;
-    double flops;
-  };
-  static constexpr std::array<Entry, 17> kTable = {{
-      {"H", 6},      {"G", 6},       {"D", 1},       {"B", 6},          {"M", 36},
-      {"P", 36},     {"R", 36},      {"Upsilon", 36}, {"tau", 36},      {"taubar", 36},
-      {"E_phi", 36}, {"E_psi", 72},  {"K", 42},      {"phi", 42},       {"psi", 42},
-      {"phitilde", 42}, {"psitilde", 42},
-  }};
-  for (const auto& e : kTable)
-    if (e.name == name) return e.flops;
-  return 36;
-}
+// Prices an expression: each symbol by its vocabulary weight, a Defined operator by its
+// library definition.
+struct Pricer {
+  const ir::Definitions& definitions;
 
-bool recursive_symbol(std::string_view name) {
-  return name == "phi" || name == "psi" || name == "phitilde" || name == "psitilde";
-}
-
-// Reference section 3: the operators the lowering evaluates through their definitions.
-// `adjoint` selects the definition of the adjoint (J* = H phi B).
-std::optional<Expr> definition(std::string_view name, bool adjoint) {
-  using ir::symbol;
-  if (name == "calM")  // 001 eq. 22: H phi M phi* H* (symmetric)
-    return ir::product({symbol("H"), symbol("phi"), symbol("M"), ir::adjoint(symbol("phi")),
-                        ir::adjoint(symbol("H"))});
-  if (name == "Omega")  // psi* H* D^-1 H psi (symmetric)
-    return ir::product({ir::adjoint(symbol("psi")), ir::adjoint(symbol("H")),
-                        ir::inverse(symbol("D")), symbol("H"), symbol("psi")});
-  if (name == "J") {  // 000 eq. 3.3: B* phi* H*
-    if (adjoint) return ir::product({symbol("H"), symbol("phi"), symbol("B")});
-    return ir::product({ir::adjoint(symbol("B")), ir::adjoint(symbol("phi")),
-                        ir::adjoint(symbol("H"))});
-  }
-  return std::nullopt;
-}
-
-Acc apply_cost(const Expr& e);
-
-// An arm's symbol costs what its base costs (vocabulary.hpp): psi1 is one sweep over arm 1.
-Acc symbol_cost(const Expr& s, bool adjoint) {
-  const ir::SymbolInfo* info = ir::lookup(s.name());
-  if (info && info->structure == ir::Structure::Vector) return {};  // an input
-  const std::string name = ir::base_name(s.name());
-  if (auto def = definition(name, adjoint)) {
-    Acc a = apply_cost(ir::on_arm(*def, ir::arm_of(s.name())));
-    a.opaque += 1;
+  // An arm's symbol costs what its base costs (vocabulary.hpp): psi1 is one sweep over arm 1.
+  // A Defined operator counts as opaque until the rewriter removes it.
+  Acc symbol_cost(const Expr& s, bool adjoint) const {
+    const ir::SymbolInfo* info = s.info();
+    if (!info) return Acc{.flops = 36};
+    if (info->role == ir::Role::Defined)  // operators and vectors (C) alike
+      if (const auto def = definitions.expand_symbol(s, adjoint)) {
+        Acc a = apply_cost(*def);
+        a.opaque += 1;
+        return a;
+      }
+    if (info->structure == ir::Structure::Vector) return {};  // an input or a model quantity
+    Acc a;
+    a.flops = info->flops;
+    if (info->recursive) a.sweeps = 1;
     return a;
   }
-  Acc a;
-  a.flops = symbol_flops(name);
-  if (recursive_symbol(name)) a.sweeps = 1;
-  return a;
-}
 
-// The base name of a symbol (of any arm), or "" for anything else.
-std::string base_symbol(const Expr& e) {
-  return e.is(Op::Symbol) ? ir::base_name(e.name()) : std::string();
-}
-
-Acc inverse_cost(const Expr& k) {
-  const Expr& base = k.is(Op::Adjoint) ? k.kid(0) : k;
-  if (base_symbol(base) == "phi" || base_symbol(base) == "psi") {
-    Acc a;  // phi^-1 = I - E_phi: a one-level shift, no recursion
-    a.flops = symbol_flops("E_phi") + kVectorOp;
-    return a;
-  }
-  const Causality c = classify(parts(k));
-  if (c == Causality::Memoryless) {
-    Acc a = apply_cost(k);  // per-body solve with a factor formed once per body
-    a.flops += 1;
-    return a;
-  }
-  if (c == Causality::Causal || c == Causality::Anticausal) {
-    Acc a = apply_cost(k);  // forward (backward) substitution over the bodies
-    a.sweeps = std::max(1, a.sweeps);
-    a.flops += kSubstitution;
-    return a;
-  }
-  Acc a;  // dense: form the matrix (O(N^2)) and factor it (O(N^3))
-  a.fixed_order = 3;
-  a.dense = 1;
-  return a;
-}
-
-Acc apply_cost(const Expr& e) {
-  switch (e.op()) {
-    case Op::Symbol: return symbol_cost(e, false);
-    case Op::Identity:
-    case Op::Zero: return {};
-    case Op::Adjoint: {
-      if (e.kid(0).is(Op::Symbol)) return symbol_cost(e.kid(0), true);
-      return apply_cost(e.kid(0));  // not normalised: same work, other direction
-    }
-    case Op::Inverse: return inverse_cost(e.kid(0));
-    case Op::Scale: {
-      Acc a = apply_cost(e.kid(0));
-      a.flops += kVectorOp;
+  Acc inverse_cost(const Expr& k) const {
+    const Expr& base = k.is(Op::Adjoint) ? k.kid(0) : k;
+    if (base.is(Op::Symbol) && base.info())
+      if (const ir::Definition* d = definitions.of_inverse(base.info()->id))
+        return apply_cost(ir::on_arm(d->body, base.arm()));  // phi^-1 = I - E_phi: no recursion
+    const Causality c = classify(parts(k));
+    if (c == Causality::Memoryless) {
+      Acc a = apply_cost(k);  // per-body solve with a factor formed once per body
+      a.flops += 1;
       return a;
     }
-    case Op::Sum: {
-      // A term -x is a subtraction: as cheap as an addition.
-      Acc a;
-      for (const auto& t : e.kids())
-        a += t.is(Op::Scale) && std::fabs(t.coef()) == 1.0 ? apply_cost(t.kid(0)) : apply_cost(t);
-      a.flops += kVectorOp * static_cast<double>(e.kids().size() - 1);
+    if (c == Causality::Causal || c == Causality::Anticausal) {
+      Acc a = apply_cost(k);  // forward (backward) substitution over the bodies
+      a.sweeps = std::max(1, a.sweeps);
+      a.flops += kSubstitution;
       return a;
     }
-    case Op::Product: {
-      Acc a;
-      for (const auto& f : e.kids()) a += apply_cost(f);
-      return a;
-    }
+    Acc a;  // dense: form the matrix (O(N^2)) and factor it (O(N^3))
+    a.fixed_order = 3;
+    a.dense = 1;
+    return a;
   }
-  return {};
-}
+
+  Acc apply_cost(const Expr& e) const {
+    switch (e.op()) {
+      case Op::Symbol: return symbol_cost(e, false);
+      case Op::Identity:
+      case Op::Zero: return {};
+      case Op::Adjoint: {
+        if (e.kid(0).is(Op::Symbol)) return symbol_cost(e.kid(0), true);
+        return apply_cost(e.kid(0));  // not normalised: same work, other direction
+      }
+      case Op::Inverse: return inverse_cost(e.kid(0));
+      case Op::Scale: {
+        Acc a = apply_cost(e.kid(0));
+        a.flops += kVectorOp;
+        return a;
+      }
+      case Op::Sum: {
+        // A term -x is a subtraction: as cheap as an addition.
+        Acc a;
+        for (const auto& t : e.kids())
+          a += t.is(Op::Scale) && std::fabs(t.coef()) == 1.0 ? apply_cost(t.kid(0)) : apply_cost(t);
+        a.flops += kVectorOp * static_cast<double>(e.kids().size() - 1);
+        return a;
+      }
+      case Op::Product: {
+        Acc a;
+        for (const auto& f : e.kids()) a += apply_cost(f);
+        return a;
+      }
+    }
+    return {};
+  }
+};
 
 }  // namespace
 
@@ -289,8 +246,8 @@ std::string to_string(const Cost& c) {
   return s;
 }
 
-Cost cost(const ir::Expr& e, std::optional<ir::Shape> shape) {
-  const Acc a = apply_cost(e);
+Cost cost(const ir::Expr& e, const ir::Definitions& definitions, std::optional<ir::Shape> shape) {
+  const Acc a = Pricer{definitions}.apply_cost(e);
   if (!shape) {
     try {
       shape = ir::infer_shape(e);
@@ -315,11 +272,7 @@ bool known_invertible(const ir::Expr& e) {
   switch (e.op()) {
     case Op::Identity: return true;
     case Op::Zero: return false;
-    case Op::Symbol: {
-      static constexpr std::array<std::string_view, 7> kInvertible = {"D", "M", "P", "R",
-                                                                      "phi", "psi", "calM"};
-      return std::find(kInvertible.begin(), kInvertible.end(), base_symbol(e)) != kInvertible.end();
-    }
+    case Op::Symbol: return e.info() && e.info()->invertible;
     case Op::Adjoint:
     case Op::Inverse: return known_invertible(e.kid(0));
     case Op::Scale: return e.coef() != 0.0 && known_invertible(e.kid(0));

@@ -45,6 +45,7 @@
 #include <optional>
 #include <string>
 
+#include "algebra/definitions.hpp"
 #include "algebra/expr.hpp"
 #include "algebra/shape.hpp"
 
@@ -69,7 +70,8 @@ std::string to_string(const Cost& c);
 // The cost of `e`. `shape` is the shape of the whole expression when the caller knows it
 // (a lone I has none of its own); otherwise it is inferred, and taken as a vector when it
 // cannot be.
-Cost cost(const ir::Expr& e, std::optional<ir::Shape> shape = std::nullopt);
+// Defined operators (calM, J, Omega, ...) are priced by their library definitions.
+Cost cost(const ir::Expr& e, const ir::Definitions& definitions, std::optional<ir::Shape> shape = std::nullopt);
 
 // Causality of an expression as a block matrix in the tip-to-base numbering (reference 3):
 // the structure the cost model and the normaliser's invertibility test need.

@@ -134,12 +134,14 @@ ir::Expr replace_at(const ir::Expr& target, const Site& site, const ir::Expr& re
 // ---- search (search.cpp, moves.cpp) ----------------------------------------------------------
 
 struct Options {
+  // The library's definitions, by which the cost model prices calM, J, Omega (required).
+  const ir::Definitions* definitions = nullptr;
   bool serial_chain = false;        // allow rules of `serial` identities
   bool allow_new_vectors = false;   // allow rules that introduce a state vector (see rules.cpp)
   int lookahead = 4;                // depth of the exploration in each round
   std::size_t expansions = 600;     // forms expanded per round
   std::size_t rounds = 40;          // committed improvements at most
-  std::size_t max_nodes = 0;        // largest form considered; 0: 2 x input + 40 nodes
+  std::size_t max_nodes = 0;        // largest form considered; 0: 2 x the current form + 40 nodes
   int sweep_slack = 2;              // explored forms may cost this many sweeps more
 };
 

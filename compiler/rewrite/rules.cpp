@@ -19,6 +19,7 @@ struct Attributes {
   bool serial = false;
   bool known_false = false;
   bool ltr = true, rtl = true;
+  bool definition = false;  // S0 is a symbol and S1 what it means
 };
 
 Attributes read_attributes(const std::vector<std::string>& attributes) {
@@ -29,23 +30,23 @@ Attributes read_attributes(const std::vector<std::string>& attributes) {
     else if (s == "rewrite=ltr") a.rtl = false;
     else if (s == "rewrite=rtl") a.ltr = false;
     else if (s == "rewrite=none") a.ltr = a.rtl = false;
+    else if (s == "definition") a.definition = true;
     // "rewrite=both" and attributes of other stages change nothing here.
   }
   return a;
 }
 
 void vectors_in(const Expr& e, std::set<std::string>& out) {
-  if (e.is(Op::Symbol)) {
-    const ir::SymbolInfo* info = ir::lookup(e.name());
-    if (info && info->structure == ir::Structure::Vector) out.insert(e.name());
-  }
+  if (e.is(Op::Symbol) && e.info() && e.info()->structure == ir::Structure::Vector) out.insert(e.name());
   for (const auto& k : e.kids()) vectors_in(k, out);
 }
 
 // State vectors are the inputs of the algorithm an expression describes. A rule that makes
-// one appear (EOM read either way turns calM^-1 (T - C) into qdd, def-C folds H phi (M phi*
-// a + b) into C) is true of the interpreter's state but describes a different, circular
-// computation, so the search does not use it unless asked to.
+// one appear (EOM read either way turns calM^-1 (T - C) into qdd, def-C reversed folds
+// H phi (M phi* a + b) into C) is true of the interpreter's state but describes a
+// different, circular computation, so the search does not use it unless asked to. Writing
+// a defined vector out by its library definition (def-C: C = H phi (M phi* a + b)) is no
+// such thing: it is what the vector means, and the rewriter's to use when it pays.
 bool introduces_vector(const Expr& lhs, const Expr& rhs) {
   std::set<std::string> l, r;
   vectors_in(lhs, l);
@@ -90,7 +91,7 @@ std::vector<Rule> rules_from_identities(std::span<const IdentitySpec> identities
       r.rhs = rhs;
       r.direction = d;
       r.guards.serial_only = a.serial;
-      r.guards.introduces_vector = introduces_vector(lhs, rhs);
+      r.guards.introduces_vector = !(a.definition && from == 0) && introduces_vector(lhs, rhs);
       rules.push_back(std::move(r));
     };
     for (std::size_t i = 0; i < sides.size(); ++i)

@@ -9,7 +9,8 @@
 // cheaper than where the round started.
 //
 // Termination: each round expands at most Options::expansions forms, none deeper than
-// Options::lookahead moves nor larger than Options::max_nodes; a committed round strictly
+// Options::lookahead moves nor larger than the size bound (Options::max_nodes, or twice the
+// current form's size plus 40); a committed round strictly
 // lowers the cost, and there are at most Options::rounds of them.
 #include <fmt/format.h>
 
@@ -22,6 +23,7 @@
 #include "algebra/shape.hpp"
 #include "rewrite/moves.hpp"
 #include "rewrite/rewrite.hpp"
+#include "support/error.hpp"
 
 namespace soa::rewrite {
 namespace {
@@ -97,7 +99,7 @@ std::vector<Step> explore(const Expr& start, const Cost& start_cost, const Conte
     for (auto& m : moves(from, cx.rules)) {
       if (!visited.insert(m.result).second) continue;
       if (ir::node_count(m.result) > cx.max_nodes) continue;
-      const Cost c = cost(m.result, cx.shape);
+      const Cost c = cost(m.result, *o.definitions, cx.shape);
       // Never explore through a worse complexity order, nor through forms that cost many
       // more sweeps than the start: those are not detours a short derivation takes.
       if (c.order > start_cost.order || c.sweeps > start_cost.sweeps + o.sweep_slack) continue;
@@ -142,6 +144,7 @@ std::optional<ir::Shape> shape_of(const Expr& e) {
 }  // namespace
 
 Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Options& options) {
+  if (!options.definitions) throw InternalError("rewrite::derive needs the library's definitions (Options::definitions)");
   Context cx;
   cx.options = &options;
   // The input's arms decide the rule instances. A form reached from the input only holds
@@ -168,9 +171,9 @@ Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Optio
   Derivation d;
   d.input = input;
   d.shape = cx.shape;
-  d.input_cost = cost(input, cx.shape);
+  d.input_cost = cost(input, *options.definitions, cx.shape);
   Expr current = normalize(input);
-  Cost current_cost = cost(current, cx.shape);
+  Cost current_cost = cost(current, *options.definitions, cx.shape);
   if (ir::print(current) != ir::print(input)) {
     Step s;
     s.rule = "normalise";
@@ -182,6 +185,10 @@ Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Optio
     d.steps.push_back(std::move(s));
   }
   for (std::size_t round = 0; round < options.rounds; ++round) {
+    // The size bound follows the committed form: an expression with k calM^-1 grows by
+    // MINV k times, each a committed improvement, which a bound fixed by the input's size
+    // would stop half way.
+    if (!options.max_nodes) cx.max_nodes = std::max(cx.max_nodes, 2 * ir::node_count(current) + 40);
     std::vector<Step> path = explore(current, current_cost, cx);
     if (path.empty()) break;
     current = path.back().after;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "algebra/vocabulary.hpp"
 #include "support/error.hpp"
@@ -46,7 +47,9 @@ using detail::Node;
 // The attributes the rest of the compiler understands. Anything else is refused rather
 // than kept, because a misspelt "serail" would otherwise silently change nothing.
 constexpr std::string_view kRewriteValues[] = {"ltr", "rtl", "both", "none"};
-constexpr const char* kKnownAttributes = "serial, false, rewrite=ltr|rtl|both|none";
+constexpr std::string_view kLoweringValues[] = {"newton-euler", "composite-body", "gram"};
+constexpr const char* kKnownAttributes =
+    "serial, false, definition, rewrite=ltr|rtl|both|none, lowering=newton-euler|composite-body|gram";
 
 class ModuleBuilder {
  public:
@@ -110,7 +113,36 @@ class ModuleBuilder {
     for (std::size_t i = 2; i + 1 < decl.children.size(); ++i) attribute(*decl.children[i], b, id);
     id.sides = b.equation(*decl.children.back());
     detail::check_sides(src_, id.sides);
+    if (id.has("definition")) check_definition(id, b.span(name));
+    if (id.has("lowering"))
+      for (const Identity& other : module_.identities)
+        if (other.attribute("lowering", "") == id.attribute("lowering", ""))
+          fail(src_, b.span(name),
+               fmt::format("lowering={} is given twice (first by '{}' at {})", id.attribute("lowering", ""),
+                           other.name, location(other.where)));
     module_.identities.push_back(std::move(id));
+  }
+
+  // S0 of a definition is a lone derived symbol of the whole robot (or the inverse of a
+  // recursion), defined at most once in a module.
+  void check_definition(const Identity& id, ir::Span where) const {
+    const ir::Expr& lhs = id.sides.front();
+    const bool inverse = lhs.is(ir::Op::Inverse);
+    const ir::Expr& s = inverse ? lhs.kid(0) : lhs;
+    const ir::SymbolInfo* info = s.is(ir::Op::Symbol) ? s.info() : nullptr;
+    const bool ok = info && s.arm() == 0 &&
+                    (inverse ? info->role == ir::Role::Recursion
+                             : info->role == ir::Role::Defined || info->role == ir::Role::Compound);
+    if (!ok)
+      fail(src_, where,
+           fmt::format("identity '{}' is a definition, so its first side must be a derived symbol of the "
+                       "vocabulary (role Defined or Compound) or the inverse of phi or psi, not {}",
+                       id.name, ir::print(lhs)));
+    for (const Identity& other : module_.identities)
+      if (other.has("definition") && other.sides.front() == lhs)
+        fail(src_, where,
+             fmt::format("{} is defined twice: by '{}' and by '{}' (at {})", ir::print(lhs), id.name, other.name,
+                         location(other.where)));
   }
 
   void attribute(const Node& attr, const detail::Builder& b, Identity& id) const {
@@ -118,7 +150,7 @@ class ModuleBuilder {
     const std::string key = key_node.string();
     const std::string value = attr.children.size() > 1 ? attr.children[1]->string() : "";
     if (id.has(key)) fail(src_, b.span(attr), fmt::format("attribute '{}' is given twice", key));
-    if (key == "serial" || key == "false") {
+    if (key == "serial" || key == "false" || key == "definition") {
       if (!value.empty())
         fail(src_, b.span(attr),
              fmt::format("attribute '{}' takes no value (write just '{}')", key, key));
@@ -127,6 +159,11 @@ class ModuleBuilder {
           std::end(kRewriteValues))
         fail(src_, b.span(attr),
              fmt::format("attribute 'rewrite' needs a direction: rewrite=ltr, rtl, both or none{}",
+                         value.empty() ? "" : fmt::format(" (not '{}')", value)));
+    } else if (key == "lowering") {
+      if (std::find(std::begin(kLoweringValues), std::end(kLoweringValues), value) == std::end(kLoweringValues))
+        fail(src_, b.span(attr),
+             fmt::format("attribute 'lowering' needs a way: lowering=newton-euler, composite-body or gram{}",
                          value.empty() ? "" : fmt::format(" (not '{}')", value)));
     } else {
       fail(src_, b.span(key_node),
@@ -177,6 +214,27 @@ Module load_module(const std::string& path) {
   if (std::ferror(file.get()))
     throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   return parse_module(std::move(source));
+}
+
+ir::Algebra algebra_of(const Module& module, const ir::Algebra* base) {
+  ir::Algebra a;
+  for (const Identity& id : module.identities) {
+    const ir::Cited cited{id.name, id.citation};
+    if (id.has("definition")) a.definitions.add(id.sides[0], id.sides[1], cited);
+    if (id.has("lowering")) a.lowerings.emplace(id.attribute("lowering", ""), ir::LoweringWay{cited, id.sides});
+  }
+  if (base) {
+    a.definitions.fill_from(base->definitions);
+    for (const auto& [way, entry] : base->lowerings) a.lowerings.emplace(way, entry);  // keeps the module's own
+  }
+  if (const auto missing = a.definitions.missing(); !missing.empty()) {
+    std::string names;
+    for (ir::Sym s : missing) names += fmt::format("{}{}", names.empty() ? "" : ", ", ir::name_of(s));
+    throw UserError(fmt::format("{}: the library defines no {} (an identity marked [definition] whose first side is "
+                                "the symbol): the compiler cannot evaluate or lower it",
+                                module.source ? module.source->name : std::string("library"), names));
+  }
+  return a;
 }
 
 }  // namespace soa::syntax

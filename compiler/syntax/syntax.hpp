@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "algebra/definitions.hpp"
 #include "algebra/expr.hpp"
 
 namespace soa::syntax {
@@ -79,6 +80,13 @@ Module load_module(const std::string& path);
 
 // One expression. `scope` (optional) supplies `let` definitions usable by name.
 ir::Expr parse_expression(std::shared_ptr<const Source> src, const Module* scope = nullptr);
+
+// The algebra of a module's identities (compiler/algebra/definitions.hpp): those marked
+// [definition] and lowering=WAY; what the module does not state itself comes from `base`
+// (a library of a few rules keeps the built-in library's definitions and ways). A
+// UserError naming the module's file when a derived symbol of the vocabulary is still
+// left without a definition.
+ir::Algebra algebra_of(const Module& module, const ir::Algebra* base = nullptr);
 
 // SIDE = SIDE [= SIDE ...]: at least two sides, shape-checked as one equation.
 std::vector<ir::Expr> parse_equation(std::shared_ptr<const Source> src,

@@ -107,7 +107,7 @@ bool is_success(Verdict v) {
   return v == Verdict::Pass || v == Verdict::ExpectedFail || v == Verdict::Skipped;
 }
 
-Result check(const Claim& claim, const Subject& subject, const Options& options,
+Result check(const Claim& claim, const Subject& subject, const ir::Definitions& definitions, const Options& options,
              const std::function<void()>& progress) {
   Result r;
   r.name = claim.name;
@@ -126,7 +126,7 @@ Result check(const Claim& claim, const Subject& subject, const Options& options,
       const std::uint64_t seed = options.seed + subject.seed_offset + static_cast<std::uint64_t>(i);
       std::mt19937_64 rng(seed);
       const State state = random_state(*subject.robot, static_cast<int>(subject.tips.size()), rng);
-      const interp::Evaluation ev = interp::prepare(*subject.robot, state, subject.tips);
+      const interp::Evaluation ev = interp::prepare(*subject.robot, state, subject.tips, definitions);
       const MatX first = side_value(ev, claim.sides.front(), sized);
       for (std::size_t s = 1; s < claim.sides.size(); ++s) {
         const MatX other = side_value(ev, claim.sides[s], sized);

@@ -27,6 +27,7 @@
 
 #include "algebra/expr.hpp"
 #include "model/kinematics.hpp"
+#include "algebra/definitions.hpp"
 #include "model/robot.hpp"
 
 namespace soa::verify {
@@ -84,8 +85,9 @@ struct Subject {
   std::uint64_t seed_offset = 0;  // the random tree's offset t (0 on a robot file)
 };
 
-// Check one claim on one robot. `progress` (may be empty) is called after every sample.
-Result check(const Claim& claim, const Subject& subject, const Options& options,
+// Check one claim on one robot, the derived operators evaluated by the library's
+// `definitions`. `progress` (may be empty) is called after every sample.
+Result check(const Claim& claim, const Subject& subject, const ir::Definitions& definitions, const Options& options,
              const std::function<void()>& progress = {});
 
 // Combine the results of one claim over several robots: the worst one wins.

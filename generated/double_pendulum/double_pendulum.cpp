@@ -7,38 +7,60 @@
 //
 // Kernels:
 //   inverse_dynamics = calM qdd + C
-//     lowered: C + H phi M phi* H* qdd
+//     derived: H phi (b + M phi* (a + H* qdd))
 //       by NE [001 eq. 22, 002 eq. 2.11]
+//       by def-C [reference 3]
+//       by collect [A B + A C = A (B + C)]
+//       by collect [A B + A C = A (B + C)]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: outward, inward
 //     43 ops: 25 mul, 11 add, 3 sub, 0 neg, 0 div, 0 sqrt, 2 sin, 2 cos
 //   mass_matrix = calM
-//     lowered: H phi M phi* H*
+//     derived: H phi M phi* H*
 //       by NE [001 eq. 22, 002 eq. 2.11]
+//     algorithm: composite-body (CRB-H [004 eq. 5.45]): column j is H phi R H* e_j, an inward sweep from body(j); the rows below body(j) by symmetry
+//       loops: inward, inward (1 once, the rest per column)
 //     10 ops: 3 mul, 5 add, 1 sub, 0 neg, 0 div, 0 sqrt, 0 sin, 1 cos
 //   forward_dynamics = calM^-1 (T - C)
-//     lowered: (I - H psi K)* D^-1 (I - H psi K) (T - C)
+//     derived: (I - H psi K)* D^-1 (T - H psi (b + K T + M phi* a))
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     56 ops: 34 mul, 10 add, 7 sub, 0 neg, 1 div, 0 sqrt, 2 sin, 2 cos
+//       by def-C [reference 3]
+//       by distribute [A (B + C) = A B + A C]
+//       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//       by distribute [A (B + C) = A B + A C]
+//       by collect [A B + A C = A (B + C)]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: outward, inward, outward
+//     55 ops: 33 mul, 8 add, 9 sub, 0 neg, 1 div, 0 sqrt, 2 sin, 2 cos
 //   mass_matrix_inverse = calM^-1
-//     lowered: (I - H psi K)* D^-1 (I - H psi K)
+//     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//       loops: inward, inward (1 once, the rest per column)
 //     15 ops: 8 mul, 3 add, 1 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   jacobian = J
-//     lowered: (H phi B)*
+//     derived: (H phi B)*
 //       by def-J [000 eq. 3.3]
+//     algorithm: columns: column j is the expression applied to e_j, by sweeps
+//       loops: outward, outward (1 once, the rest per column)
 //     6 ops: 2 mul, 0 add, 1 sub, 1 neg, 0 div, 0 sqrt, 1 sin, 1 cos
 //   lambda = J calM^-1 J*
-//     lowered: B* psi* H* D^-1 H psi B
+//     derived: B* psi* H* D^-1 H psi B
 //       by MINV [001 Identity 6, 002 Lemma 3]
 //       by def-J [000 eq. 3.3]
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//       loops: inward, inward (1 once, the rest per column)
 //     27 ops: 17 mul, 5 add, 0 sub, 2 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   tip_force_correction = calM^-1 J* f0
-//     lowered: (I - H psi K)* D^-1 H psi B f0
+//     derived: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: inward, outward
 //     26 ops: 15 mul, 3 add, 4 sub, 1 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 #include "double_pendulum.hpp"
 
@@ -111,39 +133,37 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   const double v4 = sc1.s;
   const double v5 = sc1.c;
   const double v6 = qd[0] + qd[1];
-  const double v7 = v4 * 0.1;
-  const double v8 = v5 * 0.1;
-  const double v9 = qd[0] * v8;
-  const double v10 = qd[0] * v7;
+  const double v7 = v6 * 0.03;
+  const double v8 = v6 * v7;
+  const double v9 = v4 * 0.1;
+  const double v10 = v5 * 0.1;
   const double v11 = qd[0] * v10;
   const double v12 = qd[0] * v9;
+  const double v13 = qd[0] * v12;
+  const double v14 = qd[0] * v11;
 
   // link2: phi* H*
-  const double v13 = qdd[0] * 0.1;
-  const double v14 = v2 + v13;
-  const double v15 = v3 * v4;
-  const double v16 = v5 * v14;
-  const double v17 = v15 + v16;
-  const double v18 = v3 * v5;
-  const double v19 = v4 * v14;
-  const double v20 = v19 - v18;
-  const double v21 = qdd[0] + qdd[1];
-  const double v22 = v11 + v17;
-  const double v23 = v20 - v12;
-
-  // link2: kinematics
-  const double v24 = v6 * 0.03;
-  const double v25 = v6 * v24;
+  const double v15 = qdd[0] * 0.1;
+  const double v16 = v2 + v15;
+  const double v17 = v3 * v4;
+  const double v18 = v5 * v16;
+  const double v19 = v17 + v18;
+  const double v20 = v3 * v5;
+  const double v21 = v4 * v16;
+  const double v22 = v21 - v20;
+  const double v23 = qdd[0] + qdd[1];
+  const double v24 = v13 + v19;
+  const double v25 = v22 - v14;
 
   // link2: phi M
-  const double v26 = v21 * 0.03;
-  const double v27 = v22 * 0.3;
-  const double v28 = v23 * 0.3;
+  const double v26 = 0.03 * v23;
+  const double v27 = v24 * 0.3;
+  const double v28 = v25 * 0.3;
   const double v29 = v26 + v27;
-  const double v30 = v22 * 0.03;
-  const double v31 = v21 * 0.004015625;
+  const double v30 = 0.03 * v24;
+  const double v31 = 0.004015625 * v23;
   const double v32 = v30 + v31;
-  const double v33 = v28 - v25;
+  const double v33 = v28 - v8;
 
   // link1: phi M
   const double v34 = v0 * (-0.09810000000000002);
@@ -207,83 +227,74 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
   const double v4 = sc1.s;
   const double v5 = sc1.c;
   const double v6 = qd[0] + qd[1];
-  const double v7 = v4 * 0.1;
-  const double v8 = v5 * 0.1;
-  const double v9 = qd[0] * v8;
-  const double v10 = qd[0] * v7;
+  const double v7 = v6 * 0.03;
+  const double v8 = v6 * v7;
+  const double v9 = v4 * 0.1;
+  const double v10 = v5 * 0.1;
   const double v11 = qd[0] * v10;
   const double v12 = qd[0] * v9;
+  const double v13 = qd[0] * v12;
+  const double v14 = qd[0] * v11;
 
   // link2: phi*
-  const double v13 = v3 * v4;
-  const double v14 = v2 * v5;
-  const double v15 = v13 + v14;
-  const double v16 = v3 * v5;
-  const double v17 = v2 * v4;
-  const double v18 = v17 - v16;
-  const double v19 = v11 + v15;
-  const double v20 = v18 - v12;
+  const double v15 = v3 * v4;
+  const double v16 = v2 * v5;
+  const double v17 = v15 + v16;
+  const double v18 = v3 * v5;
+  const double v19 = v2 * v4;
+  const double v20 = v19 - v18;
+  const double v21 = v13 + v17;
+  const double v22 = v20 - v14;
 
-  // link2: kinematics
-  const double v21 = v6 * 0.03;
-  const double v22 = v6 * v21;
+  // link2: psi K, M
+  const double v23 = v21 * 0.3;
+  const double v24 = v22 * 0.3;
+  const double v25 = 0.03 * v21;
+  const double v26 = v24 - v8;
 
-  // link2: phi M
-  const double v23 = v19 * 0.3;
-  const double v24 = v20 * 0.3;
-  const double v25 = v19 * 0.03;
-  const double v26 = v24 - v22;
-
-  // link2: H
+  // link2: D^-1 H
   const double v27 = T[1] - v25;
-
-  // link2: D^-1 (I - H psi K)
   const double v28 = v27 * 249.0272373540856;
 
-  // link1: phi M
-  const double v29 = v0 * (-0.09810000000000002);
-  const double v30 = v4 * v26;
-  const double v31 = v5 * v23;
-  const double v32 = v30 + v31;
-  const double v33 = 0.1 * v32;
-  const double v34 = v25 + v33;
-  const double v35 = v29 + v34;
-
-  // link1: H
-  const double v36 = T[0] - v35;
-
   // link1: Riccati
-  const double v37 = v5 * 0.07587548638132297;
-  const double v38 = v4 * 0.3;
-  const double v39 = v4 * v38;
-  const double v40 = v5 * v37;
-  const double v41 = v39 + v40;
-  const double v42 = 0.010000000000000002 * v41;
-  const double v43 = 0.0006770830000000002 + v42;
-  const double v44 = 1.0 / v43;
+  const double v29 = v5 * 0.07587548638132297;
+  const double v30 = v4 * 0.3;
+  const double v31 = v4 * v30;
+  const double v32 = v5 * v29;
+  const double v33 = v31 + v32;
+  const double v34 = 0.010000000000000002 * v33;
+  const double v35 = 0.0006770830000000002 + v34;
+  const double v36 = 1.0 / v35;
 
-  // link1: psi K
-  const double v45 = v27 * (-7.470817120622567);
-  const double v46 = v5 * v45;
-  const double v47 = 0.1 * v46;
+  // link1: psi K, M
+  const double v37 = T[1] * (-7.470817120622567);
+  const double v38 = v21 * (-0.22412451361867702);
+  const double v39 = v23 + v38;
+  const double v40 = v37 - v39;
+  const double v41 = v4 * v26;
+  const double v42 = v5 * v40;
+  const double v43 = v42 - v41;
+  const double v44 = 0.1 * v43;
+  const double v45 = T[1] - v44;
+  const double v46 = v0 * (-0.09810000000000002);
+  const double v47 = v45 + v46;
 
-  // link1: D^-1 (I - H psi K)
-  const double v48 = v47 - v27;
-  const double v49 = v36 + v48;
-  const double v50 = v44 * v49;
+  // link1: D^-1 H
+  const double v48 = T[0] - v47;
+  const double v49 = v36 * v48;
 
   // link2: psi* H*
-  const double v51 = 0.1 * v50;
-  const double v52 = v5 * v51;
-  const double v53 = (-7.470817120622567) * v52;
+  const double v50 = 0.1 * v49;
+  const double v51 = v5 * v50;
+  const double v52 = (-7.470817120622567) * v51;
 
   // link2: (I - K* psi* H*)
-  const double v54 = v53 - v50;
-  const double v55 = v28 + v54;
+  const double v53 = v52 - v49;
+  const double v54 = v28 + v53;
 
   // output
-  qdd[0] = v50;
-  qdd[1] = v55;
+  qdd[0] = v49;
+  qdd[1] = v54;
 }
 
 // calM^-1

@@ -7,38 +7,60 @@
 //
 // Kernels:
 //   inverse_dynamics = calM qdd + C
-//     lowered: C + H phi M phi* H* qdd
+//     derived: H phi (b + M phi* (a + H* qdd))
 //       by NE [001 eq. 22, 002 eq. 2.11]
+//       by def-C [reference 3]
+//       by collect [A B + A C = A (B + C)]
+//       by collect [A B + A C = A (B + C)]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: outward, inward
 //     43 ops: 25 mul, 11 add, 3 sub, 0 neg, 0 div, 0 sqrt, 2 sin, 2 cos
 //   mass_matrix = calM
-//     lowered: H phi M phi* H*
+//     derived: H phi M phi* H*
 //       by NE [001 eq. 22, 002 eq. 2.11]
+//     algorithm: composite-body (CRB-H [004 eq. 5.45]): column j is H phi R H* e_j, an inward sweep from body(j); the rows below body(j) by symmetry
+//       loops: inward, inward (1 once, the rest per column)
 //     10 ops: 3 mul, 5 add, 1 sub, 0 neg, 0 div, 0 sqrt, 0 sin, 1 cos
 //   forward_dynamics = calM^-1 (T - C)
-//     lowered: (I - H psi K)* D^-1 (I - H psi K) (T - C)
+//     derived: (I - H psi K)* D^-1 (T - H psi (b + K T + M phi* a))
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     56 ops: 34 mul, 10 add, 7 sub, 0 neg, 1 div, 0 sqrt, 2 sin, 2 cos
+//       by def-C [reference 3]
+//       by distribute [A (B + C) = A B + A C]
+//       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//       by distribute [A (B + C) = A B + A C]
+//       by collect [A B + A C = A (B + C)]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: outward, inward, outward
+//     55 ops: 33 mul, 8 add, 9 sub, 0 neg, 1 div, 0 sqrt, 2 sin, 2 cos
 //   mass_matrix_inverse = calM^-1
-//     lowered: (I - H psi K)* D^-1 (I - H psi K)
+//     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//       loops: inward, inward (1 once, the rest per column)
 //     15 ops: 8 mul, 3 add, 1 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   jacobian = J
-//     lowered: (H phi B)*
+//     derived: (H phi B)*
 //       by def-J [000 eq. 3.3]
+//     algorithm: columns: column j is the expression applied to e_j, by sweeps
+//       loops: outward, outward (1 once, the rest per column)
 //     6 ops: 2 mul, 0 add, 1 sub, 1 neg, 0 div, 0 sqrt, 1 sin, 1 cos
 //   lambda = J calM^-1 J*
-//     lowered: B* psi* H* D^-1 H psi B
+//     derived: B* psi* H* D^-1 H psi B
 //       by MINV [001 Identity 6, 002 Lemma 3]
 //       by def-J [000 eq. 3.3]
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//       loops: inward, inward (1 once, the rest per column)
 //     27 ops: 17 mul, 5 add, 0 sub, 2 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   tip_force_correction = calM^-1 J* f0
-//     lowered: (I - H psi K)* D^-1 H psi B f0
+//     derived: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
+//     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
+//       loops: inward, outward
 //     26 ops: 15 mul, 3 add, 4 sub, 1 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //
 // Conventions

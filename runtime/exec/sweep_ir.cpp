@@ -320,6 +320,10 @@ std::string print(const VExpr& e, const std::vector<Var>& vars, std::string_view
 
 std::string print(const SweepProgram& p) {
   std::string out = fmt::format("sweep program {}: {}\n", p.name.empty() ? "(unnamed)" : p.name, p.source);
+  for (const LoweringStep& step : p.lowering)
+    out += step.identity.empty() ? fmt::format("  lowered by {}: {}\n", step.way, step.what)
+                                 : fmt::format("  lowered by {} ({} [{}]): {}\n", step.way, step.identity,
+                                               step.citation, step.what);
   out += "  inputs:";
   for (std::size_t i = 0; i < p.inputs.size(); ++i)
     out += fmt::format("{} {} ({})", i ? "," : "", p.vars[p.inputs[i]].name,

@@ -188,9 +188,18 @@ struct Output {
   int var = -1;               // vector: the var gathered after the loops
 };
 
+// A way the lowering took (compiler/lower), and the identity of the library behind it.
+struct LoweringStep {
+  std::string way;       // "composite-body", "gram", "newton-euler", "sweeps", "columns"
+  std::string identity;  // the library identity that allows it ("CRB-H"; empty: none needed)
+  std::string citation;
+  std::string what;      // one line: what the code does
+};
+
 struct SweepProgram {
   std::string name;    // kernel name, for printing
   std::string source;  // the operator expression it was lowered from
+  std::vector<LoweringStep> lowering;  // how, in order (at least one)
   std::vector<Var> vars;
   std::vector<int> inputs;  // var ids, in the declared order (input layout)
   Output output;

@@ -34,12 +34,18 @@ using namespace soa;
   std::abort();
 }
 
+// The identity library's definitions (what calM, J, K, ... mean), read from the source tree.
+const ir::Definitions& definitions() {
+  static const ir::Algebra algebra = syntax::algebra_of(syntax::load_module(SOA_IDENTITIES_PATH));
+  return algebra.definitions;
+}
+
 const interp::Evaluation& evaluation() {
   static const Robot robot = random_arms(3, 2, RandomTreeOptions{3, false, true, true, 0.5});
   static const interp::Evaluation ev = [] {
     const std::vector<int> tips = robot.default_tips();
     std::mt19937_64 rng(1);
-    return interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+    return interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions());
   }();
   return ev;
 }

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "algebra/print.hpp"
-#include "emit-cpp/emit_cpp.hpp"
 #include "exec/execute.hpp"
 #include "interp/interpreter.hpp"
 #include "lower/kernels.hpp"
 #include "lower/lower.hpp"
 #include "pipeline/kernels.hpp"
 #include "rewrite/rewrite.hpp"
+#include "specialise/kernel.hpp"
 #include "specialise/specialise.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
@@ -33,6 +33,23 @@ inline const pipeline::Library& library() {
 
 inline const std::vector<rewrite::Rule>& library_rules() { return library().rules; }
 
+// The library's algebra: its definitions (calM = H phi M phi* H*, K = E_phi G, ...) and the
+// ways of lowering it allows.
+inline const ir::Algebra& algebra() { return library().algebra; }
+inline const ir::Definitions& definitions() { return library().algebra.definitions; }
+
+inline bool uses_rule(const rewrite::Derivation& d, const std::string& rule) {
+  for (const auto& s : d.steps)
+    if (s.rule == rule) return true;
+  return false;
+}
+
+// Rewrite options with the library's definitions (the cost model prices calM by them).
+inline rewrite::Options rewrite_options(rewrite::Options o = {}) {
+  o.definitions = &definitions();
+  return o;
+}
+
 // A standard kernel through the pipeline's rewrite and lowering (compiler/pipeline). Sweep
 // programs are robot independent, so each kernel is derived once per test process.
 inline const pipeline::LoweredKernel& lowered(const lower::KernelDecl& k) {
@@ -45,7 +62,7 @@ inline const pipeline::LoweredKernel& lowered(const lower::KernelDecl& k) {
 inline const exec::SweepProgram& kernel_program(const lower::KernelDecl& k) { return lowered(k).program; }
 
 // One standard kernel for one robot: rewrite, lower, specialise.
-inline emit::Kernel build_kernel(const lower::KernelDecl& k, const exec::RobotConstants<double>& robot) {
+inline specialise::Kernel build_kernel(const lower::KernelDecl& k, const exec::RobotConstants<double>& robot) {
   return pipeline::specialise_kernel(lowered(k), robot);
 }
 

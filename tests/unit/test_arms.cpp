@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.hpp"
 #include "rewrite/rewrite.hpp"
 #include "support/error.hpp"
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 
@@ -116,7 +117,7 @@ Subject two_random_arms(bool floating) {
 interp::Evaluation evaluate(const Subject& s, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   return interp::prepare(s.robot, random_state(s.robot, static_cast<int>(s.tips.size()), rng),
-                         s.tips);
+                         s.tips, test::definitions());
 }
 
 // The whole robot's joint indices of arm i, in the arm's own order.
@@ -332,7 +333,7 @@ TEST_CASE("an arm's operators are the whole robot's restricted to the arm", "[ar
       CHECK(relative_difference(dense("C#"), pick(ev.kin.C, joints, one)) < 1e-10);
       const auto bodies =
           static_cast<long>(subtree_bodies(s.robot, s.robot.roots()[arm - 1]).size());
-      CHECK(interp::dense_symbol(ev, on_arms("psi#", arm, arm)).rows() == 6 * bodies);
+      CHECK(interp::dense_symbol(ev, ir::symbol(on_arms("psi#", arm, arm))).rows() == 6 * bodies);
     }
     // The two arms' tips do not see each other.
     const MatX whole_lambda = interp::eval_dense(ev, parse("J calM^-1 J*"));
@@ -378,14 +379,14 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
   CHECK_THROWS_WITH(interp::eval_sweeps(
                         ev, parse("qd1* (calM1^-1 T1 + 0 + J1* f01) - qd3* H3 psi3 phi3* H3* qd3")),
                     Contains("qd3 names arm 3"));
-  CHECK_THROWS_WITH(interp::dense_symbol(ev, "J7"), Contains("J7 names arm 7"));
+  CHECK_THROWS_WITH(interp::dense_symbol(ev, ir::symbol("J7")), Contains("J7 names arm 7"));
 
   // A single-root robot is one arm: arm 1 is the robot itself.
   const Robot tree = random_tree(3, RandomTreeOptions{5, false, true, true, 0.5});
   std::vector<int> leaves = tree.leaf_tips();
   std::mt19937_64 rng(1);
   const interp::Evaluation one =
-      interp::prepare(tree, random_state(tree, static_cast<int>(leaves.size()), rng), leaves);
+      interp::prepare(tree, random_state(tree, static_cast<int>(leaves.size()), rng), leaves, test::definitions());
   CHECK(interp::eval_dense(one, parse("J1 calM1^-1 J1*")) ==
         interp::eval_dense(one, parse("J calM^-1 J*")));
   CHECK_THROWS_WITH(interp::eval_dense(one, parse("psi2")),
@@ -396,7 +397,7 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
   std::vector<int> tips = robot.leaf_tips();
   std::mt19937_64 rng2(1);
   const interp::Evaluation bx =
-      interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng2), tips);
+      interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng2), tips, test::definitions());
   CHECK_THROWS_WITH(interp::eval_dense(bx, parse("J1 calM1^-1 J1* + J2 calM2^-1 J2*")),
                     Contains("arms 1 and 2 of") && Contains("hold 1 and 2 tip frames"));
   // Arms that meet only in a scalar need no common tips.
@@ -410,8 +411,8 @@ TEST_CASE("the cost model prices an arm's symbol as its base", "[arms][rewrite][
   for (const char* text : {"psi", "calM^-1", "J calM^-1 J*", "B* psi* H* D^-1 H psi B",
                            "(I - H psi K)^-1", "phi^-1"}) {
     INFO(text);
-    const rewrite::Cost whole = rewrite::cost(parse(text));
-    const rewrite::Cost arm = rewrite::cost(ir::on_arm(parse(text), 1));
+    const rewrite::Cost whole = rewrite::cost(parse(text), test::definitions());
+    const rewrite::Cost arm = rewrite::cost(ir::on_arm(parse(text), 1), test::definitions());
     CHECK(rewrite::same_cost(whole, arm));
     CHECK(whole.order == arm.order);
   }
@@ -423,22 +424,21 @@ TEST_CASE("the cost model prices an arm's symbol as its base", "[arms][rewrite][
 
 TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*",
           "[arms][rewrite][derive]") {
-  const Derivation d = rewrite::derive(parse("J1 calM1^-1 J1*"), library());
+  const Derivation d = rewrite::derive(parse("J1 calM1^-1 J1*"), library(), test::rewrite_options());
   CHECK(ir::print(rewrite::normalize(d.final)) ==
         ir::print(rewrite::normalize(parse("B1* psi1* H1* D1^-1 H1 psi1 B1"))));
   CHECK(rewrite::rules_used(d) ==
         std::vector<std::string>{"MINV[1]", "def-J[1]", "L4-adjoint[1]", "def-J[1]", "L4[1]"});
   CHECK(d.cost.order == 1);
   // The same derivation, arm for arm, as the whole robot's.
-  const Derivation w = rewrite::derive(parse("J calM^-1 J*"), library());
+  const Derivation w = rewrite::derive(parse("J calM^-1 J*"), library(), test::rewrite_options());
   CHECK(rewrite::same_cost(d.cost, w.cost));
   CHECK(ir::on_arm(w.final, 1) == d.final);
   // No arm: no instances.
   for (const auto& r : rewrite::rules_used(w)) CHECK(r.find('[') == std::string::npos);
   // A whole-robot symbol next to an arm's: the whole robot's rules take part as well. (Both
   // terms must lose their dense inverse before the order drops: 4 sweeps more on the way.)
-  const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(),
-                                       rewrite::Options{.sweep_slack = 4});
+  const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(), test::rewrite_options(rewrite::Options{.sweep_slack = 4}));
   INFO(rewrite::explain(m));
   CHECK(m.cost.order == 1);
   CHECK(uses(m, "MINV[1]"));
@@ -449,7 +449,7 @@ TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*",
 TEST_CASE("two arms: J1 calM1^-1 J1* + J2 calM2^-1 J2* -> each term O(N)",
           "[arms][rewrite][derive]") {
   const ir::Expr input = parse("J1 calM1^-1 J1* + J2 calM2^-1 J2*");
-  const Derivation d = rewrite::derive(input, lemmas_only());
+  const Derivation d = rewrite::derive(input, lemmas_only(), test::rewrite_options());
   INFO(rewrite::explain(d));
   const ir::Expr expected =
       parse("B1* psi1* H1* D1^-1 H1 psi1 B1 + B2* psi2* H2* D2^-1 H2 psi2 B2");

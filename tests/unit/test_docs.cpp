@@ -178,7 +178,7 @@ TEST_CASE("grammar/README.md's vocabulary table is what soac vocabulary --format
   REQUIRE(end != std::string::npos);
   const std::string table = readme.substr(table_start, end - table_start);
   const std::string printed = run(test::soac_path() + " vocabulary --format markdown");
-  INFO("the table in grammar/README.md is stale: regenerate it with tests/golden/goldens.sh update BUILD/soac");
+  INFO("the table in grammar/README.md is stale: regenerate every golden with: cmake --build build --target goldens");
   CHECK(table == printed);
   // One row per vocabulary entry, so a name cannot be missing from the doc.
   std::size_t rows = 0;

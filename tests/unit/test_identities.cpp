@@ -6,6 +6,7 @@
 #include <random>
 
 #include "interp/interpreter.hpp"
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
@@ -37,7 +38,7 @@ TEST_CASE("every library identity holds on every shared robot", "[identities]") 
       const Robot robot = load_urdf(test::shared_robot_path(r.file), LoadOptions{floating});
       const verify::Subject subject{&robot, robot.default_tips(), 0};
       for (const auto& c : claims) {
-        const verify::Result res = verify::check(c, subject, verify::Options{2, 11, 1e-9});
+        const verify::Result res = verify::check(c, subject, test::definitions(), verify::Options{2, 11, 1e-9});
         INFO(r.file << (floating ? " (free-flyer)" : "") << ": " << c.name << " max rel " << res.max_rel << " "
                     << res.note);
         CHECK(verify::is_success(res.verdict));
@@ -56,7 +57,7 @@ TEST_CASE("every library identity holds on random trees with mixed joints", "[id
     const Robot robot = random_tree(seed, o);
     const verify::Subject subject{&robot, robot.leaf_tips(), 0};
     for (const auto& c : claims) {
-      const verify::Result res = verify::check(c, subject, verify::Options{3, seed, 1e-9});
+      const verify::Result res = verify::check(c, subject, test::definitions(), verify::Options{3, seed, 1e-9});
       INFO(robot.source << ": " << c.name << " max rel " << res.max_rel << " " << res.note);
       CHECK(verify::is_success(res.verdict));
     }
@@ -67,10 +68,10 @@ TEST_CASE("the serial-chain OMEGA form holds on chains and fails on trees", "[id
   const auto omega = claim("Omega = Upsilon + psitilde* Upsilon + Upsilon psitilde");
   const Robot chain = random_tree(3, RandomTreeOptions{6, false, true, true, 0.0});
   REQUIRE(chain.is_serial_chain());
-  CHECK(verify::check(omega, {&chain, {}, 0}, {3, 1, 1e-9}).verdict == verify::Verdict::Pass);
+  CHECK(verify::check(omega, {&chain, {}, 0}, test::definitions(), {3, 1, 1e-9}).verdict == verify::Verdict::Pass);
   const Robot baxter = load_urdf(test::shared_robot_path("baxter.urdf"));
   REQUIRE_FALSE(baxter.is_serial_chain());
-  CHECK(verify::check(omega, {&baxter, {}, 0}, {3, 1, 1e-9}).verdict == verify::Verdict::Fail);
+  CHECK(verify::check(omega, {&baxter, {}, 0}, test::definitions(), {3, 1, 1e-9}).verdict == verify::Verdict::Fail);
 }
 
 TEST_CASE("false variants of true identities are reported FAIL", "[identities]") {
@@ -88,7 +89,7 @@ TEST_CASE("false variants of true identities are reported FAIL", "[identities]")
   };
   for (const char* text : false_variants) {
     INFO(text);
-    const verify::Result r = verify::check(claim(text), subject, {2, 1, 1e-9});
+    const verify::Result r = verify::check(claim(text), subject, test::definitions(), {2, 1, 1e-9});
     CHECK(r.verdict == verify::Verdict::Fail);
     CHECK(r.max_rel > 1e-3);
   }
@@ -100,9 +101,9 @@ TEST_CASE("on a tree, Omega's blocks are psi*(a,k) Upsilon(a) psi(a,m) with a th
   const Robot robot = random_tree(21, RandomTreeOptions{9, false, true, true, 0.7});
   REQUIRE_FALSE(robot.is_serial_chain());
   std::mt19937_64 rng(5);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {});
-  const MatX Omega = interp::dense_symbol(ev, "Omega");
-  const MatX psi = interp::dense_symbol(ev, "psi");
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {}, test::definitions());
+  const MatX Omega = interp::dense_symbol(ev, ir::symbol("Omega"));
+  const MatX psi = interp::dense_symbol(ev, ir::symbol("psi"));
   auto ancestors = [&](int k) {
     std::vector<int> a;
     for (int i = k; i >= 0; i = robot.bodies[i].parent) a.push_back(i);

@@ -7,6 +7,7 @@
 
 #include "algebra/print.hpp"
 #include "interp/interpreter.hpp"
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 
@@ -36,7 +37,7 @@ double relative_difference(const MatX& a, const MatX& b) {
 void check_agreement(const Robot& robot, std::uint64_t seed) {
   std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(seed);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
   for (const auto& text : kExpressions) {
     const ir::Expr e = parse(text);
     INFO(robot.source << ": " << text);
@@ -70,7 +71,7 @@ TEST_CASE("the RNEA torque T is the operator form calM qdd + C + J* f0", "[inter
   const Robot robot = random_tree(42, RandomTreeOptions{7, true, true, true, 0.5});
   std::vector<int> tips = {*robot.find_frame(robot.bodies[0].name)};
   std::mt19937_64 rng(3);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 1, rng), tips);
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 1, rng), tips, test::definitions());
   const MatX lhs = interp::eval_dense(ev, parse("T"));
   const MatX rhs = interp::eval_dense(ev, parse("calM qdd + C + J* f0"));
   CHECK(relative_difference(lhs, rhs) < 1e-12);
@@ -79,7 +80,7 @@ TEST_CASE("the RNEA torque T is the operator form calM qdd + C + J* f0", "[inter
 TEST_CASE("an inverse without a recursion is refused by the sweeps, not formed densely", "[interp]") {
   const Robot robot = random_tree(5);
   std::mt19937_64 rng(1);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {});
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {}, test::definitions());
   REQUIRE_THROWS_WITH(interp::eval_sweeps(ev, parse("(M + phi M phi*)^-1")),
                       Catch::Matchers::Contains("no sweep form for the inverse"));
 }
@@ -87,7 +88,7 @@ TEST_CASE("an inverse without a recursion is refused by the sweeps, not formed d
 TEST_CASE("a singular operator cannot be inverted", "[interp]") {
   const Robot robot = random_tree(5);
   std::mt19937_64 rng(1);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {});
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, 0, rng), {}, test::definitions());
   REQUIRE_THROWS_WITH(interp::eval_dense(ev, parse("taubar^-1")), Catch::Matchers::Contains("singular"));
 }
 
@@ -97,7 +98,7 @@ TEST_CASE("a 0 takes the shape its context gives it, square or not", "[interp]")
   const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
   const std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(2);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
   const MatX H = interp::eval_dense(ev, parse("H"));
   const MatX calM = interp::eval_dense(ev, parse("calM"));
   const int N = robot.nv;

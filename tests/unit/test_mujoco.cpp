@@ -7,6 +7,7 @@
 
 #include "interp/interpreter.hpp"
 #include "support/mujoco_oracle.hpp"
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 
@@ -83,14 +84,14 @@ Worst compare_with_mujoco(const test::SharedRobot& r, bool floating) {
   Worst w;
   for (int s = 0; s < kStates; ++s) {
     const State state = random_state(robot, 0, rng);  // no tips: f0 = 0
-    interp::Evaluation ev = interp::prepare(robot, state, {});
+    interp::Evaluation ev = interp::prepare(robot, state, {}, test::definitions());
     const VecX T = mujoco.inverse_dynamics(state.q, state.qd, state.qdd);
     w.T = std::max(w.T, relative_difference(ev.kin.T, T));
     w.T_operator =
         std::max(w.T_operator, relative_difference(interp::eval_dense(ev, T_operator), T));
     w.C = std::max(
-        w.C, relative_difference(interp::dense_symbol(ev, "C"), mujoco.bias(state.q, state.qd)));
-    const MatX calM = interp::dense_symbol(ev, "calM");
+        w.C, relative_difference(interp::dense_symbol(ev, ir::symbol("C")), mujoco.bias(state.q, state.qd)));
+    const MatX calM = interp::dense_symbol(ev, ir::symbol("calM"));
     w.calM = std::max(w.calM, relative_difference(calM, mujoco.mass_matrix(state.q)));
     // Forward dynamics of our own T (both sides should give back qdd)...
     forward_dynamics_difference(calM, ev.kin.T, ev.kin.C, interp::eval_sweeps(ev, forward),

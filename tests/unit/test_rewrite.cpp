@@ -14,6 +14,7 @@
 #include "rewrite/rewrite.hpp"
 #include "support/error.hpp"
 #include "pipeline/pipeline.hpp"
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 
@@ -258,7 +259,7 @@ TEST_CASE("rules from neutral identity specs: directions, names, false identitie
 // ---- cost model -------------------------------------------------------------------------------
 
 TEST_CASE("cost model: order, sweeps, and the total order", "[rewrite][cost]") {
-  auto c = [](const std::string& text) { return rewrite::cost(rewrite::normalize(parse(text))); };
+  auto c = [](const std::string& text) { return rewrite::cost(rewrite::normalize(parse(text)), test::definitions()); };
   CHECK(c("calM^-1 T").order == 3);                          // dense solve
   CHECK(c("(I - H psi K)* D^-1 (I - H psi K) T").order == 1);
   CHECK(c("(I - H psi K)* D^-1 (I - H psi K) T").sweeps == 2);
@@ -291,7 +292,7 @@ TEST_CASE("cost model: order, sweeps, and the total order", "[rewrite][cost]") {
 // ---- the derivations --------------------------------------------------------------------------
 
 TEST_CASE("derivation 1: J calM^-1 J* -> B* psi* H* D^-1 H psi B", "[rewrite][derive]") {
-  const Derivation d = rewrite::derive(parse("J calM^-1 J*"), lemmas_only());
+  const Derivation d = rewrite::derive(parse("J calM^-1 J*"), lemmas_only(), test::rewrite_options());
   check_final(d, "B* psi* H* D^-1 H psi B");
   check_chain(d);
   CHECK(uses(d, "def-J"));
@@ -299,58 +300,64 @@ TEST_CASE("derivation 1: J calM^-1 J* -> B* psi* H* D^-1 H psi B", "[rewrite][de
   CHECK(count_uses(d, "L4") == 2);  // L4 and its adjoint
   CHECK(d.cost.order == 1);
   // The library states LAMBDA as a result (rewrite=none): the whole library derives it too.
-  const Derivation e = rewrite::derive(parse("J calM^-1 J*"), library());
+  const Derivation e = rewrite::derive(parse("J calM^-1 J*"), library(), test::rewrite_options());
   check_final(e, "B* psi* H* D^-1 H psi B");
   CHECK(rewrite::rules_used(e) == std::vector<std::string>{"MINV", "def-J", "L4-adjoint", "def-J", "L4"});
 }
 
 TEST_CASE("derivation 2: calM^-1 J* f0 -> (I - H psi K)* D^-1 H psi B f0", "[rewrite][derive]") {
-  const Derivation d = rewrite::derive(parse("calM^-1 J* f0"), lemmas_only());
+  const Derivation d = rewrite::derive(parse("calM^-1 J* f0"), lemmas_only(), test::rewrite_options());
   check_final(d, "(I - H psi K)* D^-1 H psi B f0");
   check_chain(d);
   CHECK(uses(d, "MINV"));
   CHECK(uses(d, "L4"));
-  const Derivation e = rewrite::derive(parse("calM^-1 J* f0"), library());
+  const Derivation e = rewrite::derive(parse("calM^-1 J* f0"), library(), test::rewrite_options());
   check_final(e, "(I - H psi K)* D^-1 H psi B f0");
 }
 
 TEST_CASE("derivation 3: phi* H* calM^-1 T -> psi* H* D^-1 (I - H psi K) T", "[rewrite][derive]") {
-  for (const char* y : {"T", "qdd", "T - C"}) {
+  for (const char* y : {"T", "qdd"}) {
     const std::string in = std::string("phi* H* calM^-1 (") + y + ")";
-    const Derivation d = rewrite::derive(parse(in), lemmas_only());
+    const Derivation d = rewrite::derive(parse(in), lemmas_only(), test::rewrite_options());
     check_final(d, std::string("psi* H* D^-1 (I - H psi K) (") + y + ")");
     check_chain(d);
     CHECK(uses(d, "MINV"));
     CHECK(uses(d, "L4"));
   }
-  const Derivation e = rewrite::derive(parse("phi* H* calM^-1 T"), library());
+  const Derivation e = rewrite::derive(parse("phi* H* calM^-1 T"), library(), test::rewrite_options());
   check_final(e, "psi* H* D^-1 (I - H psi K) T");
+  // C written out by its definition (def-C) meets the filter, and L4 removes its sweep.
+  const Derivation c = rewrite::derive(parse("phi* H* calM^-1 (T - C)"), lemmas_only(), test::rewrite_options());
+  check_final(c, "psi* H* D^-1 (T - H psi (b + K T + M phi* a))");
+  check_chain(c);
+  CHECK(uses(c, "def-C"));
+  CHECK(c.cost.sweeps == 3);
 }
 
 TEST_CASE("derivation 4: calM^-1, (I + H phi K)^-1 and calM", "[rewrite][derive]") {
-  const Derivation minv = rewrite::derive(parse("calM^-1"), library());
+  const Derivation minv = rewrite::derive(parse("calM^-1"), library(), test::rewrite_options());
   check_final(minv, "(I - H psi K)* D^-1 (I - H psi K)");
   CHECK(rewrite::rules_used(minv) == std::vector<std::string>{"MINV"});
   CHECK(minv.cost.order == 2);
 
-  const Derivation invl = rewrite::derive(parse("(I + H phi K)^-1"), library());
+  const Derivation invl = rewrite::derive(parse("(I + H phi K)^-1"), library(), test::rewrite_options());
   check_final(invl, "I - H psi K");
   CHECK(rewrite::rules_used(invl) == std::vector<std::string>{"INV-L"});
 
   // calM applied by its Newton-Euler factorisation (2 sweeps per column). The composite-
   // body split CRB-H (H R H* + H phitilde R H* + H R phitilde* H*) costs as many sweeps
   // per column and more flops; it is what the lowering uses to *form* calM in O(N^2).
-  const Derivation ne = rewrite::derive(parse("calM"), library());
+  const Derivation ne = rewrite::derive(parse("calM"), library(), test::rewrite_options());
   check_final(ne, "H phi M phi* H*");
   CHECK(rewrite::rules_used(ne) == std::vector<std::string>{"NE"});
-  CHECK(rewrite::cost(parse("H phi M phi* H*")) < rewrite::cost(rewrite::normalize(
-                                                      parse("H R H* + H phitilde R H* + H R phitilde* H*"))));
+  CHECK(rewrite::cost(parse("H phi M phi* H*"), test::definitions()) < rewrite::cost(rewrite::normalize(
+                                                      parse("H R H* + H phitilde R H* + H R phitilde* H*")), test::definitions()));
 }
 
 TEST_CASE("derivation 5: forward dynamics loses a sweep (001 Algorithm 3)", "[rewrite][derive]") {
   const ir::Expr in = parse("calM^-1 (T - H phi (M phi* a + b))");
   for (const auto* rules : {&lemmas_only(), &library()}) {
-    const Derivation d = rewrite::derive(in, *rules);
+    const Derivation d = rewrite::derive(in, *rules, test::rewrite_options());
     check_final(d, "(I - H psi K)* D^-1 (T - H psi (K T + M phi* a + b))");
     check_chain(d);
     CHECK(uses(d, "MINV"));
@@ -359,32 +366,35 @@ TEST_CASE("derivation 5: forward dynamics loses a sweep (001 Algorithm 3)", "[re
     CHECK(uses(d, "collect"));
     // One sweep fewer than the 4-sweep Algorithm 1 (MINV applied to the bias-free torque).
     const auto minv_form = rewrite::normalize(parse("(I - H psi K)* D^-1 (I - H psi K) (T - H phi (M phi* a + b))"));
-    CHECK(rewrite::cost(minv_form).sweeps == 4);
+    CHECK(rewrite::cost(minv_form, test::definitions()).sweeps == 4);
     CHECK(d.cost.sweeps == 3);
     CHECK(d.cost.order == 1);
   }
 }
 
-TEST_CASE("forward dynamics with tip forces: MINV, def-J, L4 and collection give 2 sweeps", "[rewrite][derive]") {
-  const Derivation d = rewrite::derive(parse("calM^-1 (T - C - J* f0)"), lemmas_only());
-  check_final(d, "(I - H psi K)* D^-1 (T - C - H psi (K (T - C) + B f0))");
+TEST_CASE("forward dynamics with tip forces: MINV, def-J, def-C, L4 and collection give the 3 sweeps of the articulated-body algorithm", "[rewrite][derive]") {
+  const Derivation d = rewrite::derive(parse("calM^-1 (T - C - J* f0)"), lemmas_only(), test::rewrite_options());
+  // C is written out by def-C (a defined vector costs its definition), so that L4 removes
+  // the sweep of H phi in C as in J* f0: the articulated-body algorithm's 3 sweeps.
+  check_final(d, "(I - H psi K)* D^-1 (T - H psi (b + B f0 + K T + M phi* a))");
   check_chain(d);
   CHECK(uses(d, "MINV"));
   CHECK(uses(d, "def-J"));
+  CHECK(uses(d, "def-C"));
   CHECK(uses(d, "L4"));
-  CHECK(d.cost.sweeps == 2);
+  CHECK(d.cost.sweeps == 3);
 }
 
 TEST_CASE("derivation 6: a sum of operational-space inverse inertias, each term O(N)", "[rewrite][derive]") {
-  const Derivation d = rewrite::derive(parse("J calM^-1 J* + J calM^-1 J*"), lemmas_only());
+  const Derivation d = rewrite::derive(parse("J calM^-1 J* + J calM^-1 J*"), lemmas_only(), test::rewrite_options());
   check_final(d, "2 B* psi* H* D^-1 H psi B");
-  const Derivation s = rewrite::derive(parse("J calM^-1 J* - 0.5 J calM^-1 J* + 3 B* Omega B"), library());
+  const Derivation s = rewrite::derive(parse("J calM^-1 J* - 0.5 J calM^-1 J* + 3 B* Omega B"), library(), test::rewrite_options());
   check_final(s, "3.5 B* psi* H* D^-1 H psi B");
-  const Derivation t = rewrite::derive(parse("J calM^-1 J* + J J*"), library());
+  const Derivation t = rewrite::derive(parse("J calM^-1 J* + J J*"), library(), test::rewrite_options());
   CHECK(t.cost.order == 1);
   CHECK_FALSE(ir::mentions(t.final, "calM"));
   // Two different terms (until the vocabulary has J1, calM1, ...), each by the lemmas.
-  const Derivation u = rewrite::derive(parse("J calM^-1 J* + B* B J calM^-1 J* B* B"), lemmas_only());
+  const Derivation u = rewrite::derive(parse("J calM^-1 J* + B* B J calM^-1 J* B* B"), lemmas_only(), test::rewrite_options());
   INFO(rewrite::explain(u));
   CHECK(u.cost.order == 1);
   CHECK_FALSE(ir::mentions(u.final, "calM"));
@@ -394,9 +404,9 @@ TEST_CASE("derivation 6: a sum of operational-space inverse inertias, each term 
 
 TEST_CASE("it leaves alone what it cannot improve", "[rewrite][derive]") {
   for (const char* text : {"H phi M phi* H* qdd", "psi* H* D^-1 (I - H psi K) T", "B* psi* H* D^-1 H psi B",
-                           "T - C", "phi* H* qd", "(H psi K - I) T"}) {
+                           "T - H phi (b + M phi* a)", "phi* H* qd", "(H psi K - I) T"}) {
     const ir::Expr in = parse(text);
-    const Derivation d = rewrite::derive(in, library());
+    const Derivation d = rewrite::derive(in, library(), test::rewrite_options());
     INFO(rewrite::explain(d));
     CHECK(d.steps.empty());
     CHECK(d.final == in);
@@ -513,7 +523,7 @@ std::vector<ir::Expr> random_expressions(std::uint64_t seed, std::size_t count) 
 TEST_CASE("the search terminates quickly on random well-shaped expressions", "[rewrite][random]") {
   for (const auto& e : random_expressions(1234, 40)) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Derivation d = rewrite::derive(e, library());
+    const Derivation d = rewrite::derive(e, library(), test::rewrite_options());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO(rewrite::explain(d) << "in " << seconds << " s");
     CHECK(seconds < 20.0);
@@ -531,7 +541,7 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
       parse("J calM^-1 J* + 2 J calM^-1 J*")};
   for (auto& e : random_expressions(77, 24)) inputs.push_back(std::move(e));
   std::vector<Derivation> derivations;
-  for (const auto& e : inputs) derivations.push_back(rewrite::derive(e, lemmas_only()));
+  for (const auto& e : inputs) derivations.push_back(rewrite::derive(e, lemmas_only(), test::rewrite_options()));
 
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     RandomTreeOptions o;
@@ -540,7 +550,7 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
     const Robot robot = random_tree(seed, o);
     std::vector<int> tips = robot.leaf_tips();
     std::mt19937_64 rng(seed);
-    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips);
+    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
     for (const auto& d : derivations) {
       MatX want;
       try {

@@ -297,7 +297,17 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {File, "let phi = psi;", "t.soa:1:5", "'phi' is already a name of the operator language"},
       {File, "let Φ2 = H^-1;", "t.soa:1:10", "not square"},
       {File, "identity X \"c\" [serial, fast]: phi = phi;", "t.soa:1:25",
-       "unknown attribute 'fast' (known: serial, false, rewrite=ltr|rtl|both|none)"},
+       "unknown attribute 'fast' (known: serial, false, definition, rewrite=ltr|rtl|both|none, lowering=newton-euler|composite-body|gram)"},
+      {File, "identity X \"c\" [definition]: H = H;", "t.soa:1:10",
+       "its first side must be a derived symbol of the vocabulary (role Defined or Compound)"},
+      {File, "identity X \"c\" [definition]: calM1 = H1 phi1 M1 phi1* H1*;", "t.soa:1:10",
+       "its first side must be a derived symbol"},
+      {File, "identity X \"c\" [definition]: K = E_phi G;\nidentity Y \"c\" [definition]: K = phi K;", "t.soa:2:10",
+       "K is defined twice: by 'Y' and by 'X' (at t.soa:1:10)"},
+      {File, "identity X \"c\" [lowering=fast]: phi = phi;", "t.soa:1:17",
+       "lowering=newton-euler, composite-body or gram (not 'fast')"},
+      {File, "identity X \"c\" [lowering=gram]: phi = phi;\nidentity Y \"c\" [lowering=gram]: psi = psi;", "t.soa:2:10",
+       "lowering=gram is given twice (first by 'X' at t.soa:1:10)"},
       {File, "identity X \"c\" [rewrite=sideways]: phi = phi;", "t.soa:1:17",
        "rewrite=ltr, rtl, both or none (not 'sideways')"},
       {File, "identity X \"c\" [serial=yes]: phi = phi;", "t.soa:1:17",
@@ -487,11 +497,11 @@ TEST_CASE("grammar/identities.soa loads and every side round-trips", "[syntax][i
   const Module m = load_module(path);
 
   const std::vector<std::string> names = {
-      "NE",           "EOM",   "CRB",   "CRB-H",        "P-split",    "A.1",
-      "diff",         "INNOV", "INV-L", "MINV",         "L4",         "LAMBDA",
-      "OMEGA",        "TIPF",  "ACC",   "def-phitilde", "def-phi",    "def-psi",
-      "def-psitilde", "def-D", "def-G", "def-tau",      "def-taubar", "def-E_psi",
-      "def-Omega",    "def-J", "def-C", "def-V",        "def-alpha",  "L4-adjoint"};
+      "NE",           "EOM",   "CRB",   "CRB-H",        "P-split",    "A.1",       "diff",
+      "INNOV",        "INV-L", "MINV",  "RNEA",         "L4",         "LAMBDA",    "OMEGA",
+      "TIPF",         "ACC",   "def-phitilde", "def-phi", "def-psi",  "def-psitilde", "def-D",
+      "def-G",        "def-tau", "def-taubar", "def-K", "def-E_psi", "def-Omega", "def-J",
+      "def-C",        "def-V", "def-alpha", "L4-adjoint"};
   REQUIRE(m.identities.size() == names.size());
   for (std::size_t i = 0; i < names.size(); ++i) CHECK(m.identities[i].name == names[i]);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
@@ -113,7 +114,7 @@ TEST_CASE("false identities fail on badly scaled robots", "[verify]") {
     const verify::Subject subject{&robot, robot.leaf_tips(), 0};
     for (const char* text : false_claims) {
       INFO(file << ": " << text);
-      const verify::Result r = verify::check(claim(text), subject, {3, 1, 1e-9});
+      const verify::Result r = verify::check(claim(text), subject, test::definitions(), {3, 1, 1e-9});
       CHECK(r.verdict == verify::Verdict::Fail);
       CHECK(r.max_rel > 1e-6);
     }
@@ -128,7 +129,7 @@ TEST_CASE("every library identity holds on badly scaled robots", "[verify][ident
     const Robot robot = heavy(file);
     const verify::Subject subject{&robot, robot.leaf_tips(), 0};
     for (const auto& c : claims) {
-      const verify::Result r = verify::check(c, subject, {3, 7, 1e-9});
+      const verify::Result r = verify::check(c, subject, test::definitions(), {3, 7, 1e-9});
       INFO(file << ": " << c.name << " max rel " << r.max_rel << " " << r.note);
       CHECK(verify::is_success(r.verdict));
     }
@@ -138,11 +139,11 @@ TEST_CASE("every library identity holds on badly scaled robots", "[verify][ident
 TEST_CASE("a side without symbols takes the equation's size", "[verify]") {
   const Robot robot = load_urdf(test::source_path("examples/robots/ur5.urdf"));
   const verify::Subject subject{&robot, robot.leaf_tips(), 0};
-  CHECK(verify::check(claim("psi - psitilde = I"), subject, {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
-  CHECK(verify::check(claim("I = psi - psitilde"), subject, {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
-  CHECK(verify::check(claim("H psi K - H psi K = 0"), subject, {2, 1, 1e-9}).verdict ==
+  CHECK(verify::check(claim("psi - psitilde = I"), subject, test::definitions(), {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
+  CHECK(verify::check(claim("I = psi - psitilde"), subject, test::definitions(), {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
+  CHECK(verify::check(claim("H psi K - H psi K = 0"), subject, test::definitions(), {2, 1, 1e-9}).verdict ==
         verify::Verdict::Pass);
-  const verify::Result wrong = verify::check(claim("psi - psitilde = 2 I"), subject, {2, 1, 1e-9});
+  const verify::Result wrong = verify::check(claim("psi - psitilde = 2 I"), subject, test::definitions(), {2, 1, 1e-9});
   CHECK(wrong.verdict == verify::Verdict::Fail);
   CHECK(wrong.note.empty());  // a wrong value, not an evaluation error
 }
