@@ -65,8 +65,11 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const
     rewrite::Options o = options;
     o.definitions = &library.algebra.definitions;
     rewrite::Derivation d = rewrite::derive(spec.expression, library.rules, o);
-    exec::SweepProgram p =
-        lower::lower(rewrite::present(d.final), library.algebra, {spec.name, spec.output, spec.inputs});
+    // A lone 0 or I (H 0 T folds to 0) has no shape of its own: the input, equal to it,
+    // has one, and lowers to the same zeros.
+    const bool shapeless = d.final.is(ir::Op::Zero) || d.final.is(ir::Op::Identity);
+    const ir::Expr form = shapeless ? spec.expression : rewrite::present(d.final);
+    exec::SweepProgram p = lower::lower(form, library.algebra, {spec.name, spec.output, spec.inputs});
     return LoweredKernel{spec, std::move(d), std::move(p)};
   });
 }
@@ -81,7 +84,8 @@ std::string derivation_summary(const rewrite::Derivation& d) {
 std::string algorithm_summary(const exec::SweepProgram& p) {
   std::string loops;
   auto add = [&loops](const std::vector<exec::Loop>& ls) {
-    for (const exec::Loop& l : ls) loops += fmt::format("{}{}", loops.empty() ? "" : ", ", exec::to_string(l.direction));
+    for (const exec::Loop& l : ls)
+      loops += fmt::format("{}{}", loops.empty() ? "" : ", ", exec::to_string(l.direction));
   };
   add(p.loops);
   const std::size_t prologue = p.loops.size();
@@ -104,9 +108,8 @@ std::string derivation_summary(const LoweredKernel& k) {
 
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
-    return specialise::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k),
-                             k.spec.meaning, k.program, exec::layout(k.program, robot),
-                             specialise::specialise(k.program, robot));
+    return specialise::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k), k.spec.meaning,
+                                   k.program, exec::layout(k.program, robot), specialise::specialise(k.program, robot));
   });
 }
 
