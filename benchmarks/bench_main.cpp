@@ -61,8 +61,8 @@ constexpr int kStates = 64;  // a power of two: the state index wraps with a mas
 constexpr double kTolerance = 1e-8;
 
 enum Kernel { kID, kM, kFD, kMinv, kKernels };
-constexpr std::array<const char*, kKernels> kKernelName = {"inverse_dynamics", "mass_matrix",
-                                                           "forward_dynamics", "mass_matrix_inverse"};
+constexpr std::array<const char*, kKernels> kKernelName = {"inverse_dynamics", "mass_matrix", "forward_dynamics",
+                                                           "mass_matrix_inverse"};
 constexpr std::array<const char*, kKernels> kKernelLabel = {"ID", "M", "FD", "Minv"};
 
 enum Impl { kGenerated, kRuntime, kMujoco, kJit, kImpls };
@@ -223,7 +223,8 @@ std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string&
         in.insert(in.end(), v->begin(), v->end());
       }
       if (static_cast<int>(in.size()) != r->input_size[k])
-        throw std::runtime_error(fmt::format("{}: input size {} != layout {}", kKernelName[k], in.size(), r->input_size[k]));
+        throw std::runtime_error(
+            fmt::format("{}: input size {} != layout {}", kKernelName[k], in.size(), r->input_size[k]));
       r->inputs[k].insert(r->inputs[k].end(), in.begin(), in.end());
     }
     // MuJoCo's coordinates for this state: the oracle leaves qpos, qvel, qacc in mjData.
@@ -340,7 +341,7 @@ void register_case(RobotCase& r) {
 // Keeps what the console shows and remembers, per benchmark, the median CPU time per call:
 // the "median" aggregate when there are repetitions, else the single run.
 class Collector : public benchmark::ConsoleReporter {
- public:
+public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.error_occurred) continue;
@@ -363,7 +364,7 @@ class Collector : public benchmark::ConsoleReporter {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   }
 
- private:
+private:
   static double nanoseconds_per(benchmark::TimeUnit unit) {
     switch (unit) {
       case benchmark::kNanosecond: return 1.0;
@@ -396,10 +397,13 @@ std::string ns(double v) {
 void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Collector& c,
                  const std::string& load_before, int repetitions) {
   std::printf("\n<!-- soa_bench table -->\n");
-  std::printf("Median CPU time per call over %d repetition(s), %d random states cycled; load average "
-              "before %s, after %s (2 vCPU).\n\n",
-              repetitions, kStates, load_before.c_str(), load_average().c_str());
-  std::printf("| robot | kernel | generated (ns) | runtime (ns) | MuJoCo (ns) | JIT (ns) | MuJoCo / generated | runtime / generated | JIT / generated | targets (>= 5x, >= 10x) |\n");
+  std::printf(
+      "Median CPU time per call over %d repetition(s), %d random states cycled; load average "
+      "before %s, after %s (2 vCPU).\n\n",
+      repetitions, kStates, load_before.c_str(), load_average().c_str());
+  std::printf(
+      "| robot | kernel | generated (ns) | runtime (ns) | MuJoCo (ns) | JIT (ns) | MuJoCo / generated | runtime / "
+      "generated | JIT / generated | targets (>= 5x, >= 10x) |\n");
   std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (const auto& r : cases) {
     for (int k = 0; k < kKernels; ++k) {
@@ -424,10 +428,11 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
                   ratio(t[kRuntime], t[kGenerated]).c_str(), ratio(t[kJit], t[kGenerated]).c_str(), verdict.c_str());
     }
   }
-  std::printf("\nMuJoCo %s calls: ID = kinematics + comPos + comVel + rne(acc); M = kinematics + comPos + crb + "
-              "fullM; FD = kinematics + comPos + comVel + crb + factorM + rne(bias) + solveM; Minv = kinematics + "
-              "comPos + crb + factorM + solveM(identity).\n",
-              mj_versionString());
+  std::printf(
+      "\nMuJoCo %s calls: ID = kinematics + comPos + comVel + rne(acc); M = kinematics + comPos + crb + "
+      "fullM; FD = kinematics + comPos + comVel + crb + factorM + rne(bias) + solveM; Minv = kinematics + "
+      "comPos + crb + factorM + solveM(identity).\n",
+      mj_versionString());
 #ifdef SOA_HAVE_LLVM_JIT
   std::printf("JIT: soa::pipeline::jit_compile's defaults (host CPU, -O2 code generation, no FMA contraction)%s.\n",
 #ifdef __FMA__
@@ -454,14 +459,12 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<RobotCase>> cases;
   try {
     const pipeline::Library library = pipeline::load_library();
-    cases.push_back(make_case("panda", SOA_BENCH_PANDA, false,
-                              {panda_inverse_dynamics, panda_mass_matrix, panda_forward_dynamics,
-                               panda_mass_matrix_inverse},
-                              library));
-    cases.push_back(make_case("talos", SOA_BENCH_TALOS, true,
-                              {talos_inverse_dynamics, talos_mass_matrix, talos_forward_dynamics,
-                               talos_mass_matrix_inverse},
-                              library));
+    cases.push_back(make_case(
+        "panda", SOA_BENCH_PANDA, false,
+        {panda_inverse_dynamics, panda_mass_matrix, panda_forward_dynamics, panda_mass_matrix_inverse}, library));
+    cases.push_back(make_case(
+        "talos", SOA_BENCH_TALOS, true,
+        {talos_inverse_dynamics, talos_mass_matrix, talos_forward_dynamics, talos_mass_matrix_inverse}, library));
     for (auto& r : cases) check_case(*r);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "soa_bench: %s\n", e.what());

@@ -34,16 +34,16 @@ Call kernel(const std::string& name) {
   return nullptr;
 }
 
-#define SOA_GENERATED(stem)                                                                     \
-  struct stem##_kernels {                                                                      \
-    static constexpr int nq = soa_gen::stem::nq, nv = soa_gen::stem::nv;                       \
-    static void id(const double* q, const double* qd, const double* qdd, double* out) {       \
-      soa_gen::stem::inverse_dynamics(q, qd, qdd, out);                                        \
-    }                                                                                          \
-    static void m(const double* q, double* out) { soa_gen::stem::mass_matrix(q, out); }       \
-    static void fd(const double* q, const double* qd, const double* T, double* out) {         \
-      soa_gen::stem::forward_dynamics(q, qd, T, out);                                          \
-    }                                                                                          \
+#define SOA_GENERATED(stem)                                                                        \
+  struct stem##_kernels {                                                                          \
+    static constexpr int nq = soa_gen::stem::nq, nv = soa_gen::stem::nv;                           \
+    static void id(const double* q, const double* qd, const double* qdd, double* out) {            \
+      soa_gen::stem::inverse_dynamics(q, qd, qdd, out);                                            \
+    }                                                                                              \
+    static void m(const double* q, double* out) { soa_gen::stem::mass_matrix(q, out); }            \
+    static void fd(const double* q, const double* qd, const double* T, double* out) {              \
+      soa_gen::stem::forward_dynamics(q, qd, T, out);                                              \
+    }                                                                                              \
     static void minv(const double* q, double* out) { soa_gen::stem::mass_matrix_inverse(q, out); } \
   };
 SOA_GENERATED(panda)

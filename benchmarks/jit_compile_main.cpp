@@ -51,30 +51,36 @@ void register_config(const Config& c) {
   auto code = std::make_shared<std::vector<specialise::Kernel>>(specialised(c));
   int ops = 0;
   for (const specialise::Kernel& k : *code) ops += specialise::count_ops(k.code).total();
-  benchmark::RegisterBenchmark(("jit_compile/" + c.name).c_str(), [code, ops](benchmark::State& state) {
-    double cpu = 0;
-    int compiled = 0;  // operations after sharing (pipeline::JitOptions::share_min_ops): what the code generator sees
-    for (auto _ : state) {
-      const std::clock_t start = std::clock();
-      const jit::Kernels kernels = pipeline::jit_compile(*code);
-      cpu += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-      compiled = 0;
-      for (const auto* timings : {&kernels.timings(), &kernels.shared_timings()})
-        for (const jit::KernelTiming& t : *timings) compiled += t.ops;
-      // One kernel against the interpreter: a broken JIT posts no time.
-      const specialise::Kernel& k = code->front();
-      std::vector<double> in(k.code.input_count), got(k.code.outputs.size()), want(k.code.outputs.size());
-      std::mt19937_64 rng(1);
-      std::uniform_real_distribution<double> u(-1.0, 1.0);
-      for (double& x : in) x = u(rng);
-      kernels.lookup(k.name)(in.data(), got.data());
-      specialise::evaluate(k.code, in.data(), want.data());
-      if (got != want) state.SkipWithError("JIT kernel differs from the SSA interpreter");
-    }
-    state.counters["cpu_s"] = benchmark::Counter(cpu, benchmark::Counter::kAvgIterations);
-    state.counters["ops"] = ops;
-    state.counters["compiled_ops"] = compiled;
-  })->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  benchmark::RegisterBenchmark(
+      ("jit_compile/" + c.name).c_str(),
+      [code, ops](benchmark::State& state) {
+        double cpu = 0;
+        int compiled =
+            0;  // operations after sharing (pipeline::JitOptions::share_min_ops): what the code generator sees
+        for (auto _ : state) {
+          const std::clock_t start = std::clock();
+          const jit::Kernels kernels = pipeline::jit_compile(*code);
+          cpu += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+          compiled = 0;
+          for (const auto* timings : {&kernels.timings(), &kernels.shared_timings()})
+            for (const jit::KernelTiming& t : *timings) compiled += t.ops;
+          // One kernel against the interpreter: a broken JIT posts no time.
+          const specialise::Kernel& k = code->front();
+          std::vector<double> in(k.code.input_count), got(k.code.outputs.size()), want(k.code.outputs.size());
+          std::mt19937_64 rng(1);
+          std::uniform_real_distribution<double> u(-1.0, 1.0);
+          for (double& x : in) x = u(rng);
+          kernels.lookup(k.name)(in.data(), got.data());
+          specialise::evaluate(k.code, in.data(), want.data());
+          if (got != want) state.SkipWithError("JIT kernel differs from the SSA interpreter");
+        }
+        state.counters["cpu_s"] = benchmark::Counter(cpu, benchmark::Counter::kAvgIterations);
+        state.counters["ops"] = ops;
+        state.counters["compiled_ops"] = compiled;
+      })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->Iterations(1);
 }
 
 }  // namespace
@@ -86,16 +92,18 @@ int main(int argc, char** argv) {
   const std::vector<Config> configs = {
       {"panda", SOA_BENCH_PANDA, false, {}},
       {"talos_reduced+ff", shared + "talos_reduced.urdf", true, {}},
-      {"talos_full+ff/hands_feet", shared + "talos_full.urdf", true,
+      {"talos_full+ff/hands_feet",
+       shared + "talos_full.urdf",
+       true,
        {"leg_right_6_link", "leg_left_6_link", "arm_right_7_link", "arm_left_7_link"}},
       // The stress case: every leaf body a tip, 10 of them gripper finger links (Lambda 78 x 78).
-      {"talos_full+ff/leaf_tips", shared + "talos_full.urdf", true,
-       {"leg_right_6_link", "leg_left_6_link", "gripper_right_fingertip_3_link",
-        "gripper_right_motor_single_link", "gripper_right_fingertip_2_link",
-        "gripper_right_fingertip_1_link", "gripper_right_motor_double_link",
-        "gripper_left_fingertip_3_link", "gripper_left_motor_single_link",
-        "gripper_left_fingertip_2_link", "gripper_left_fingertip_1_link",
-        "gripper_left_motor_double_link", "head_2_link"}},
+      {"talos_full+ff/leaf_tips",
+       shared + "talos_full.urdf",
+       true,
+       {"leg_right_6_link", "leg_left_6_link", "gripper_right_fingertip_3_link", "gripper_right_motor_single_link",
+        "gripper_right_fingertip_2_link", "gripper_right_fingertip_1_link", "gripper_right_motor_double_link",
+        "gripper_left_fingertip_3_link", "gripper_left_motor_single_link", "gripper_left_fingertip_2_link",
+        "gripper_left_fingertip_1_link", "gripper_left_motor_double_link", "head_2_link"}},
   };
   for (const Config& c : configs) register_config(c);
   benchmark::RunSpecifiedBenchmarks();

@@ -33,7 +33,7 @@ struct Cited {
 };
 
 struct Definition {
-  Expr body;     // what the symbol (or its inverse) means, in the whole robot's symbols
+  Expr body;  // what the symbol (or its inverse) means, in the whole robot's symbols
   Cited source;
 };
 

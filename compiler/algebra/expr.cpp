@@ -8,9 +8,7 @@
 namespace soa::ir {
 namespace {
 
-std::size_t mix(std::size_t h, std::size_t v) {
-  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-}
+std::size_t mix(std::size_t h, std::size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
 Expr make(Op op, std::string name, double coef, std::vector<Expr> kids, Span span,
           std::optional<Indexed> indexed = std::nullopt) {
@@ -48,8 +46,8 @@ bool Expr::is(Sym s) const { return node_->info && node_->info->id == s; }
 bool operator==(const Expr& a, const Expr& b) {
   if (a.node_ == b.node_) return true;
   if (!a.node_ || !b.node_) return false;
-  if (a.hash() != b.hash() || a.op() != b.op() || a.name() != b.name() ||
-      a.coef() != b.coef() || a.kids().size() != b.kids().size())
+  if (a.hash() != b.hash() || a.op() != b.op() || a.name() != b.name() || a.coef() != b.coef() ||
+      a.kids().size() != b.kids().size())
     return false;
   for (std::size_t i = 0; i < a.kids().size(); ++i)
     if (a.kid(i) != b.kid(i)) return false;

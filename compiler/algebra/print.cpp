@@ -33,8 +33,7 @@ private:
   std::string close_mark() const { return o_.syntax == Syntax::Latex ? "}" : "]"; }
 
   bool whole_marked(const Expr& e) const {
-    return o_.mark == e.get() &&
-           !(e.is(Op::Product) && o_.mark_end > o_.mark_begin);
+    return o_.mark == e.get() && !(e.is(Op::Product) && o_.mark_end > o_.mark_begin);
   }
 
   // Print e in a context that needs at least precedence `ctx`.
@@ -59,8 +58,7 @@ private:
     if (o_.syntax == Syntax::Latex) {
       const std::string base(info.latex);
       if (arm == 0) return base;
-      return fmt::format("{}_{{{}}}", base.find('_') == std::string::npos ? base : "{" + base + "}",
-                         arm);
+      return fmt::format("{}_{{{}}}", base.find('_') == std::string::npos ? base : "{" + base + "}", arm);
     }
     std::string s(info.unicode.empty() ? info.name : info.unicode);
     // U+2080 + d, SUBSCRIPT ZERO..NINE: E2 82 80+d in UTF-8.
@@ -141,8 +139,6 @@ std::string format_number(double c) {
   return fmt::format("{}", c);
 }
 
-std::string print(const Expr& e, const PrintOptions& options) {
-  return Printer(options).run(e);
-}
+std::string print(const Expr& e, const PrintOptions& options) { return Printer(options).run(e); }
 
 }  // namespace soa::ir

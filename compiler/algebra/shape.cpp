@@ -40,8 +40,7 @@ public:
         const auto found = lookup_indexed(e.name());
         if (!found) throw ShapeError(fmt::format("unknown name '{}'", e.name()), e.span());
         const SymbolInfo& info = *found->info;
-        return {{-1, {info.rows, dim_arm(info.rows, found->arm)}},
-                {-1, {info.cols, dim_arm(info.cols, found->arm)}}};
+        return {{-1, {info.rows, dim_arm(info.rows, found->arm)}}, {-1, {info.cols, dim_arm(info.cols, found->arm)}}};
       }
       case Op::Identity: {
         const Term v = fresh();
@@ -56,8 +55,7 @@ public:
       case Op::Inverse: {
         const Inferred k = infer(e.kid(0));
         if (!unify(k.rows, k.cols))
-          throw ShapeError(fmt::format("{} is {}, not square, so it has no inverse",
-                                       print(e.kid(0)), show(k)),
+          throw ShapeError(fmt::format("{} is {}, not square, so it has no inverse", print(e.kid(0)), show(k)),
                            e.span().known() ? e.span() : e.kid(0).span());
         return k;
       }
@@ -69,8 +67,8 @@ public:
           const Inferred next = infer(t);
           const std::string before = show(first);
           if (!unify(first.rows, next.rows) || !unify(first.cols, next.cols))
-            throw ShapeError(fmt::format("cannot add {} ({}) and {} ({})",
-                                         print(e.kid(0)), before, print(strip_sign(t)), show(next)),
+            throw ShapeError(fmt::format("cannot add {} ({}) and {} ({})", print(e.kid(0)), before,
+                                         print(strip_sign(t)), show(next)),
                              join(so_far, t.span()));
           so_far = join(so_far, t.span());
         }
@@ -84,9 +82,8 @@ public:
           const Inferred next = infer(f);
           if (!unify(acc.cols, next.rows)) {
             const Expr left = i == 1 ? e.kid(0) : product(std::vector<Expr>(e.kids().begin(), e.kids().begin() + i));
-            throw ShapeError(fmt::format("cannot multiply {} ({}) by {} ({}): {} columns but {} rows",
-                                         print(left), show(acc), print(f), show(next),
-                                         show_dim(acc.cols), show_dim(next.rows)),
+            throw ShapeError(fmt::format("cannot multiply {} ({}) by {} ({}): {} columns but {} rows", print(left),
+                                         show(acc), print(f), show(next), show_dim(acc.cols), show_dim(next.rows)),
                              join(e.kid(i - 1).span(), f.span()));
           }
           acc.cols = next.cols;
@@ -132,8 +129,10 @@ private:
       }
       return true;
     }
-    if (a.var >= 0) value_[find(a.var)] = *vb;
-    else value_[find(b.var)] = *va;
+    if (a.var >= 0)
+      value_[find(a.var)] = *vb;
+    else
+      value_[find(b.var)] = *va;
     return true;
   }
 
@@ -148,8 +147,7 @@ private:
 Shape finish(Inference& inf, const Inferred& s, const Expr& e) {
   const auto r = inf.resolve(s.rows), c = inf.resolve(s.cols);
   if (!r || !c)
-    throw ShapeError(fmt::format("cannot tell the size of {}: nothing around it fixes it", print(e)),
-                     e.span());
+    throw ShapeError(fmt::format("cannot tell the size of {}: nothing around it fixes it", print(e)), e.span());
   return {r->dim, c->dim, r->arm, c->arm};
 }
 
@@ -188,8 +186,8 @@ Shape check_equation(const Expr& lhs, const Expr& rhs) {
     auto show = [&](std::optional<Space> a, std::optional<Space> b) {
       return fmt::format("{} x {}", text(a), text(b));
     };
-    throw ShapeError(fmt::format("the two sides differ in shape: {} is {} but {} is {}", print(lhs),
-                                 show(lr, lc), print(rhs), show(rr, rc)),
+    throw ShapeError(fmt::format("the two sides differ in shape: {} is {} but {} is {}", print(lhs), show(lr, lc),
+                                 print(rhs), show(rr, rc)),
                      rhs.span());
   }
   // Unify across the equals sign so that an I on one side takes the other side's size.

@@ -12,9 +12,9 @@ using S = Structure;
 
 // grammar/vocabulary.def, in its order: kTable[i].id == Sym(i).
 constexpr SymbolInfo kTable[] = {
-#define SOA_SYMBOL(id, unicode, latex, rows, cols, structure, role, symmetric, invertible, recursive, flops, \
-                   meaning)                                                                                \
-  {Sym::id, #id, unicode, latex, D::rows, D::cols, S::structure, Role::role, symmetric, invertible, recursive, flops, meaning},
+#define SOA_SYMBOL(id, unicode, latex, rows, cols, structure, role, symmetric, invertible, recursive, flops, meaning) \
+  {Sym::id,    #id,       unicode,    latex,     D::rows, D::cols, S::structure,                                      \
+   Role::role, symmetric, invertible, recursive, flops,   meaning},
 #include "grammar/vocabulary.def"
 #undef SOA_SYMBOL
 };
@@ -27,11 +27,10 @@ struct Alias {
 };
 
 constexpr Alias kAliases[] = {
-    {"φ", "phi"},         {"Phi", "phi"},        {"ψ", "psi"},        {"Psi", "psi"},
-    {"Ω", "Omega"},       {"Υ", "Upsilon"},      {"ℳ", "calM"},       {"Eφ", "E_phi"},
-    {"Eψ", "E_psi"},      {"E_φ", "E_phi"},      {"E_ψ", "E_psi"},    {"φ̃", "phitilde"},
-    {"ψ̃", "psitilde"},    {"τ", "tau"},          {"τ̄", "taubar"},     {"α", "alpha"},
-    {"q̇", "qd"},          {"q̈", "qdd"},          {"f₀", "f0"},        {"mathcalM", "calM"},
+    {"φ", "phi"},     {"Phi", "phi"},    {"ψ", "psi"},      {"Psi", "psi"},  {"Ω", "Omega"},
+    {"Υ", "Upsilon"}, {"ℳ", "calM"},     {"Eφ", "E_phi"},   {"Eψ", "E_psi"}, {"E_φ", "E_phi"},
+    {"E_ψ", "E_psi"}, {"φ̃", "phitilde"}, {"ψ̃", "psitilde"}, {"τ", "tau"},    {"τ̄", "taubar"},
+    {"α", "alpha"},   {"q̇", "qd"},       {"q̈", "qdd"},      {"f₀", "f0"},    {"mathcalM", "calM"},
 };
 
 }  // namespace
@@ -56,8 +55,7 @@ const SymbolInfo* lookup_base(std::string_view name) {
 std::optional<Indexed> lookup_indexed(std::string_view name) {
   if (const SymbolInfo* info = lookup_base(name)) return Indexed{info, 0};
   if (name.size() < 2 || name.back() < '1' || name.back() > '0' + kMaxArm) return std::nullopt;
-  if (const SymbolInfo* info = lookup_base(name.substr(0, name.size() - 1)))
-    return Indexed{info, name.back() - '0'};
+  if (const SymbolInfo* info = lookup_base(name.substr(0, name.size() - 1))) return Indexed{info, name.back() - '0'};
   return std::nullopt;
 }
 
@@ -78,8 +76,7 @@ std::span<const std::string_view> splittable_names() {
     for (std::size_t i = 0; i < kCount; ++i) v.push_back(kTable[i].name);
     for (const auto& a : kAliases) v.push_back(a.alias);
     v.push_back("I");
-    std::stable_sort(v.begin(), v.end(),
-                     [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
+    std::stable_sort(v.begin(), v.end(), [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
     return v;
   }();
   return names;

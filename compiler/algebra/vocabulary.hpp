@@ -25,12 +25,12 @@ enum class Dim : unsigned char {
 // How an operator becomes a sweep (reference section 3 "kind"). Causal = lower block
 // triangular in the tip-to-base numbering = an inward (tip-to-base) sweep.
 enum class Structure : unsigned char {
-  Memoryless,           // block diagonal: a per-body map
-  Causal,               // phi, psi: inward recursion
-  StrictlyCausal,       // E_phi, E_psi, K, phitilde, psitilde: inward, zero diagonal
-  Full,                 // Omega, calM, J: products of causal and anticausal parts
-  PickOff,              // B: picks the tip frames out of the bodies
-  Vector,               // a state-dependent vector (qd, a, C, ...)
+  Memoryless,      // block diagonal: a per-body map
+  Causal,          // phi, psi: inward recursion
+  StrictlyCausal,  // E_phi, E_psi, K, phitilde, psitilde: inward, zero diagonal
+  Full,            // Omega, calM, J: products of causal and anticausal parts
+  PickOff,         // B: picks the tip frames out of the bodies
+  Vector,          // a state-dependent vector (qd, a, C, ...)
 };
 
 // What the lowering and the interpreter do with a symbol (grammar/vocabulary.def).
@@ -108,8 +108,8 @@ std::string indexed_name(std::string_view base, int arm);
 // ("HpsiK" -> H psi K). Returned longest first.
 std::span<const std::string_view> splittable_names();
 
-std::string_view to_string(Dim d);       // "N", "6n", "6m", "1"
-std::string_view describe(Dim d);        // "joint space", "spatial", "tip", "vector"
+std::string_view to_string(Dim d);  // "N", "6n", "6m", "1"
+std::string_view describe(Dim d);   // "joint space", "spatial", "tip", "vector"
 std::string_view to_string(Structure s);
 std::string_view to_string(Role r);
 

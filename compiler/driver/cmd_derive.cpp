@@ -40,15 +40,16 @@ struct CheckReport {
 CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded,
                         const ir::Definitions& definitions) {
   const std::vector<int> arms = ir::arms_in(d.input);
-  const LoadedRobot r = loaded ? *loaded
-                               : random_robot(o.seed, arms.empty() ? 0 : arms.back(),
-                                              RandomTreeOptions{7, false, true, true, 0.5});
+  const LoadedRobot r =
+      loaded ? *loaded
+             : random_robot(o.seed, arms.empty() ? 0 : arms.back(), RandomTreeOptions{7, false, true, true, 0.5});
   const Robot& robot = r.robot;
   const std::vector<int>& tips = r.tips;
   CheckReport report{robot.source, o.samples, 0.0, -1};
   for (int s = 0; s < o.samples; ++s) {
     std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));
-    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions);
+    const interp::Evaluation ev =
+        interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions);
     const MatX reference = interp::eval_dense(ev, d.input);
     for (std::size_t i = 0; i < d.steps.size(); ++i) {
       const ir::Expr& after = d.steps[i].after;
@@ -93,7 +94,16 @@ std::string latex_text(const std::string& s) {
       case '\\': out += "\\textbackslash{}"; break;
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
-      case '_': case '&': case '%': case '#': case '$': case '{': case '}': out += '\\'; out += c; break;
+      case '_':
+      case '&':
+      case '%':
+      case '#':
+      case '$':
+      case '{':
+      case '}':
+        out += '\\';
+        out += c;
+        break;
       default: out += c;
     }
   }
@@ -139,9 +149,9 @@ void print_latex(const rewrite::Derivation& d, const std::optional<CheckReport>&
   if (!d.steps.empty()) {
     fmt::print("\\begin{{enumerate}}\n");
     for (const rewrite::Step& s : d.steps)
-      fmt::print("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n", latex_text(s.rule),
-                 latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)), ir::print(s.after, Syntax::Latex),
-                 latex_cost(s.cost_after));
+      fmt::print("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n",
+                 latex_text(s.rule), latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)),
+                 ir::print(s.after, Syntax::Latex), latex_cost(s.cost_after));
     fmt::print("\\end{{enumerate}}\n");
   }
   fmt::print("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex), latex_cost(d.cost));
@@ -153,7 +163,10 @@ void print_latex(const rewrite::Derivation& d, const std::optional<CheckReport>&
 }
 
 nlohmann::ordered_json cost_json(const rewrite::Cost& c) {
-  return {{"order", c.order}, {"sweeps", c.sweeps}, {"opaque", c.opaque}, {"flops", c.flops},
+  return {{"order", c.order},
+          {"sweeps", c.sweeps},
+          {"opaque", c.opaque},
+          {"flops", c.flops},
           {"text", rewrite::to_string(c)}};
 }
 
@@ -186,9 +199,12 @@ int run_derive(const DeriveOptions& o) {
 
   std::optional<CheckReport> check;
   if (o.check) check = check_steps(d, o, robot, lib.algebra.definitions);
-  if (o.format == "latex") print_latex(d, check);
-  else if (o.format == "json") print_json(d, check);
-  else print_text(d, check);
+  if (o.format == "latex")
+    print_latex(d, check);
+  else if (o.format == "json")
+    print_json(d, check);
+  else
+    print_text(d, check);
 
   if (check && check->failed_step > 0) {
     const rewrite::Step& s = d.steps[check->failed_step - 1];
@@ -207,7 +223,8 @@ void add_derive(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("derive", "rewrite an expression into its cheapest known form, step by step");
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"J calM^-1 J*\"")->required();
   cmd->add_option("--format", opts->format, "text, latex or json")->check(CLI::IsMember({"text", "latex", "json"}));
-  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  cmd->add_option("--library", opts->library,
+                  "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);
   cmd->add_flag("--check", opts->check,
                 "evaluate every intermediate form on the robot (or a random tree) and fail if one changes the value");

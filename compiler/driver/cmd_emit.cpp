@@ -37,10 +37,11 @@ void write_file(const fs::path& path, const std::string& text) {
 int run_emit(const EmitOptions& o) {
   // The name first: a bad one costs nothing.
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
-  if (!o.emit.empty() && !o.out.empty()) throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
+  if (!o.emit.empty() && !o.out.empty())
+    throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
   if (!o.emit.empty())
-    return print_stage({o.emit, pipeline::kernel_set(o.kernels), nullptr, o.library, o.robot, o.name, o.kernels,
-                        o.share_min_ops});
+    return print_stage(
+        {o.emit, pipeline::kernel_set(o.kernels), nullptr, o.library, o.robot, o.name, o.kernels, o.share_min_ops});
   // Without --emit the files are the output: a robot and a directory are needed.
   if (o.robot.path.empty()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
   if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
@@ -83,9 +84,11 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
   opts->robot.add_to(*cmd, false);
   cmd->add_option("--out", opts->out, "output directory (required unless --emit is given)");
-  cmd->add_option("--name", opts->name, "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "
+  cmd->add_option("--name", opts->name,
+                  "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "
                   "default: the URDF robot name as one)");
-  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  cmd->add_option("--library", opts->library,
+                  "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   add_emit_stage_option(*cmd, opts->emit);
   cmd->add_option("--share-min-ops", opts->share_min_ops,
                   "--emit=shared: share what at least this many operations of a set of kernels compute alike")

@@ -54,7 +54,8 @@ int run_eval(const EvalOptions& o) {
     StateFile file = read_state_file(o.state_file, r.robot, tips);
     state = file.state;
     T = file.T;
-    if (T && !file.qdd) state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips, library.algebra.definitions), *T);
+    if (T && !file.qdd)
+      state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips, library.algebra.definitions), *T);
   } else {
     std::mt19937_64 rng(o.seed);
     state = random_state(r.robot, tips, rng);
@@ -63,8 +64,7 @@ int run_eval(const EvalOptions& o) {
   if (T) ev.kin.T = *T;  // as written, not as recomputed from qdd
   const MatX dense = interp::eval_dense(ev, e);
   const MatX sweeps = interp::eval_sweeps(ev, e);
-  const std::string origin =
-      o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file;
+  const std::string origin = o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file;
   if (!o.write_state.empty())
     write_state_file(o.write_state, ev.state, ev.kin.T,
                      fmt::format("soac eval state: {}\nrobot: {}", origin, r.describe()));
@@ -88,13 +88,13 @@ void add_eval(CLI::App& app, Runner& run) {
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"calM^-1 (T - C)\"")->required();
   opts->robot.add_to(*cmd, true);
   // The format is in the option's own help: the command's footer is the shared one.
-  auto* state = cmd->add_option(
-      "--state", opts->state_file,
-      "state file, one vector per line, 'name: v1 v2 ...' ('#' starts a comment): q (nq values,\n"
-      "quaternions [x y z w] of unit norm), qd, qdd, T (nv each, in joint-space order as 'soac\n"
-      "model' prints it), f0 (6 per tip). Missing q is the neutral configuration, missing qd\n"
-      "and f0 zero; qdd and T are tied by T = calM qdd + C + J* f0: given one, the other\n"
-      "follows, given neither qdd = 0, given both both are used as written");
+  auto* state =
+      cmd->add_option("--state", opts->state_file,
+                      "state file, one vector per line, 'name: v1 v2 ...' ('#' starts a comment): q (nq values,\n"
+                      "quaternions [x y z w] of unit norm), qd, qdd, T (nv each, in joint-space order as 'soac\n"
+                      "model' prints it), f0 (6 per tip). Missing q is the neutral configuration, missing qd\n"
+                      "and f0 zero; qdd and T are tied by T = calM qdd + C + J* f0: given one, the other\n"
+                      "follows, given neither qdd = 0, given both both are used as written");
   cmd->add_option("--seed", opts->seed, "seed of a random state")->check(seed_validator())->excludes(state);
   cmd->add_option("--write-state", opts->write_state,
                   "write the state used (q, qd, qdd, T, f0, every digit) to FILE, readable by --state");

@@ -35,7 +35,8 @@ struct JitOptions {
 
 #ifdef SOA_HAVE_LLVM_JIT
 // A kernel's inputs from a random state, in its layout (T random like the others).
-std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s, std::mt19937_64& rng) {
+std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,
+                           std::mt19937_64& rng) {
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   std::vector<double> in;
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {
@@ -98,8 +99,7 @@ int run_jit(const JitOptions& o) {
     fmt::print("{:<24} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), fmt::join(t.users, ", "));
   fmt::print("\ntotal compile time {:.3f} s (wall, all kernels; {:.3f} s CPU){}\n", kernels.total_seconds(),
-             kernels.cpu_seconds(),
-             o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);
+             kernels.cpu_seconds(), o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);
   return ok ? kOk : kCheckFailed;
 }
 #else
@@ -115,7 +115,8 @@ void add_jit(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("jit", "compile kernels to machine code in process (LLVM) and self-check them");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
   opts->robot.add_to(*cmd, true);
-  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  cmd->add_option("--library", opts->library,
+                  "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");
   cmd->add_option("--name", opts->name,
                   "prefix of the kernels' symbols NAME_<kernel>, as soac emit --name (default: the URDF robot name)");

@@ -24,8 +24,7 @@ int run_lower(const LowerOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const pipeline::KernelSpec spec{"kernel", o.inputs, syntax::parse_expression(source, &lib.module), "out", ""};
-  if (!o.emit.empty())
-    return print_stage({o.emit, {spec}, source, o.library, o.robot, "", "", o.share_min_ops, &lib});
+  if (!o.emit.empty()) return print_stage({o.emit, {spec}, source, o.library, o.robot, "", "", o.share_min_ops, &lib});
   rewrite::Options options;
   std::optional<LoadedRobot> robot;
   if (!o.robot.path.empty()) {
@@ -50,7 +49,8 @@ void add_lower(CLI::App& app, Runner& run) {
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"calM^-1 (T - C)\"")->required();
   cmd->add_option("--inputs", opts->inputs, "input vectors in layout order (default: q, qd, qdd, T, f0 as used)")
       ->delimiter(',');
-  cmd->add_option("--library", opts->library, "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  cmd->add_option("--library", opts->library,
+                  "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);
   add_emit_stage_option(*cmd, opts->emit);
   cmd->add_option("--share-min-ops", opts->share_min_ops,

@@ -35,9 +35,8 @@ int run_model(const RobotOptions& o) {
       for (int t : r.tips)
         if (std::binary_search(bodies.begin(), bodies.end(), robot.frames[t].body))
           tips += (tips.empty() ? "" : ", ") + robot.frames[t].name;
-      fmt::print("  {}  {} ({} bod{}, N{} = {}, tips: {})\n", i + 1, robot.bodies[roots[i]].name,
-                 bodies.size(), bodies.size() == 1 ? "y" : "ies", i + 1, nv,
-                 tips.empty() ? "none" : tips);
+      fmt::print("  {}  {} ({} bod{}, N{} = {}, tips: {})\n", i + 1, robot.bodies[roots[i]].name, bodies.size(),
+                 bodies.size() == 1 ? "y" : "ies", i + 1, nv, tips.empty() ? "none" : tips);
     }
   }
   fmt::print("\nframes (tips may name any of them):\n");

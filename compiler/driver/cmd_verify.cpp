@@ -40,9 +40,10 @@ std::vector<verify::Claim> read_claims(const std::vector<std::string>& args) {
         (std::filesystem::is_regular_file(arg, no_file) && arg.find('=') == std::string::npos)) {
       const syntax::Module module = syntax::load_module(arg);
       if (module.identities.empty())
-        throw UserError(fmt::format("{}: no identities to verify ({} definitions, {} kernels; an "
-                                    "identity is declared 'identity NAME \"citation\": LHS = RHS;')",
-                                    arg, module.definitions.size(), module.kernels.size()));
+        throw UserError(
+            fmt::format("{}: no identities to verify ({} definitions, {} kernels; an "
+                        "identity is declared 'identity NAME \"citation\": LHS = RHS;')",
+                        arg, module.definitions.size(), module.kernels.size()));
       for (const auto& id : module.identities)
         claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
       continue;
@@ -78,10 +79,10 @@ int arms_named(const std::vector<verify::Claim>& claims) {
 // A command that checks exactly the worst sample again: on random trees, the tree it came
 // from (seed + t) and samples up to it (the last of them is the worst one).
 std::string reproduce_hint(const VerifyOptions& o, const verify::Result& r, bool trees) {
-  std::string robot = trees ? fmt::format("--random-trees 1 --seed {} --samples {}",
-                                          o.check.seed + r.worst.tree, r.worst.sample + 1)
-                            : fmt::format("--robot {}{} --seed {} --samples 1", o.robot.path,
-                                          o.robot.floating ? " --floating" : "", r.worst.seed);
+  std::string robot =
+      trees ? fmt::format("--random-trees 1 --seed {} --samples {}", o.check.seed + r.worst.tree, r.worst.sample + 1)
+            : fmt::format("--robot {}{} --seed {} --samples 1", o.robot.path, o.robot.floating ? " --floating" : "",
+                          r.worst.seed);
   for (const auto& t : o.robot.tips) robot += " --tip " + t;
   if (o.check.tol != verify::Options{}.tol) robot += fmt::format(" --tol {:g}", o.check.tol);
   return robot;
@@ -97,18 +98,17 @@ int run_verify(const VerifyOptions& o) {
   std::vector<LoadedRobot> robots;
   if (trees) {
     const int arms = arms_named(claims);
-    for (int t = 0; t < tree_count; ++t)
-      robots.push_back(tree_for(o.check.seed + static_cast<std::uint64_t>(t), arms));
+    for (int t = 0; t < tree_count; ++t) robots.push_back(tree_for(o.check.seed + static_cast<std::uint64_t>(t), arms));
   } else {
     robots.push_back(load_robot(o.robot));
   }
 
   if (trees)
-    fmt::print("soac verify: {} random trees (seeds {}..{}), {} samples each, tol {:g}\n", tree_count,
-               o.check.seed, o.check.seed + tree_count - 1, o.check.samples, o.check.tol);
+    fmt::print("soac verify: {} random trees (seeds {}..{}), {} samples each, tol {:g}\n", tree_count, o.check.seed,
+               o.check.seed + tree_count - 1, o.check.samples, o.check.tol);
   else
-    fmt::print("soac verify: {}\n  {} samples from seed {}, tol {:g}\n", robots.front().describe(),
-               o.check.samples, o.check.seed, o.check.tol);
+    fmt::print("soac verify: {}\n  {} samples from seed {}, tol {:g}\n", robots.front().describe(), o.check.samples,
+               o.check.seed, o.check.tol);
 
   const bool progress = stderr_is_terminal();
   const long total = static_cast<long>(claims.size()) * static_cast<long>(robots.size()) * o.check.samples;
@@ -136,9 +136,12 @@ int run_verify(const VerifyOptions& o) {
   for (const auto& r : results) {
     fmt::print("{:<{}}  {:<30}  {:>9.2e}  {:>9.2e}  {}{}\n", r.name, width, r.citation, r.max_abs, r.max_rel,
                verify::to_string(r.verdict), r.verdict == verify::Verdict::Skipped ? " (" + r.note + ")" : "");
-    if (r.verdict == verify::Verdict::Skipped) ++skipped;
-    else if (verify::is_success(r.verdict)) ++passed;
-    else ++failed;
+    if (r.verdict == verify::Verdict::Skipped)
+      ++skipped;
+    else if (verify::is_success(r.verdict))
+      ++passed;
+    else
+      ++failed;
   }
   fmt::print("\n{} {}: {} passed, {} failed, {} skipped\n", results.size(),
              results.size() == 1 ? "identity" : "identities", passed, failed, skipped);
@@ -149,11 +152,12 @@ int run_verify(const VerifyOptions& o) {
       fmt::print("{}: marked [false] but holds on every sample\n", r.name);
       continue;
     }
-    fmt::print("{}: FAIL on {}: side {} differs from side 1 by {:.3e} (relative {:.3e}) at entry ({}, {}): "
-               "{:.17g} vs {:.17g}{}\n  reproduce: soac verify {} \"{}\"\n",
-               r.name, r.robot, r.worst.side + 1, std::abs(r.worst.rhs - r.worst.lhs), r.max_rel, r.worst.row,
-               r.worst.col, r.worst.lhs, r.worst.rhs, r.note.empty() ? "" : " (" + r.note + ")",
-               reproduce_hint(o, r, trees), statement(claims[i]));
+    fmt::print(
+        "{}: FAIL on {}: side {} differs from side 1 by {:.3e} (relative {:.3e}) at entry ({}, {}): "
+        "{:.17g} vs {:.17g}{}\n  reproduce: soac verify {} \"{}\"\n",
+        r.name, r.robot, r.worst.side + 1, std::abs(r.worst.rhs - r.worst.lhs), r.max_rel, r.worst.row, r.worst.col,
+        r.worst.lhs, r.worst.rhs, r.note.empty() ? "" : " (" + r.note + ")", reproduce_hint(o, r, trees),
+        statement(claims[i]));
   }
   return failed == 0 ? kOk : kCheckFailed;
 }
@@ -170,8 +174,7 @@ void add_verify(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--samples", opts->check.samples, "random states per robot")->check(CLI::Range(1, 1000000));
   cmd->add_option("--seed", opts->check.seed, "seed of the first sample")->check(seed_validator());
-  cmd->add_option("--tol", opts->check.tol,
-                  "relative tolerance, per entry against its row's and column's scale")
+  cmd->add_option("--tol", opts->check.tol, "relative tolerance, per entry against its row's and column's scale")
       ->check(tolerance_validator());
   cmd->callback([cmd, opts, &run] {
     if (!opts->robot.path.empty() && opts->random_trees > 0)

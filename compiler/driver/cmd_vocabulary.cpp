@@ -44,8 +44,8 @@ std::string markdown_escape(std::string_view text) {
 }
 
 void print_text() {
-  fmt::print("{:<9} {:<8} {:<8} {:<53} {:<14} {:<9} {}\n", "name", "unicode", "shape", "structure (sweep kind)",
-             "role", "symmetric", "meaning");
+  fmt::print("{:<9} {:<8} {:<8} {:<53} {:<14} {:<9} {}\n", "name", "unicode", "shape", "structure (sweep kind)", "role",
+             "symmetric", "meaning");
   for (const ir::SymbolInfo& s : ir::vocabulary()) {
     // fmt pads by code points; the Unicode spellings carry combining marks (φ̃, q̇) that
     // occupy no column, so pad by hand.
@@ -60,9 +60,10 @@ void print_text() {
     fmt::print("{:<9} {}{} {:<8} {:<53} {:<14} {:<9} {}\n", s.name, u, std::string(width < 8 ? 8 - width : 0, ' '),
                shape(s), sweep_kind(s.structure), ir::to_string(s.role), s.symmetric ? "yes" : "no", s.meaning);
   }
-  fmt::print("\nplus I and 0, of whatever size their context gives them; N = joint space, 6n = one 6-vector per\n"
-             "body, 6m = one per tip. Arm i's quantities are written with a digit (J1, psi2): grammar/README.md.\n"
-             "mathematics: docs/mathematics.md\n");
+  fmt::print(
+      "\nplus I and 0, of whatever size their context gives them; N = joint space, 6n = one 6-vector per\n"
+      "body, 6m = one per tip. Arm i's quantities are written with a digit (J1, psi2): grammar/README.md.\n"
+      "mathematics: docs/mathematics.md\n");
 }
 
 void print_markdown() {
@@ -82,8 +83,10 @@ void add_vocabulary(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember({"text", "markdown"}));
   cmd->callback([format, &run] {
     run = [format] {
-      if (*format == "markdown") print_markdown();
-      else print_text();
+      if (*format == "markdown")
+        print_markdown();
+      else
+        print_text();
       return kOk;
     };
   });

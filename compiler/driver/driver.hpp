@@ -64,9 +64,9 @@ struct StageRequest {
   std::shared_ptr<const syntax::Source> source;  // the command line's text, for --emit=ast
   std::string library;
   RobotOptions robot;
-  std::string name;           // soac emit --name
-  std::string kernel_source;  // the .soa file, for the generated banner
-  int share_min_ops = 0;      // --emit=shared: specialise::share's threshold
+  std::string name;                           // soac emit --name
+  std::string kernel_source;                  // the .soa file, for the generated banner
+  int share_min_ops = 0;                      // --emit=shared: specialise::share's threshold
   const pipeline::Library* loaded = nullptr;  // the library when the command has read it already
 };
 int print_stage(const StageRequest& request);

@@ -33,7 +33,8 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required) {
 
 Eigen::Vector3d parse_gravity(const std::string& text) {
   const auto bad = [&](const std::string& why) {
-    return UserError(fmt::format("--gravity '{}': {} (expected three finite numbers x,y,z, e.g. 0,0,-9.81)", text, why));
+    return UserError(
+        fmt::format("--gravity '{}': {} (expected three finite numbers x,y,z, e.g. 0,0,-9.81)", text, why));
   };
   const auto parts = std::count(text.begin(), text.end(), ',') + 1;
   if (parts != 3) throw bad(fmt::format("{} value{}", parts, parts == 1 ? "" : "s"));
@@ -66,9 +67,10 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
     }
     for (const auto& w : robot.world_links)
       if (w == name)
-        throw UserError(fmt::format("{}: --tip '{}': that link is welded to the world and never "
-                                    "moves; name a link behind a joint (or use --floating)",
-                                    robot.source, name));
+        throw UserError(
+            fmt::format("{}: --tip '{}': that link is welded to the world and never "
+                        "moves; name a link behind a joint (or use --floating)",
+                        robot.source, name));
     throw UserError(fmt::format("{}: --tip '{}': no link or frame of that name", robot.source, name));
   }
   return tips;
@@ -82,8 +84,7 @@ LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& 
   }
   LoadedRobot r{random_arms(seed, arms, options), {}};
   for (int root : r.robot.roots())
-    r.tips.push_back(
-        *r.robot.find_frame(r.robot.bodies[subtree_bodies(r.robot, root).front()].name));
+    r.tips.push_back(*r.robot.find_frame(r.robot.bodies[subtree_bodies(r.robot, root).front()].name));
   return r;
 }
 
@@ -94,8 +95,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
     std::string names;
     for (const MimicJoint& m : r.robot.mimic_joints)
       names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
-    fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n",
-               r.robot.source, names);
+    fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n", r.robot.source, names);
   }
   r.tips = resolve_tips(r.robot, o.tips);
   return r;
@@ -105,9 +105,8 @@ std::string LoadedRobot::describe() const {
   std::string tip_names;
   for (int t : tips) tip_names += (tip_names.empty() ? "" : ", ") + robot.frames[t].name;
   const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
-  return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source,
-                     floating ? "free-flyer" : "fixed base", robot.size(), robot.nv,
-                     tip_names.empty() ? "none" : tip_names);
+  return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, floating ? "free-flyer" : "fixed base",
+                     robot.size(), robot.nv, tip_names.empty() ? "none" : tip_names);
 }
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }

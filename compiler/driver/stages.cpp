@@ -46,8 +46,9 @@ constexpr StageInfo kStages[] = {
     {"rewritten", false, "the cheapest form the identity library reaches and the steps to it"},
     {"sweeps", false, "the sweep program (loops over the bodies), robot independent"},
     {"scalar", true, "the robot-specialised scalar program in SSA form (constants folded, CSE, DCE)"},
-    {"shared", true, "the programs several kernels share (as soac jit compiles them once), with their users, "
-                     "then each kernel's own rest"},
+    {"shared", true,
+     "the programs several kernels share (as soac jit compiles them once), with their users, "
+     "then each kernel's own rest"},
     {"cpp", true, "the generated C++ header and source (as soac emit writes them)"},
     {"llvm", true, "the LLVM IR of every kernel (as soac jit compiles it)"},
 };
@@ -182,8 +183,8 @@ int print_stage(const StageRequest& r) {
         print_ast(out, spec.expression, src.get(), 1);
       } else {
         const ir::Expr e = rewrite::normalize(spec.expression);
-        out += fmt::format("{} : {}\n  canonical: {}\n", signature(spec), ir::to_string(ir::infer_shape(e)),
-                           ir::print(e));
+        out +=
+            fmt::format("{} : {}\n  canonical: {}\n", signature(spec), ir::to_string(ir::infer_shape(e)), ir::print(e));
         print_ir(out, e, 1);
       }
       out += '\n';
@@ -240,21 +241,24 @@ int print_stage(const StageRequest& r) {
                  specialise::to_string(specialise::count_ops(p.code)), sharing.base + p.offset,
                  sharing.base + p.offset + static_cast<int>(p.code.outputs.size()) - 1);
       // The inputs named as the first user sees them; every user passes its own.
-      fmt::print("{}", specialise::print(p.code, {caller_inputs(sharing, code[p.users.front()], p.code.input_count), {}}));
+      fmt::print("{}",
+                 specialise::print(p.code, {caller_inputs(sharing, code[p.users.front()], p.code.input_count), {}}));
     }
     for (std::size_t i = 0; i < code.size(); ++i) {
       const specialise::FactoredKernel& k = sharing.kernels[i];
       std::vector<std::string> uses;
       for (int u : k.uses) uses.push_back(fmt::format("shared {}", u));
       const std::vector<std::string> names = caller_inputs(sharing, code[i], k.code.input_count);
-      fmt::print("\nkernel {}: calls {}, then {}\n", code[i].name, uses.empty() ? "nothing shared" : fmt::format("{}", fmt::join(uses, ", ")),
+      fmt::print("\nkernel {}: calls {}, then {}\n", code[i].name,
+                 uses.empty() ? "nothing shared" : fmt::format("{}", fmt::join(uses, ", ")),
                  specialise::to_string(specialise::count_ops(k.code)));
       fmt::print("{}", specialise::print(k.code, {names, output_names(code[i])}));
     }
     return kOk;
   }
   if (name == "cpp") {
-    emit::Target target = emit::make_target(robot.robot, robot.tips, r.name.empty() ? specialise::identifier(robot.robot.name) : r.name);
+    emit::Target target =
+        emit::make_target(robot.robot, robot.tips, r.name.empty() ? specialise::identifier(robot.robot.name) : r.name);
     target.kernel_source = r.kernel_source;
     const emit::Emitted files = emit::emit_cpp(code, target);
     fmt::print("// ---- {}\n{}\n// ---- {}\n{}", files.header_name, files.header, files.source_name, files.source);

@@ -28,9 +28,10 @@ void check_quaternions(const std::string& path, int line, const Robot& robot, co
     const int at = b.q_offset + (b.joint == JointKind::Free ? 3 : 0);
     const double norm = q.segment(at, 4).norm();
     if (!(std::abs(norm - 1.0) <= kUnitTolerance))
-      throw UserError(fmt::format("{}:{}: q: the quaternion of joint '{}' (values {} to {}) has norm {:.17g}, "
-                                  "expected 1 (to {:g})",
-                                  path, line, b.joint_name, at + 1, at + 4, norm, kUnitTolerance));
+      throw UserError(
+          fmt::format("{}:{}: q: the quaternion of joint '{}' (values {} to {}) has norm {:.17g}, "
+                      "expected 1 (to {:g})",
+                      path, line, b.joint_name, at + 1, at + 4, norm, kUnitTolerance));
   }
 }
 
@@ -54,12 +55,12 @@ StateFile read_state_file(const std::string& path, const Robot& robot, int tips)
     std::string name = line.substr(0, sep);
     name.erase(0, name.find_first_not_of(" \t"));
     name.erase(name.find_last_not_of(" \t") + 1);
-    const long size = name == "q" ? robot.nq : name == "qd" || name == "qdd" || name == "T" ? robot.nv
-                      : name == "f0"                                                  ? 6L * tips
-                                                                                      : -1;
+    const long size = name == "q"                                    ? robot.nq
+                      : name == "qd" || name == "qdd" || name == "T" ? robot.nv
+                      : name == "f0"                                 ? 6L * tips
+                                                                     : -1;
     if (size < 0)
-      throw UserError(
-          fmt::format("{}:{}: unknown vector '{}' (expected q, qd, qdd, T or f0)", path, number, name));
+      throw UserError(fmt::format("{}:{}: unknown vector '{}' (expected q, qd, qdd, T or f0)", path, number, name));
     if (auto [it, fresh] = seen.emplace(name, number); !fresh)
       throw UserError(fmt::format("{}:{}: {} is given twice (first on line {})", path, number, name, it->second));
     std::istringstream values(line.substr(sep + 1));

@@ -20,9 +20,9 @@
 namespace soa::driver {
 
 struct StateFile {
-  State state;               // q, qd, qdd (read or zero), f0
-  std::optional<VecX> qdd;   // as written, when the file gives qdd
-  std::optional<VecX> T;     // as written, when the file gives T
+  State state;              // q, qd, qdd (read or zero), f0
+  std::optional<VecX> qdd;  // as written, when the file gives qdd
+  std::optional<VecX> T;    // as written, when the file gives T
 };
 
 StateFile read_state_file(const std::string& path, const Robot& robot, int tips);
@@ -30,8 +30,7 @@ StateFile read_state_file(const std::string& path, const Robot& robot, int tips)
 // The lines 'q: ...', 'qd: ...', 'qdd: ...', 'T: ...', 'f0: ...', each after `indent`.
 std::string state_lines(const State& state, const VecX& T, const std::string& indent);
 // Writes `header` as comments, then state_lines(), to `path`: all of it or nothing.
-void write_state_file(const std::string& path, const State& state, const VecX& T,
-                      const std::string& header);
+void write_state_file(const std::string& path, const State& state, const VecX& T, const std::string& header);
 
 // --seed: a non-negative integer within uint64 ("-1", "1e3" and 2^64 are errors).
 CLI::Validator seed_validator();

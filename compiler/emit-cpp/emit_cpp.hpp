@@ -29,16 +29,16 @@
 //   specialise::comment_safe(): nothing read from a file can end a comment line or splice
 //   the next line into it.
 // - The source is straight-line code: one `const double` per operation, in the program's
-//   order (but for the sin-cos pairs below), with a comment line wherever the body or operator factor changes; literals are
-//   printed to round-trip exactly; no dead code (the program has none); unused array
-//   parameters are marked (void). It compiles warning-free with -std=c++17 -Wall -Wextra
-//   -O2 and includes only <cmath>, its header and (there) <Eigen/Core>.
+//   order (but for the sin-cos pairs below), with a comment line wherever the body or operator factor changes; literals
+//   are printed to round-trip exactly; no dead code (the program has none); unused array parameters are marked (void).
+//   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath>, its header and (there)
+//   <Eigen/Core>.
 // - Sin and Cos: when a kernel of the set takes one, the source defines `struct
 //   soa_sincos_pair { double s, c; }` and `static inline soa_sincos_pair soa_sincos(double)`
 //   once -- soa::sincos (support/sincos.hpp) printed, an inline sine-cosine pair instead
 //   of two libm calls, [[gnu::always_inline]] (else g++ outlines its fast path from a
-//   kernel this long: a call per joint), libm's fallback in a cold soa_sincos_libm -- and each value whose sine or cosine is taken gets one
-//   `const soa_sincos_pair scN = soa_sincos(x);`, its Sin and Cos nodes reading scN.s and
+//   kernel this long: a call per joint), libm's fallback in a cold soa_sincos_libm -- and each value whose sine or
+//   cosine is taken gets one `const soa_sincos_pair scN = soa_sincos(x);`, its Sin and Cos nodes reading scN.s and
 //   scN.c. Those of inputs (the joint angles) open the kernel's body, in input order, under
 //   one comment, before any other statement: independent of everything else, they
 //   overlap. Those of computed values come at the first Sin or Cos of the value. Only
@@ -64,19 +64,19 @@ namespace soa::emit {
 struct JointInfo {
   std::string name, link;  // URDF joint and child link
   JointKind kind = JointKind::Revolute;
-  int q = 0, v = 0;        // first q and qd index
+  int q = 0, v = 0;  // first q and qd index
 };
 
 struct Target {
-  std::string robot;           // the namespace soa_gen::<robot> and the extern "C" prefix (specialise::check_name)
-  std::string robot_name;      // the URDF robot name, as written (banner only)
-  std::string robot_source;    // where the model came from (URDF path, or a description)
-  std::string robot_hash;      // robot_fingerprint()
-  std::string robot_summary;   // "9 bodies, nq 9, N 9, tips: ..." (robot_summary())
+  std::string robot;          // the namespace soa_gen::<robot> and the extern "C" prefix (specialise::check_name)
+  std::string robot_name;     // the URDF robot name, as written (banner only)
+  std::string robot_source;   // where the model came from (URDF path, or a description)
+  std::string robot_hash;     // robot_fingerprint()
+  std::string robot_summary;  // "9 bodies, nq 9, N 9, tips: ..." (robot_summary())
   int nq = 0, nv = 0, tips = 0;
-  std::string file_stem;       // header <stem>.hpp, source <stem>.cpp
-  std::string kernel_source;   // the .soa file the kernels come from ("": the standard kernels)
-  std::array<double, 3> gravity{0.0, 0.0, -9.81};  // world axes, m/s^2, as specialised
+  std::string file_stem;                            // header <stem>.hpp, source <stem>.cpp
+  std::string kernel_source;                        // the .soa file the kernels come from ("": the standard kernels)
+  std::array<double, 3> gravity{0.0, 0.0, -9.81};   // world axes, m/s^2, as specialised
   std::vector<JointInfo> joints;                    // joint-space order
   std::vector<std::string> tip_frames, tip_bodies;  // per tip, in order: its frame and its body
   std::vector<std::string> bodies;                  // by body index (the SOA numbering)

@@ -37,7 +37,8 @@ namespace {
 // the sincos it forms from a sin and a cos of one value): a kernel of that name would
 // capture the calls in the JIT's symbol table.
 bool is_reserved(const std::string& s) {
-  static constexpr std::array<std::string_view, 7> reserved = {"sin", "cos", "sqrt", "sincos", "memset", "memcpy", "memmove"};
+  static constexpr std::array<std::string_view, 7> reserved = {"sin",    "cos",    "sqrt",   "sincos",
+                                                               "memset", "memcpy", "memmove"};
   for (std::string_view r : reserved)
     if (s == r || s == std::string(r) + "f" || s == std::string(r) + "l") return true;
   return false;
@@ -86,8 +87,8 @@ void check_llvm_kernel(const std::string& name, const ScalarProgram& p) {
       bad(fmt::format("node {} reads in[{}], but the kernel has {} inputs", i, n.a, p.input_count));
     const auto operand = [&](int x, char which) {
       if (x < 0 || x >= i)
-        bad(fmt::format("node {} ({}) has operand {} = {}, which is not an earlier node", i, specialise::to_string(n.op),
-                        which, x));
+        bad(fmt::format("node {} ({}) has operand {} = {}, which is not an earlier node", i,
+                        specialise::to_string(n.op), which, x));
     };
     if (arity(n.op) >= 1) operand(n.a, 'a');
     if (arity(n.op) == 2) operand(n.b, 'b');
@@ -127,7 +128,9 @@ struct LlvmKernelPlan {
 
 namespace {
 
-bool literal_or_one(const ScalarProgram& p, int x) { return x == kOne || x == kAbsent || p.nodes[x].op == ScalarOp::Const; }
+bool literal_or_one(const ScalarProgram& p, int x) {
+  return x == kOne || x == kAbsent || p.nodes[x].op == ScalarOp::Const;
+}
 
 // Scalar parts of about options.part_ops operations each, in program order, skipping what
 // the lane groups compute; lane parts of about as many steps after them. For every value
@@ -272,10 +275,20 @@ class Emitter {
 public:
   Emitter(llvm::Module& m, const std::string& name, const ScalarProgram& p, const LlvmOptions& options,
           const LlvmKernelPlan& plan)
-      : m_(m), name_(name), p_(p), options_(options), plan_(plan), context_(m.getContext()),
-        f64_(llvm::Type::getDoubleTy(context_)), ptr_(llvm::PointerType::getUnqual(context_)),
-        part_(plan.part), slot_(plan.slot), begin_(plan.begin), outputs_(plan.outputs),
-        part_count_(plan.part_count), slot_count_(plan.slot_count) {}
+      : m_(m),
+        name_(name),
+        p_(p),
+        options_(options),
+        plan_(plan),
+        context_(m.getContext()),
+        f64_(llvm::Type::getDoubleTy(context_)),
+        ptr_(llvm::PointerType::getUnqual(context_)),
+        part_(plan.part),
+        slot_(plan.slot),
+        begin_(plan.begin),
+        outputs_(plan.outputs),
+        part_count_(plan.part_count),
+        slot_count_(plan.slot_count) {}
 
   llvm::Function* emit() {
     const bool sliced = options_.first_part > 0 || options_.end_part >= 0 || !options_.entry;
@@ -424,7 +437,7 @@ private:
       if (part != k) load_of_part = load(b, in, n.a), part = k;
       return load_of_part;
     }
-    if (part_[x] == k) return v_[x];      // computed earlier in this part
+    if (part_[x] == k) return v_[x];    // computed earlier in this part
     return load(b, scratch, slot_[x]);  // an earlier part's
   }
 
@@ -483,8 +496,7 @@ private:
       auto* vec = llvm::FixedVectorType::get(f64_, w);
       auto* ivec = llvm::FixedVectorType::get(b.getInt64Ty(), w);
       const auto operand = [&](const LlvmKernelPlan::Operand& o) -> llvm::Value* {
-        if (o.slot >= 0)
-          return b.CreateAlignedLoad(vec, address(b, scratch, o.slot), llvm::Align(alignof(double)));
+        if (o.slot >= 0) return b.CreateAlignedLoad(vec, address(b, scratch, o.slot), llvm::Align(alignof(double)));
         if (o.literal >= 0) return literal_row(b, vec, o.literal);
         return nullptr;  // every factor 1
       };
@@ -608,8 +620,8 @@ private:
     const auto mul = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFMul(l, r); };
     // |x| by clearing the sign bit, not llvm.fabs: FastISel selects integer and-masks but
     // not that intrinsic, and would hand the block to SelectionDAG.
-    llvm::Value* magnitude = b.CreateBitCast(
-        b.CreateAnd(b.CreateBitCast(x, b.getInt64Ty()), b.getInt64(0x7fffffffffffffffULL)), f64_);
+    llvm::Value* magnitude =
+        b.CreateBitCast(b.CreateAnd(b.CreateBitCast(x, b.getInt64Ty()), b.getInt64(0x7fffffffffffffffULL)), f64_);
     llvm::Value* in_range = b.CreateFCmpOLT(magnitude, lit(c::fast_bound));
     // 1. x - k pi/2 = r - e (kp2, kp3: soa::sincos's b and c)
     llvm::Value* t = add(mul(x, lit(c::two_over_pi)), lit(c::round_shift));
@@ -642,8 +654,8 @@ private:
     llvm::Value* s = b.CreateSelect(odd, cos_r, sin_r);
     llvm::Value* co = b.CreateSelect(odd, sin_r, cos_r);
     llvm::Value* fast_sin = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(n, 2), b.getInt64(0)), b.CreateFNeg(s), s);
-    llvm::Value* fast_cos =
-        b.CreateSelect(b.CreateICmpNE(b.CreateAnd(b.CreateAdd(n, b.getInt64(1)), 2), b.getInt64(0)), b.CreateFNeg(co), co);
+    llvm::Value* fast_cos = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(b.CreateAdd(n, b.getInt64(1)), 2), b.getInt64(0)),
+                                           b.CreateFNeg(co), co);
 
     llvm::BasicBlock* fast = b.GetInsertBlock();
     llvm::Function* f = fast->getParent();
@@ -688,12 +700,12 @@ private:
   llvm::LLVMContext& context_;
   llvm::Type* f64_;
   llvm::Type* ptr_;
-  const std::vector<int>& part_;  // per node: its part (-1: a lane group's), ...
-  const std::vector<int>& slot_;  // ...its scratch slot (or -1)
-  const std::vector<int>& begin_;  // scalar part k is nodes [begin_[k], begin_[k + 1])
+  const std::vector<int>& part_;                  // per node: its part (-1: a lane group's), ...
+  const std::vector<int>& slot_;                  // ...its scratch slot (or -1)
+  const std::vector<int>& begin_;                 // scalar part k is nodes [begin_[k], begin_[k + 1])
   const std::vector<std::vector<int>>& outputs_;  // per scalar part: the outputs whose node it computes
   const int part_count_, slot_count_;
-  std::vector<llvm::Value*> v_;  // per node: its value, in the part computing it
+  std::vector<llvm::Value*> v_;                       // per node: its value, in the part computing it
   std::vector<std::pair<llvm::Value*, int>> inputs_;  // per input: its load, in which part
   // per node: the sin and cos of its value, in which part
   std::vector<std::pair<std::pair<llvm::Value*, llvm::Value*>, int>> sincos_;
@@ -704,12 +716,12 @@ private:
     }
   };
   std::unordered_map<std::pair<llvm::Value*, std::size_t>, llvm::Value*, AddressHash> addresses_;  // address()'s
-  std::array<llvm::Value*, 2> zeros_{};   // zeros()'s loads (2 and 4 wide)
-  llvm::BasicBlock* cache_block_ = nullptr;  // ...both in this block
+  std::array<llvm::Value*, 2> zeros_{};       // zeros()'s loads (2 and 4 wide)
+  llvm::BasicBlock* cache_block_ = nullptr;   // ...both in this block
   llvm::GlobalVariable* literals_ = nullptr;  // lane parts' tables (module-private)
   llvm::GlobalVariable* zero_table_ = nullptr;
   llvm::GlobalVariable* masks_ = nullptr;
-  std::vector<int> literal_offset_;           // per literal row: its first element in literals_
+  std::vector<int> literal_offset_;  // per literal row: its first element in literals_
 };
 
 }  // namespace
@@ -749,7 +761,8 @@ llvm::Function* emit_llvm_shared_entry(llvm::Module& m, const std::string& name,
     throw InternalError(fmt::format("emit-llvm: kernel '{}' has {} inputs of its own of {}", name, own_inputs, inputs));
   for (const auto& [f, at] : shared)
     if (at < own_inputs || at > inputs)
-      throw InternalError(fmt::format("emit-llvm: kernel '{}': outputs of '{}' at {} of {} inputs", name, f, at, inputs));
+      throw InternalError(
+          fmt::format("emit-llvm: kernel '{}': outputs of '{}' at {} of {} inputs", name, f, at, inputs));
   llvm::Function* kernel = kernel_function(m, name, {"in", "out"}, llvm::Function::ExternalLinkage, options.tune_cpu);
   llvm::Argument* in = kernel->getArg(0);
   const auto callee = [&](const std::string& f) {
@@ -783,7 +796,8 @@ void verify(const llvm::Module& m) {
   if (llvm::verifyModule(m, &os)) {
     os.flush();
     while (!report.empty() && report.back() == '\n') report.pop_back();
-    throw InternalError(fmt::format("emit-llvm: module '{}' is not valid LLVM IR: {}", m.getModuleIdentifier(), report));
+    throw InternalError(
+        fmt::format("emit-llvm: module '{}' is not valid LLVM IR: {}", m.getModuleIdentifier(), report));
   }
 }
 

@@ -98,7 +98,7 @@ int part_count(const specialise::ScalarProgram& p, int part_ops);
 // handed to emit_llvm_function() for each slice, which must all agree on them.
 struct LlvmKernelPlan;
 std::shared_ptr<const LlvmKernelPlan> plan_llvm_kernel(const specialise::ScalarProgram& p, const LlvmOptions& options);
-int part_count(const LlvmKernelPlan& plan);           // scalar and lane parts
+int part_count(const LlvmKernelPlan& plan);  // scalar and lane parts
 
 // A kernel as the LLVM back-end sees it: its function name and its code.
 using NamedProgram = std::pair<std::string, specialise::ScalarProgram>;

@@ -38,9 +38,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The process-wide options tune_llvm_process_options() sets, and their values (jit.hpp).
 constexpr std::pair<const char*, const char*> kTunedOptions[] = {
@@ -95,7 +93,8 @@ void validate_target(const llvm::Triple& triple, const std::string& cpu, const s
     throw UserError(fmt::format("jit: unknown CPU '{}' for {} (e.g. 'x86-64-v3', '{}', or empty for the host)", cpu,
                                 triple.str(), llvm::sys::getHostCPUName().str()));
   if (!tune.empty() && !generic->isCPUStringValid(tune))
-    throw UserError(fmt::format("jit: unknown CPU '{}' to tune for (e.g. 'generic', or 'cpu' for the target CPU)", tune));
+    throw UserError(
+        fmt::format("jit: unknown CPU '{}' to tune for (e.g. 'generic', or 'cpu' for the target CPU)", tune));
   for (const std::string& f : features) {
     if (f[0] != '+' && f[0] != '-')
       throw UserError(fmt::format("jit: CPU feature '{}' must start with '+' (enable) or '-' (disable)", f));
@@ -185,7 +184,8 @@ class TimedCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
 public:
   TimedCompiler(llvm::orc::JITTargetMachineBuilder builder, std::shared_ptr<Record> record)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(builder.getOptions())),
-        compile_(std::move(builder)), record_(std::move(record)) {}
+        compile_(std::move(builder)),
+        record_(std::move(record)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
     const int instructions = instruction_count(m);
@@ -274,7 +274,8 @@ void check_code(const Code& code) {
   const auto distinct = [&](const std::string& symbol) {
     if (!symbols.insert(symbol).second) throw UserError(fmt::format("jit: two functions are called '{}'", symbol));
   };
-  const auto program = [](const specialise::ScalarProgram* p, const std::string& what) -> const specialise::ScalarProgram& {
+  const auto program = [](const specialise::ScalarProgram* p,
+                          const std::string& what) -> const specialise::ScalarProgram& {
     if (!p) throw InternalError(fmt::format("jit: {} has no program", what));
     return *p;
   };
@@ -315,8 +316,8 @@ std::vector<Unit> units_of(const Code& code) {
     units.push_back({code.shared[j].symbol, code.shared[j].symbol, code.shared[j].program, -1, static_cast<int>(j)});
   for (std::size_t k = 0; k < code.kernels.size(); ++k) {
     const KernelCode& kernel = code.kernels[k];
-    units.push_back({kernel.calls.empty() ? kernel.symbol : kernel.body, kernel.symbol, kernel.program,
-                     static_cast<int>(k), -1});
+    units.push_back(
+        {kernel.calls.empty() ? kernel.symbol : kernel.body, kernel.symbol, kernel.program, static_cast<int>(k), -1});
   }
   return units;
 }
@@ -353,42 +354,44 @@ void write_ir(const Code& code, const Options& options, llvm::TargetMachine& tm)
 // generated C++), and options.passes as the IR transform layer.
 std::unique_ptr<llvm::orc::LLJIT> make_jit(const llvm::orc::JITTargetMachineBuilder& builder, unsigned threads,
                                            const std::string& passes, const std::shared_ptr<Record>& record) {
-  auto jit = take(llvm::orc::LLJITBuilder()
-                      .setJITTargetMachineBuilder(builder)
-                      // 0: materialise on the thread that looks symbols up.
-                      .setNumCompileThreads(threads > 1 ? threads : 0)
-                      // JITLink, not RuntimeDyld: the small code model needs its linking.
-                      .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
-                                                        -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-                        return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
-                      })
-                      .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
-                                                     -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                        return std::make_unique<TimedCompiler>(std::move(b), record);
-                      })
-                      .create(),
-                  "creating the JIT");
+  auto jit = take(
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(builder)
+          // 0: materialise on the thread that looks symbols up.
+          .setNumCompileThreads(threads > 1 ? threads : 0)
+          // JITLink, not RuntimeDyld: the small code model needs its linking.
+          .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&)
+                                            -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+            return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+          })
+          .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
+                                         -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+            return std::make_unique<TimedCompiler>(std::move(b), record);
+          })
+          .create(),
+      "creating the JIT");
   jit->getMainJITDylib().addGenerator(
       take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()),
            "opening this process's symbols"));
   if (passes.empty()) return jit;
-  jit->getIRTransformLayer().setTransform([builder, passes, record](llvm::orc::ThreadSafeModule tsm,
-                                                                    llvm::orc::MaterializationResponsibility&)
-                                              -> llvm::Expected<llvm::orc::ThreadSafeModule> {
-    // Its own TargetMachine: transforms run on the compile threads.
-    auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
-    if (!tm) return tm.takeError();
-    llvm::Error error = tsm.withModuleDo([&](llvm::Module& m) {
-      const Clock::time_point t = Clock::now();
-      llvm::Error e = run_passes(passes, tm->get(), &m);
-      const double s = seconds_since(t);
-      const std::lock_guard<std::mutex> lock(record->mutex);
-      (*record)[m.getModuleIdentifier()].optimise_seconds = s;
-      return e;
-    });
-    if (error) return error;
-    return tsm;
-  });
+  jit->getIRTransformLayer().setTransform(
+      [builder, passes, record](
+          llvm::orc::ThreadSafeModule tsm,
+          llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+        // Its own TargetMachine: transforms run on the compile threads.
+        auto tm = llvm::orc::JITTargetMachineBuilder(builder).createTargetMachine();
+        if (!tm) return tm.takeError();
+        llvm::Error error = tsm.withModuleDo([&](llvm::Module& m) {
+          const Clock::time_point t = Clock::now();
+          llvm::Error e = run_passes(passes, tm->get(), &m);
+          const double s = seconds_since(t);
+          const std::lock_guard<std::mutex> lock(record->mutex);
+          (*record)[m.getModuleIdentifier()].optimise_seconds = s;
+          return e;
+        });
+        if (error) return error;
+        return tsm;
+      });
   return jit;
 }
 
@@ -466,7 +469,8 @@ public:
         lo.entry = first == 0;
       }
       std::unique_ptr<llvm::LLVMContext> context;
-      auto m = new_module(first == 0 ? unit.module : fmt::format("{}.slice{}", unit.module, first / per_module), context);
+      auto m =
+          new_module(first == 0 ? unit.module : fmt::format("{}.slice{}", unit.module, first / per_module), context);
       emit::emit_llvm_function(*m, unit.symbol, *unit.program, lo, plan.get());
       add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", timing.name));
       // A slice without the entry function refers to nothing outside itself: it can be
@@ -524,13 +528,15 @@ private:
     return m;
   }
 
-  void add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context, const std::string& what) {
+  void add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context,
+                  const std::string& what) {
     emit::verify(*m);
     // Into the transform layer itself, not through addIRModule: with compile threads,
     // LLJIT's entry layer clones every module into a fresh context before compiling it
     // (through bitcode: a large share of the compile time here), for modules that share
     // one. Ours each own theirs, and have no static constructors for that layer to run.
-    take(jit_.getIRTransformLayer().add(jit_.getMainJITDylib(), llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
+    take(jit_.getIRTransformLayer().add(jit_.getMainJITDylib(),
+                                        llvm::orc::ThreadSafeModule(std::move(m), std::move(context))),
          fmt::format("adding {}", what));
   }
 
@@ -550,9 +556,8 @@ private:
 // The units, largest first: the long poles start compiling first.
 std::vector<Unit> largest_first(const Code& code) {
   std::vector<Unit> units = units_of(code);
-  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
-    return a.program->nodes.size() > b.program->nodes.size();
-  });
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.program->nodes.size() > b.program->nodes.size(); });
   return units;
 }
 
@@ -565,7 +570,8 @@ Kernels compile(const Code& code, const Options& options) {
   check_code(code);
   initialise_llvm();
   llvm::orc::JITTargetMachineBuilder builder = target_builder(options);
-  if (!options.passes.empty()) take(run_passes(options.passes, nullptr, nullptr), "IR pass pipeline '" + options.passes + "'");
+  if (!options.passes.empty())
+    take(run_passes(options.passes, nullptr, nullptr), "IR pass pipeline '" + options.passes + "'");
 
   auto impl = std::make_unique<Kernels::Impl>();
   impl->tm = take(builder.createTargetMachine(), "creating the target machine");

@@ -35,8 +35,8 @@
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
 // - Errors: UserError for the caller's mistakes (options, names, two kernels or functions
-//   of one name, a call of no shared function, an unwritable ir_file), InternalError for a program violating the ScalarProgram contract
-//   or IR failing the verifier, UserError("jit: ...") for a failure inside LLVM (e.g. an
+//   of one name, a call of no shared function, an unwritable ir_file), InternalError for a program violating the
+//   ScalarProgram contract or IR failing the verifier, UserError("jit: ...") for a failure inside LLVM (e.g. an
 //   unresolved symbol). Nothing aborts the process.
 // - No hidden global state: LLVM's native target is initialised once (std::call_once);
 //   everything else belongs to the Kernels object, and no LLVM option of the process is
@@ -62,7 +62,7 @@ struct Options {
   // IR passes before code generation, in `opt -passes=` syntax: "" (none), "default<O2>"
   // (clang -O2's pipeline), "function(instcombine,early-cse)", ...
   std::string passes;
-  int part_ops = 250;              // split programs into functions of about this many operations; 0: never
+  int part_ops = 250;  // split programs into functions of about this many operations; 0: never
   // Compute sums of products sharing a factor per term (a Gram matrix's entries) this many
   // outputs at a time (emit_llvm.hpp, lanes.hpp); 0 or 1: one at a time.
   int lanes = 4;
@@ -73,9 +73,9 @@ struct Options {
   // Slice split programs into modules of about this many operations (whole parts), compiled
   // concurrently like separate programs; 0: one module per program.
   int module_ops = 5000;
-  unsigned threads = 0;            // compile threads: 0 = one per hardware thread, 1 = the calling thread
-  std::string cpu;                 // "" = the host CPU (with its detected features)
-  std::string features;            // "+feat,-feat,...", applied on top of the CPU's
+  unsigned threads = 0;  // compile threads: 0 = one per hardware thread, 1 = the calling thread
+  std::string cpu;       // "" = the host CPU (with its detected features)
+  std::string features;  // "+feat,-feat,...", applied on top of the CPU's
   // The CPU whose scheduling model the code generator uses ("tune-cpu", as -mtune):
   // "generic" by default, "cpu" for the target CPU's own, which compiles more slowly for
   // no faster code on the kernels measured.

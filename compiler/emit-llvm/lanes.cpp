@@ -25,7 +25,8 @@ struct Facts {
   std::vector<int> uses;
   std::vector<char> output;
 
-  explicit Facts(const ScalarProgram& program) : p(program), uses(program.nodes.size(), 0), output(program.nodes.size(), 0) {
+  explicit Facts(const ScalarProgram& program)
+      : p(program), uses(program.nodes.size(), 0), output(program.nodes.size(), 0) {
     for (const ScalarNode& n : p.nodes) {
       if (arity(n.op) >= 1) ++uses[n.a];
       if (arity(n.op) == 2) ++uses[n.b];

@@ -44,9 +44,9 @@ inline constexpr int kOne = -2;     // a factor that is the literal 1.0
 inline constexpr int kAbsent = -1;  // a lane without a term at this step
 
 struct LaneTerm {
-  int x = kAbsent;      // the lane's factor: a node, kOne, or kAbsent (no term here)
-  bool sub = false;     // subtracted (acc - x s) rather than added
-  bool first = false;   // the lane's first term: it starts the lane (never sub)
+  int x = kAbsent;     // the lane's factor: a node, kOne, or kAbsent (no term here)
+  bool sub = false;    // subtracted (acc - x s) rather than added
+  bool first = false;  // the lane's first term: it starts the lane (never sub)
 };
 
 struct LaneStep {
@@ -56,7 +56,7 @@ struct LaneStep {
 
 struct LaneGroup {
   int width = 0;
-  int first_output = 0;              // lane l is out[first_output + l]
+  int first_output = 0;               // lane l is out[first_output + l]
   std::array<int, kMaxLanes> root{};  // lane l's node
   std::vector<LaneStep> steps;
 };

@@ -32,8 +32,10 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
     case Op::Zero: return Value::identity(0.0);
     case Op::Scale: {
       Value v = eval(ev, e.kid(0));
-      if (v.scalar_identity) v.s *= e.coef();
-      else v.m *= e.coef();
+      if (v.scalar_identity)
+        v.s *= e.coef();
+      else
+        v.m *= e.coef();
       return v;
     }
     case Op::Adjoint: {
@@ -49,8 +51,7 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
         return v;
       }
       if (v.m.rows() != v.m.cols())
-        throw UserError(fmt::format("cannot invert {}: it is {} x {}", ir::print(e.kid(0)),
-                                    v.m.rows(), v.m.cols()));
+        throw UserError(fmt::format("cannot invert {}: it is {} x {}", ir::print(e.kid(0)), v.m.rows(), v.m.cols()));
       Eigen::FullPivLU<MatX> lu(v.m);
       if (!lu.isInvertible())
         throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(e.kid(0))));
@@ -78,8 +79,10 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
       for (const auto& f : e.kids()) {
         Value v = eval(ev, f);
         if (v.scalar_identity) {
-          if (acc.scalar_identity) acc.s *= v.s;
-          else acc.m *= v.s;
+          if (acc.scalar_identity)
+            acc.s *= v.s;
+          else
+            acc.m *= v.s;
         } else if (acc.scalar_identity) {
           acc = Value::matrix(acc.s * v.m);
         } else {

@@ -41,9 +41,9 @@ struct Evaluation {
   std::vector<int> tips;  // frame indices
   Kinematics kin;
   Articulated art;
-  int N = 0;  // joint-space size (robot->nv)
-  int n = 0;  // bodies
-  int m = 0;  // tip frames
+  int N = 0;                  // joint-space size (robot->nv)
+  int n = 0;                  // bodies
+  int m = 0;                  // tip frames
   int rows(ir::Dim d) const;  // size of a space: N, 6n, 6m or 1
 
   // The root subtrees (arms) of the robot; with a single root, arm 1 is this evaluation.
@@ -56,8 +56,7 @@ struct Evaluation {
 
 // The evaluation of `robot` in `state` with tip frames `tips`, and of each of its arms when
 // it has several roots.
-Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips,
-                   const ir::Definitions& definitions);
+Evaluation prepare(const Robot& robot, const State& state, std::vector<int> tips, const ir::Definitions& definitions);
 
 // Throws UserError unless every arm that `e` names exists and the arms whose tip spaces `e`
 // joins hold equally many tips. eval_dense and eval_sweeps check this first.

@@ -42,8 +42,7 @@ MatX shift_operator(const Evaluation& ev, const std::vector<MatX>& step, ir::Dim
 }
 
 // Block diagonal operator; each body's block sits at its row and column offsets.
-MatX diagonal(const Evaluation& ev, ir::Dim rows, ir::Dim cols,
-              const std::function<MatX(int)>& block) {
+MatX diagonal(const Evaluation& ev, ir::Dim rows, ir::Dim cols, const std::function<MatX(int)>& block) {
   const auto& bodies = ev.robot->bodies;
   MatX X = MatX::Zero(ev.rows(rows), ev.rows(cols));
   for (int k = 0; k < ev.n; ++k) {
@@ -84,8 +83,7 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
       return path_operator(ev, s);
     }
     case Sym::psi: return path_operator(ev, A.psi);
-    case Sym::H:
-      return diagonal(ev, Dim::Joint, Dim::Spatial, [&](int k) { return MatX(K[k].Hstar.transpose()); });
+    case Sym::H: return diagonal(ev, Dim::Joint, Dim::Spatial, [&](int k) { return MatX(K[k].Hstar.transpose()); });
     case Sym::M: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(K[k].M); });
     case Sym::B: {
       MatX X = MatX::Zero(S, 6 * ev.m);
@@ -96,8 +94,7 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
     case Sym::D: return diagonal(ev, Dim::Joint, Dim::Joint, [&](int k) { return A.D[k]; });
     case Sym::G: return diagonal(ev, Dim::Spatial, Dim::Joint, [&](int k) { return A.G[k]; });
     case Sym::tau:
-      return diagonal(ev, Dim::Spatial, Dim::Spatial,
-                      [&](int k) { return MatX(A.G[k] * K[k].Hstar.transpose()); });
+      return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.G[k] * K[k].Hstar.transpose()); });
     case Sym::taubar: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.taubar[k]); });
     case Sym::R: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.R[k]); });
     case Sym::Upsilon: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.Upsilon[k]); });

@@ -64,9 +64,8 @@ const Evaluation& Evaluation::arm(int i, std::string_view symbol) const {
   if (i < 1 || i > count) {
     std::string names;
     for (int r : roots) names += (names.empty() ? "" : ", ") + robot->bodies[r].name;
-    throw UserError(fmt::format("{} has {} arm{} (root subtrees: {}): {} names arm {}",
-                                robot->source, count, count == 1 ? "" : "s",
-                                names.empty() ? "none" : names, symbol, i));
+    throw UserError(fmt::format("{} has {} arm{} (root subtrees: {}): {} names arm {}", robot->source, count,
+                                count == 1 ? "" : "s", names.empty() ? "none" : names, symbol, i));
   }
   return arms.empty() ? *this : *arms[static_cast<std::size_t>(i - 1)];
 }

@@ -169,8 +169,10 @@ private:
       const auto& tips = ev_.kin.tips;
       VecX z = VecX::Zero(adj ? 6 * ev_.m : 6 * n());
       for (int t = 0; t < ev_.m; ++t) {
-        if (adj) z.segment<6>(6 * t) = tips[t].phi.transpose() * y.segment<6>(6 * tips[t].body);
-        else z.segment<6>(6 * tips[t].body) += tips[t].phi * y.segment<6>(6 * t);
+        if (adj)
+          z.segment<6>(6 * t) = tips[t].phi.transpose() * y.segment<6>(6 * tips[t].body);
+        else
+          z.segment<6>(6 * tips[t].body) += tips[t].phi * y.segment<6>(6 * t);
       }
       return z;
     }
@@ -235,8 +237,7 @@ private:
         const Slot s = slot(ev_, m->in, k);
         Eigen::FullPivLU<MatX> lu(m->block(k));
         if (!lu.isInvertible())
-          throw UserError(fmt::format("cannot invert {}: its block at link '{}' is singular", name,
-                                      bodies_[k].name));
+          throw UserError(fmt::format("cannot invert {}: its block at link '{}' is singular", name, bodies_[k].name));
         z.segment(s.offset, s.size) = lu.solve(y.segment(s.offset, s.size));
       }
       return z;
@@ -250,8 +251,8 @@ private:
   VecX solve_by_columns(const Expr& a, const VecX& y) const {
     const ir::Shape s = ir::infer_shape(a);
     if (!s.square() || s.rows == Dim::Spatial)
-      throw UserError(fmt::format("no sweep form for the inverse of {} ({}); rewrite it first",
-                                  ir::print(a), ir::to_string(s)));
+      throw UserError(
+          fmt::format("no sweep form for the inverse of {} ({}); rewrite it first", ir::print(a), ir::to_string(s)));
     const int size = static_cast<int>(y.size());
     MatX A(size, size);
     for (int j = 0; j < size; ++j) A.col(j) = apply(a, VecX::Unit(size, j));
@@ -265,7 +266,7 @@ private:
   // One factor of a chain: per-body map, or a transfer along the tree edges.
   struct Factor {
     enum Kind { PerBody, Causal, Strict } kind;
-    Memoryless map;                       // PerBody
+    Memoryless map;                           // PerBody
     const std::vector<Mat6>* step = nullptr;  // Causal / Strict
     Dim in, out;
   };
@@ -284,8 +285,8 @@ private:
       c.coef = t.coef();
       t = t.kid(0);
     }
-    std::vector<Expr> factors = t.is(Op::Product) ? std::vector<Expr>(t.kids().begin(), t.kids().end())
-                                                  : std::vector<Expr>{t};
+    std::vector<Expr> factors =
+        t.is(Op::Product) ? std::vector<Expr>(t.kids().begin(), t.kids().end()) : std::vector<Expr>{t};
     auto push_transfer = [&](const std::vector<Mat6>& step, bool strict, bool adj) {
       if (adj != outward) return false;
       c.f.push_back({strict ? Factor::Strict : Factor::Causal, {}, &step, Dim::Spatial, Dim::Spatial});
@@ -295,13 +296,22 @@ private:
       if (f0.is(Op::Identity)) continue;
       bool adj = false, inv = false;
       Expr f = f0;
-      if (f.is(Op::Inverse)) { inv = true; f = f.kid(0); }
-      if (f.is(Op::Adjoint)) { adj = true; f = f.kid(0); }
+      if (f.is(Op::Inverse)) {
+        inv = true;
+        f = f.kid(0);
+      }
+      if (f.is(Op::Adjoint)) {
+        adj = true;
+        f = f.kid(0);
+      }
       if (!f.is(Op::Symbol)) return std::nullopt;
       if (inv) {
         if (!f.is(ir::Sym::D)) return std::nullopt;  // the one memoryless inverse chains need
-        c.f.push_back({Factor::PerBody, {Dim::Joint, Dim::Joint, [this](int k) { return ev_.art.Dinv[k]; }},
-                       nullptr, Dim::Joint, Dim::Joint});
+        c.f.push_back({Factor::PerBody,
+                       {Dim::Joint, Dim::Joint, [this](int k) { return ev_.art.Dinv[k]; }},
+                       nullptr,
+                       Dim::Joint,
+                       Dim::Joint});
         continue;
       }
       if (auto m = memoryless(ev_, f, adj)) {
@@ -309,14 +319,21 @@ private:
         continue;
       }
       bool ok = true;
-      if (f.is(ir::Sym::phi)) ok = push_transfer(phis(), false, adj);
-      else if (f.is(ir::Sym::psi)) ok = push_transfer(ev_.art.psi, false, adj);
-      else if (f.is(ir::Sym::E_phi)) ok = push_transfer(phis(), true, adj);
-      else return std::nullopt;
+      if (f.is(ir::Sym::phi))
+        ok = push_transfer(phis(), false, adj);
+      else if (f.is(ir::Sym::psi))
+        ok = push_transfer(ev_.art.psi, false, adj);
+      else if (f.is(ir::Sym::E_phi))
+        ok = push_transfer(phis(), true, adj);
+      else
+        return std::nullopt;
       if (!ok) return std::nullopt;
     }
     for (int i = static_cast<int>(c.f.size()) - 1; i >= 0; --i)
-      if (c.f[i].kind == Factor::Strict) { c.strict = i; break; }
+      if (c.f[i].kind == Factor::Strict) {
+        c.strict = i;
+        break;
+      }
     if (c.strict < 0) return std::nullopt;
     return c;
   }
@@ -325,9 +342,12 @@ private:
     double s = 0.0;
     std::vector<Expr> rest;
     for (const auto& t : sum.kids()) {
-      if (t.is(Op::Identity)) s += 1.0;
-      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity)) s += t.coef();
-      else rest.push_back(t);
+      if (t.is(Op::Identity))
+        s += 1.0;
+      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity))
+        s += t.coef();
+      else
+        rest.push_back(t);
     }
     if (s == 0.0 || rest.empty()) return std::nullopt;
     for (bool outward : {false, true}) {
@@ -347,8 +367,7 @@ private:
   VecX substitute(double s, const std::vector<Chain>& chains, bool outward, const VecX& y, Dim space) const {
     const int N = n();
     std::vector<std::vector<std::vector<VecX>>> out(chains.size());
-    for (std::size_t c = 0; c < chains.size(); ++c)
-      out[c].assign(chains[c].f.size() + 1, std::vector<VecX>(N));
+    for (std::size_t c = 0; c < chains.size(); ++c) out[c].assign(chains[c].f.size() + 1, std::vector<VecX>(N));
     VecX z(y.size());
 
     // Factor i's own incoming edge sum at body k (children inward, parent outward).
@@ -455,8 +474,7 @@ MatX eval_sweeps(const Evaluation& ev, const Expr& original) {
         for (std::size_t i = kids.size() - 1; i-- > 0;) v = sweeps.apply(kids[i], v);
         return v;
       }
-      default:
-        throw UserError(fmt::format("cannot evaluate {} as a vector by sweeps", ir::print(x)));
+      default: throw UserError(fmt::format("cannot evaluate {} as a vector by sweeps", ir::print(x)));
     }
   };
   return value(e);

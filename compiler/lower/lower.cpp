@@ -93,9 +93,12 @@ VExpr vsum(std::vector<std::pair<double, VExpr>> terms, Space space) {
     }
     const VExpr& head = t[i].second;
     const VExpr operand = vsum(std::move(inner), head.operand().space());
-    if (head.kind() == VKind::Apply) out.emplace_back(1.0, exec::apply(head.block(), operand));
-    else if (head.kind() == VKind::EdgeIn) out.emplace_back(1.0, exec::edge_in(operand));
-    else out.emplace_back(1.0, exec::edge_out(operand));
+    if (head.kind() == VKind::Apply)
+      out.emplace_back(1.0, exec::apply(head.block(), operand));
+    else if (head.kind() == VKind::EdgeIn)
+      out.emplace_back(1.0, exec::edge_in(operand));
+    else
+      out.emplace_back(1.0, exec::edge_out(operand));
   }
   return exec::sum(std::move(out), space);
 }
@@ -172,16 +175,16 @@ private:
   int input(const std::string& name) {
     if (auto it = inputs_.find(name); it != inputs_.end()) return it->second;
     if (!opt_.inputs.empty() && std::find(opt_.inputs.begin(), opt_.inputs.end(), name) == opt_.inputs.end())
-      throw UserError(fmt::format("kernel '{}': the expression needs input '{}', which is not declared",
-                                  opt_.name, name));
+      throw UserError(
+          fmt::format("kernel '{}': the expression needs input '{}', which is not declared", opt_.name, name));
     // q, the configuration, is not an operator-language name; the others are the Inputs of
     // the vocabulary.
     Space s = Space::Config;
     if (name != "q") {
       const ir::SymbolInfo* info = ir::lookup(name);
       if (!info || info->role != ir::Role::Input || name != info->name)
-        throw UserError(fmt::format("kernel '{}': unknown input '{}' (inputs are q, {})", opt_.name, name,
-                                    input_names()));
+        throw UserError(
+            fmt::format("kernel '{}': unknown input '{}' (inputs are q, {})", opt_.name, name, input_names()));
       s = space_of(info->rows);
     }
     const int id = fresh(s, name);
@@ -238,8 +241,7 @@ private:
   // The var holding v: v's own, or a new one called `name` (default: the output's name).
   int output_var(const Value& v, const std::string& name = {}) {
     if (v.e.kind() == VKind::Var) return v.e.var();
-    if (v.e.space() == Space::Tip)
-      throw NotImplemented("lower: a tip-space output that is not a single B* term");
+    if (v.e.space() == Space::Tip) throw NotImplemented("lower: a tip-space output that is not a single B* term");
     const int id = fresh(v.e.space(), name.empty() ? opt_.output : name);
     stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
     return id;
@@ -365,8 +367,10 @@ private:
     if (psi) require(Quantity::Articulated);
     require(Quantity::Transform);
     VExpr rec;
-    if (!adjoint) rec = exec::edge_in(psi ? exec::apply(Block::Taubar, self) : self);
-    else rec = psi ? exec::apply(Block::TaubarStar, exec::edge_out(self)) : exec::edge_out(self);
+    if (!adjoint)
+      rec = exec::edge_in(psi ? exec::apply(Block::Taubar, self) : self);
+    else
+      rec = psi ? exec::apply(Block::TaubarStar, exec::edge_out(self)) : exec::edge_out(self);
     const std::string name = std::string(psi ? "psi" : "phi") + (adjoint ? "*" : "");
     stmts_.push_back(exec::assign(z, vsum({{1.0, y.e}, {1.0, rec}}, Space::Spatial), join(name, y.label)));
     return {self, ""};
@@ -449,8 +453,8 @@ private:
       case Op::Product: {  // (F1 ... Fm)^-1 = Fm^-1 ... F1^-1 for square factors
         for (const Expr& f : x.kids())
           if (!f.is(Op::Identity) && ir::infer_shape(f).rows != ir::infer_shape(f).cols)
-            throw UserError(fmt::format("no sweep form for the inverse of {}: it has non-square factors",
-                                        ir::print(x)));
+            throw UserError(
+                fmt::format("no sweep form for the inverse of {}: it has non-square factors", ir::print(x)));
         for (const Expr& f : x.kids()) y = solve(f, std::move(y));
         return y;
       }
@@ -463,7 +467,8 @@ private:
   Value solve_symbol(const Expr& s, bool adj, Value y) {
     const ir::SymbolInfo& info = *s.info();
     if (info.role == ir::Role::Defined)
-      throw UserError(fmt::format("{}^-1 has no sweep form of its own: rewrite first (soac derive shows how)", s.name()));
+      throw UserError(
+          fmt::format("{}^-1 has no sweep form of its own: rewrite first (soac derive shows how)", s.name()));
     if (info.id == ir::Sym::D) return block(Block::Dinv, y);
     if (info.id == ir::Sym::M) return block(Block::Minv, y);
     if (const ir::Definition* d = algebra_.definitions.of_inverse(info.id)) {  // phi^-1 = I - E_phi
@@ -479,12 +484,14 @@ private:
     double s = 0.0;
     std::vector<Expr> rest;
     for (const Expr& t : x.kids()) {
-      if (t.is(Op::Identity)) s += 1.0;
-      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity)) s += t.coef();
-      else rest.push_back(t);
+      if (t.is(Op::Identity))
+        s += 1.0;
+      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity))
+        s += t.coef();
+      else
+        rest.push_back(t);
     }
-    if (s == 0.0 || rest.empty())
-      throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
+    if (s == 0.0 || rest.empty()) throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
     const Space sp = y.e.space();
     const int z = fresh(sp);
     const Value Xz = apply(rest.size() == 1 ? rest[0] : ir::sum(rest), {exec::var(z, sp), ""});
@@ -546,9 +553,10 @@ std::optional<Expr> composite_body_part(const Expr& x, const ir::Algebra& algebr
   if (expand(way->sides.front(), algebra.definitions) != x) return std::nullopt;
   const Expr& last = way->sides.back();
   if (!last.is(Op::Sum) || last.kids().size() != 2 || rewrite::causality(last.kid(0)) != rewrite::Causality::Causal)
-    throw UserError(fmt::format("identity {}: the composite-body way needs a last side 'causal part + the rest' "
-                                "(not {})",
-                                way->source.identity, ir::print(last)));
+    throw UserError(
+        fmt::format("identity {}: the composite-body way needs a last side 'causal part + the rest' "
+                    "(not {})",
+                    way->source.identity, ir::print(last)));
   return last.kid(0);
 }
 
@@ -561,13 +569,15 @@ exec::LoweringStep step(std::string way, const ir::LoweringWay* w, std::string w
 exec::SweepProgram lower(const Expr& e, const ir::Algebra& algebra, const LowerOptions& options) {
   // A sweep program runs over one robot's bodies; an arm is a robot of its own.
   if (const Expr* arm = arm_symbol(e))
-    throw UserError(fmt::format("'{}' names arm {}: sweep programs are lowered per robot, so generate an arm's "
-                                "kernels from that arm's URDF (soac eval and soac derive handle several arms)",
-                                arm->name(), arm->arm()));
+    throw UserError(
+        fmt::format("'{}' names arm {}: sweep programs are lowered per robot, so generate an arm's "
+                    "kernels from that arm's URDF (soac eval and soac derive handle several arms)",
+                    arm->name(), arm->arm()));
   if (const Expr* s = inverse_of_defined(e))
-    throw UserError(fmt::format("{}: {}^-1 has no sweep form of its own: rewrite first (soac derive shows how; for "
-                                "calM^-1 the library's MINV, 001 Identity 6: calM^-1 = (I - H psi K)* D^-1 (I - H psi K))",
-                                ir::print(e), s->name()));
+    throw UserError(
+        fmt::format("{}: {}^-1 has no sweep form of its own: rewrite first (soac derive shows how; for "
+                    "calM^-1 the library's MINV, 001 Identity 6: calM^-1 = (I - H psi K)* D^-1 (I - H psi K))",
+                    ir::print(e), s->name()));
   const ir::Shape shape = ir::infer_shape(e);
   Lowerer lowerer(algebra, options);
   const std::string source = ir::print(e);
@@ -577,12 +587,13 @@ exec::SweepProgram lower(const Expr& e, const ir::Algebra& algebra, const LowerO
     if (const ir::LoweringWay* ne = algebra.lowering("newton-euler")) {
       const Expr factored = factor(x);
       if (factored != x)
-        lowerer.steps.push_back(step("newton-euler", ne,
-                                     fmt::format("common left factors pulled out: {}", ir::print(factored))));
+        lowerer.steps.push_back(
+            step("newton-euler", ne, fmt::format("common left factors pulled out: {}", ir::print(factored))));
       x = factored;
     }
-    lowerer.steps.push_back(step("sweeps", nullptr, "the factors applied to the vector from the right, each "
-                                                    "recursion one sweep, consecutive sweeps of one direction fused"));
+    lowerer.steps.push_back(step("sweeps", nullptr,
+                                 "the factors applied to the vector from the right, each "
+                                 "recursion one sweep, consecutive sweeps of one direction fused"));
     return lowerer.vector_program(x, space_of(shape.rows), source);
   }
   if (shape.rows == ir::Dim::One) throw UserError(fmt::format("{}: a row vector has no sweep form", source));

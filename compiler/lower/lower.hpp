@@ -59,8 +59,8 @@
 namespace soa::lower {
 
 struct LowerOptions {
-  std::string name;                 // kernel name, for printing and code generation
-  std::string output = "out";       // output name
+  std::string name;            // kernel name, for printing and code generation
+  std::string output = "out";  // output name
   // Declared input order (e.g. {"q", "qd", "qdd"}); empty: q, then qd, qdd, T, f0 as used.
   std::vector<std::string> inputs;
 };

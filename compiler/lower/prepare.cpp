@@ -39,9 +39,7 @@ void terms_of(const Expr& e, double coef, std::vector<Expr> prefix, std::vector<
       terms_of(kids.back(), coef, std::move(prefix), out);
       return;
     }
-    default:
-      prefix.push_back(e);
-      out.push_back({coef, std::move(prefix)});
+    default: prefix.push_back(e); out.push_back({coef, std::move(prefix)});
   }
 }
 

@@ -66,10 +66,12 @@ std::vector<Read> reads(const Stmt& s) {
     case Quantity::BiasA:
       return {q(Quantity::Transform, Where::Self), q(Quantity::Velocity, Where::Parent), {false, s.arg, Where::Self}};
     case Quantity::BiasB: return {q(Quantity::Velocity, Where::Self)};
-    case Quantity::Articulated: return {q(Quantity::Transform, Where::Children), q(Quantity::Articulated, Where::Children)};
+    case Quantity::Articulated:
+      return {q(Quantity::Transform, Where::Children), q(Quantity::Articulated, Where::Children)};
     case Quantity::Composite: return {q(Quantity::Transform, Where::Children), q(Quantity::Composite, Where::Children)};
     case Quantity::Upsilon:
-      return {q(Quantity::Transform, Where::Self), q(Quantity::Articulated, Where::Self), q(Quantity::Upsilon, Where::Parent)};
+      return {q(Quantity::Transform, Where::Self), q(Quantity::Articulated, Where::Self),
+              q(Quantity::Upsilon, Where::Parent)};
   }
   return out;
 }
@@ -77,8 +79,8 @@ std::vector<Read> reads(const Stmt& s) {
 namespace {
 
 struct Group {
-  std::vector<int> members;            // statement indices, in execution order
-  std::optional<Direction> direction;  // required by edge reads inside the group
+  std::vector<int> members;                 // statement indices, in execution order
+  std::optional<Direction> direction;       // required by edge reads inside the group
   std::vector<std::pair<int, Where>> uses;  // (group, where) read from other groups
   bool variant = false;
 };
@@ -199,8 +201,7 @@ private:
         }
         const Direction dir = r.where == Where::Children ? Direction::Inward : Direction::Outward;
         if (g.direction && *g.direction != dir)
-          throw UserError(fmt::format("no sweep form for {}: the recursion runs both inward and outward",
-                                      describe(g)));
+          throw UserError(fmt::format("no sweep form for {}: the recursion runs both inward and outward", describe(g)));
         g.direction = dir;
       }
     }
@@ -214,9 +215,10 @@ private:
         return true;
       });
       if (ready == pending.end())
-        throw UserError(fmt::format("no sweep form for {}: a value at body k would need itself at body k "
-                                    "(the inverse of I plus an operator that is not strictly causal)",
-                                    describe(g)));
+        throw UserError(
+            fmt::format("no sweep form for {}: a value at body k would need itself at body k "
+                        "(the inverse of I plus an operator that is not strictly causal)",
+                        describe(g)));
       order.push_back(*ready);
       pending.erase(ready);
     }
@@ -243,7 +245,9 @@ private:
   void order_groups() {
     const int G = static_cast<int>(groups_.size());
     std::vector<char> done(G, 0);
-    auto first = [&](int g) { return groups_[g].members.empty() ? 0 : *std::min_element(groups_[g].members.begin(), groups_[g].members.end()); };
+    auto first = [&](int g) {
+      return groups_[g].members.empty() ? 0 : *std::min_element(groups_[g].members.begin(), groups_[g].members.end());
+    };
     for (int step = 0; step < G; ++step) {
       int best = -1;
       for (int g = 0; g < G; ++g) {
@@ -276,7 +280,8 @@ private:
         bool ok = true;
         for (const auto& [h, w] : gr.uses) {
           if (groups_[h].variant != variant || loop[h] != l) continue;
-          if ((w == Where::Children && dir(l) != Direction::Inward) || (w == Where::Parent && dir(l) != Direction::Outward))
+          if ((w == Where::Children && dir(l) != Direction::Inward) ||
+              (w == Where::Parent && dir(l) != Direction::Outward))
             ok = false;
         }
         if (ok) break;

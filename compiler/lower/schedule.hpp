@@ -45,7 +45,6 @@ struct Schedule {
 };
 
 // `unit` is the var receiving e_j, or -1 for a vector-valued program.
-Schedule schedule(const std::vector<exec::Stmt>& statements, int var_count,
-                  const std::vector<int>& outputs, int unit);
+Schedule schedule(const std::vector<exec::Stmt>& statements, int var_count, const std::vector<int>& outputs, int unit);
 
 }  // namespace soa::lower

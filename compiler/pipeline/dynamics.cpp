@@ -68,8 +68,8 @@ Dynamics::Data Dynamics::data() const {
 
 void Dynamics::run(std::string_view kernel, const double* in, double* out, Data& data) const {
   if (data.owner_ != impl_.get())
-    throw UserError(fmt::format("Dynamics::run '{}': the Data was made by another Dynamics (use this one's data())",
-                                kernel));
+    throw UserError(
+        fmt::format("Dynamics::run '{}': the Data was made by another Dynamics (use this one's data())", kernel));
   const std::size_t i = impl_->index(kernel);
 #ifdef SOA_HAVE_LLVM_JIT
   if (impl_->compiled) {

@@ -49,7 +49,7 @@ public:
   private:
     friend class Dynamics;
     Data() = default;
-    const void* owner_ = nullptr;                       // the Dynamics' Impl
+    const void* owner_ = nullptr;                      // the Dynamics' Impl
     std::vector<exec::Workspace<double>> workspaces_;  // per kernel (Runtime)
   };
   Data data() const;

@@ -66,8 +66,7 @@ jit::Code name_functions(const std::vector<KernelRef>& kernels, const std::vecto
     c.program = &factored.code;
     c.body = fresh(symbols[k] + "_own");
     c.own_inputs = factored.own_inputs;
-    for (int j : factored.uses)
-      c.calls.emplace_back(code.shared[j].symbol, sharing.base + sharing.programs[j].offset);
+    for (int j : factored.uses) c.calls.emplace_back(code.shared[j].symbol, sharing.base + sharing.programs[j].offset);
   }
   return code;
 }

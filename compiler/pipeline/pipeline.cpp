@@ -32,9 +32,12 @@ syntax::Module builtin_module() {
 Library load_library(const std::string& path) {
   syntax::Module module;
   const char* env = std::getenv("SOAC_LIBRARY");
-  if (!path.empty()) module = syntax::load_module(path);
-  else if (env && *env) module = syntax::load_module(env);
-  else module = builtin_module();
+  if (!path.empty())
+    module = syntax::load_module(path);
+  else if (env && *env)
+    module = syntax::load_module(env);
+  else
+    module = builtin_module();
   Library lib{std::move(module), {}, {}};
   // A library of its own rules keeps the built-in definitions and lowering ways for what it
   // does not state itself.

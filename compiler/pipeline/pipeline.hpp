@@ -23,7 +23,6 @@ struct Library {
   ir::Algebra algebra;  // the definitions and the lowering's ways (identities marked so)
 };
 
-
 // The identity library read from `path`; with an empty path, the default one: the file the
 // environment variable SOAC_LIBRARY names, else the built-in copy. The command line's
 // --library comes first, so the order is --library FILE > $SOAC_LIBRARY > built in. The

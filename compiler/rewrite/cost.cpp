@@ -240,8 +240,8 @@ std::string to_string(const Cost& c) {
   std::string order = fmt::format("O(N^{})", c.order);
   if (c.order <= 1) order = c.order == 0 ? "O(1)" : "O(N)";
   if (c.dense > 1) order += fmt::format(" x {}", c.dense);
-  std::string s = fmt::format("{}, {} sweep{}, {} flops/body", order, c.sweeps,
-                              c.sweeps == 1 ? "" : "s", ir::format_number(c.flops));
+  std::string s = fmt::format("{}, {} sweep{}, {} flops/body", order, c.sweeps, c.sweeps == 1 ? "" : "s",
+                              ir::format_number(c.flops));
   if (c.opaque > 0) s += fmt::format(", {} opaque", c.opaque);
   return s;
 }

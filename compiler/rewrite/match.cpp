@@ -25,8 +25,7 @@ struct Term {
 
 std::vector<Term> terms_of(const Expr& sum, double c) {
   std::vector<Term> out;
-  for (const auto& t : sum.kids())
-    out.push_back(t.is(Op::Scale) ? Term{t.kid(0), c * t.coef()} : Term{t, c});
+  for (const auto& t : sum.kids()) out.push_back(t.is(Op::Scale) ? Term{t.kid(0), c * t.coef()} : Term{t, c});
   return out;
 }
 
@@ -65,8 +64,7 @@ void match_sum(const Expr& e, const std::vector<std::size_t>& path, const std::v
   out.push_back(std::move(s));
 }
 
-void match_factors(const Expr& e, const std::vector<std::size_t>& path, const Expr& pattern,
-                   std::vector<Site>& out) {
+void match_factors(const Expr& e, const std::vector<std::size_t>& path, const Expr& pattern, std::vector<Site>& out) {
   const auto f = e.kids();
   const auto p = pattern.kids();
   for (std::size_t i = 0; i + p.size() <= f.size(); ++i) {
@@ -83,8 +81,8 @@ void match_factors(const Expr& e, const std::vector<std::size_t>& path, const Ex
 }
 
 // Pre-order walk; `want` is the pattern's terms when it is a sum (or a scaled sum).
-void walk(const Expr& e, std::vector<std::size_t>& path, const Expr& pattern,
-          const std::vector<Term>& want, std::vector<Site>& out) {
+void walk(const Expr& e, std::vector<std::size_t>& path, const Expr& pattern, const std::vector<Term>& want,
+          std::vector<Site>& out) {
   if (!want.empty()) {
     if (e.is(Op::Sum)) match_sum(e, path, want, out);
   } else if (pattern.is(Op::Product)) {
@@ -104,8 +102,7 @@ Expr replace_here(const Expr& e, const Site& site, const Expr& replacement) {
   switch (site.kind) {
     case Site::Kind::Node: return repl;
     case Site::Kind::Factors: {
-      SOA_ASSERT(e.is(Op::Product) && site.end <= e.kids().size() && site.begin < site.end,
-                 "bad factor site");
+      SOA_ASSERT(e.is(Op::Product) && site.end <= e.kids().size() && site.begin < site.end, "bad factor site");
       std::vector<Expr> f(e.kids().begin(), e.kids().begin() + static_cast<long>(site.begin));
       f.push_back(repl);
       f.insert(f.end(), e.kids().begin() + static_cast<long>(site.end), e.kids().end());

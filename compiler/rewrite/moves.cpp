@@ -35,8 +35,7 @@ Expr product_or_identity(std::vector<Expr> f) {
 // neighbour, over all its terms, and (for three or more terms) over one term at a time,
 // L (s1 + s2 + s3) -> L (s1 + s2) + L s3, which lets a rule rewrite L s3 without
 // duplicating the sweep L over the rest.
-void distribute(const Expr& root, const Expr& p, const std::vector<std::size_t>& path,
-                std::vector<Move>& out) {
+void distribute(const Expr& root, const Expr& p, const std::vector<std::size_t>& path, std::vector<Move>& out) {
   const auto f = p.kids();
   for (std::size_t i = 0; i < f.size(); ++i) {
     if (!f[i].is(Op::Sum)) continue;
@@ -67,8 +66,7 @@ void distribute(const Expr& root, const Expr& p, const std::vector<std::size_t>&
 
 // Collection at sum `sum` (at `path`): for each factor that starts (ends) at least two
 // terms, the terms starting (ending) with it, with their longest common prefix (suffix).
-void collect(const Expr& root, const Expr& sum, const std::vector<std::size_t>& path,
-             std::vector<Move>& out) {
+void collect(const Expr& root, const Expr& sum, const std::vector<std::size_t>& path, std::vector<Move>& out) {
   const auto terms = sum.kids();
   std::vector<std::vector<Expr>> fs;
   std::vector<double> cs;

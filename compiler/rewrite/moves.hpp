@@ -18,7 +18,7 @@ namespace soa::rewrite {
 
 struct Move {
   std::string rule, citation;
-  Site site;      // in the form the move starts from
+  Site site;        // in the form the move starts from
   ir::Expr result;  // normalised
 };
 

@@ -84,9 +84,8 @@ Expr inv(const Expr& x) {
     case Op::Inverse: return x.kid(0);
     case Op::Scale: return scl(1.0 / x.coef(), inv(x.kid(0)));
     case Op::Product: {
-      const bool split = std::all_of(x.kids().begin(), x.kids().end(), [](const Expr& f) {
-        return square(f) && known_invertible(f);
-      });
+      const bool split =
+          std::all_of(x.kids().begin(), x.kids().end(), [](const Expr& f) { return square(f) && known_invertible(f); });
       if (!split) return ir::inverse(x);
       std::vector<Expr> factors;
       for (auto it = x.kids().rbegin(); it != x.kids().rend(); ++it) factors.push_back(inv(*it));
@@ -165,9 +164,8 @@ Expr add(std::vector<Expr> terms) {
   // A coefficient common to all terms (up to sign) is factored out, and so is the sign of
   // a sum whose terms are all negative: 2 A - 2 B = 2 (A - B), -A - 3 B = -(A + 3 B).
   const double c0 = acc[0].second;
-  const bool common = std::all_of(acc.begin(), acc.end(), [c0](const auto& p) {
-    return std::fabs(p.second) == std::fabs(c0);
-  });
+  const bool common =
+      std::all_of(acc.begin(), acc.end(), [c0](const auto& p) { return std::fabs(p.second) == std::fabs(c0); });
   const double factor = common ? c0 : (c0 < 0 ? -1.0 : 1.0);
   std::vector<Expr> out;
   for (const auto& [body, c] : acc) out.push_back(scl(c / factor, body));

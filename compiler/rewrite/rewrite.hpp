@@ -113,9 +113,9 @@ struct Site {
   enum class Kind { Node, Factors, Terms };
   Kind kind = Kind::Node;
   std::vector<std::size_t> path;
-  std::size_t begin = 0, end = 0;   // Factors
-  std::vector<std::size_t> terms;   // Terms, increasing
-  double factor = 1.0;              // the occurrence is `factor` times the pattern
+  std::size_t begin = 0, end = 0;  // Factors
+  std::vector<std::size_t> terms;  // Terms, increasing
+  double factor = 1.0;             // the occurrence is `factor` times the pattern
 };
 
 // Every occurrence of `pattern` (normalised) in `target` (normalised): a product pattern
@@ -136,13 +136,13 @@ ir::Expr replace_at(const ir::Expr& target, const Site& site, const ir::Expr& re
 struct Options {
   // The library's definitions, by which the cost model prices calM, J, Omega (required).
   const ir::Definitions* definitions = nullptr;
-  bool serial_chain = false;        // allow rules of `serial` identities
-  bool allow_new_vectors = false;   // allow rules that introduce a state vector (see rules.cpp)
-  int lookahead = 4;                // depth of the exploration in each round
-  std::size_t expansions = 600;     // forms expanded per round
-  std::size_t rounds = 40;          // committed improvements at most
-  std::size_t max_nodes = 0;        // largest form considered; 0: 2 x the current form + 40 nodes
-  int sweep_slack = 2;              // explored forms may cost this many sweeps more
+  bool serial_chain = false;       // allow rules of `serial` identities
+  bool allow_new_vectors = false;  // allow rules that introduce a state vector (see rules.cpp)
+  int lookahead = 4;               // depth of the exploration in each round
+  std::size_t expansions = 600;    // forms expanded per round
+  std::size_t rounds = 40;         // committed improvements at most
+  std::size_t max_nodes = 0;       // largest form considered; 0: 2 x the current form + 40 nodes
+  int sweep_slack = 2;             // explored forms may cost this many sweeps more
 };
 
 struct Step {
@@ -159,8 +159,8 @@ struct Step {
 struct Derivation {
   ir::Expr input, final;  // final is in canonical form; present(final) for people
   std::vector<Step> steps;
-  Cost cost;              // of final
-  Cost input_cost;        // of the input
+  Cost cost;        // of final
+  Cost input_cost;  // of the input
   // The input's shape, when it has one: a final 0 or I (J J^-1 ...) has none of its own.
   std::optional<ir::Shape> shape;
 };

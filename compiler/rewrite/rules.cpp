@@ -25,12 +25,18 @@ struct Attributes {
 Attributes read_attributes(const std::vector<std::string>& attributes) {
   Attributes a;
   for (const auto& s : attributes) {
-    if (s == "serial") a.serial = true;
-    else if (s == "false") a.known_false = true;
-    else if (s == "rewrite=ltr") a.rtl = false;
-    else if (s == "rewrite=rtl") a.ltr = false;
-    else if (s == "rewrite=none") a.ltr = a.rtl = false;
-    else if (s == "definition") a.definition = true;
+    if (s == "serial")
+      a.serial = true;
+    else if (s == "false")
+      a.known_false = true;
+    else if (s == "rewrite=ltr")
+      a.rtl = false;
+    else if (s == "rewrite=rtl")
+      a.ltr = false;
+    else if (s == "rewrite=none")
+      a.ltr = a.rtl = false;
+    else if (s == "definition")
+      a.definition = true;
     // "rewrite=both" and attributes of other stages change nothing here.
   }
   return a;
@@ -66,8 +72,7 @@ bool usable(const Expr& lhs, const Expr& rhs) {
 }
 
 bool known(const std::vector<Rule>& rules, const Expr& lhs, const Expr& rhs) {
-  return std::any_of(rules.begin(), rules.end(),
-                     [&](const Rule& r) { return r.lhs == lhs && r.rhs == rhs; });
+  return std::any_of(rules.begin(), rules.end(), [&](const Rule& r) { return r.lhs == lhs && r.rhs == rhs; });
 }
 
 }  // namespace

@@ -104,8 +104,8 @@ std::vector<Step> explore(const Expr& start, const Cost& start_cost, const Conte
       // more sweeps than the start: those are not detours a short derivation takes.
       if (c.order > start_cost.order || c.sweeps > start_cost.sweeps + o.sweep_slack) continue;
       const int index = static_cast<int>(states.size());
-      states.push_back({std::move(m.result), c, q.depth + 1, q.index, std::move(m.rule),
-                        std::move(m.citation), std::move(m.site)});
+      states.push_back(
+          {std::move(m.result), c, q.depth + 1, q.index, std::move(m.rule), std::move(m.citation), std::move(m.site)});
       if (c < states[best].cost) best = index;
       queue.push({c, q.depth + 1, index});
     }
@@ -129,9 +129,7 @@ Rule for_arm(const Rule& r, int arm) {
   return a;
 }
 
-bool whole_robot_rule(const Rule& r) {
-  return ir::arms_in(r.lhs).empty() && ir::arms_in(r.rhs).empty();
-}
+bool whole_robot_rule(const Rule& r) { return ir::arms_in(r.lhs).empty() && ir::arms_in(r.rhs).empty(); }
 
 std::optional<ir::Shape> shape_of(const Expr& e) {
   try {
@@ -144,7 +142,8 @@ std::optional<ir::Shape> shape_of(const Expr& e) {
 }  // namespace
 
 Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Options& options) {
-  if (!options.definitions) throw InternalError("rewrite::derive needs the library's definitions (Options::definitions)");
+  if (!options.definitions)
+    throw InternalError("rewrite::derive needs the library's definitions (Options::definitions)");
   Context cx;
   cx.options = &options;
   // The input's arms decide the rule instances. A form reached from the input only holds

@@ -14,17 +14,101 @@ namespace {
 
 // C (C23) and C++ (C++20) keywords and C++'s alternative tokens: a name in generated code
 // may be none of them.
-constexpr std::string_view kKeywords[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
-    "typename", "typeof", "typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile",
-    "wchar_t", "while", "xor", "xor_eq"};
+constexpr std::string_view kKeywords[] = {"alignas",
+                                          "alignof",
+                                          "and",
+                                          "and_eq",
+                                          "asm",
+                                          "auto",
+                                          "bitand",
+                                          "bitor",
+                                          "bool",
+                                          "break",
+                                          "case",
+                                          "catch",
+                                          "char",
+                                          "char8_t",
+                                          "char16_t",
+                                          "char32_t",
+                                          "class",
+                                          "compl",
+                                          "concept",
+                                          "const",
+                                          "consteval",
+                                          "constexpr",
+                                          "constinit",
+                                          "const_cast",
+                                          "continue",
+                                          "co_await",
+                                          "co_return",
+                                          "co_yield",
+                                          "decltype",
+                                          "default",
+                                          "delete",
+                                          "do",
+                                          "double",
+                                          "dynamic_cast",
+                                          "else",
+                                          "enum",
+                                          "explicit",
+                                          "export",
+                                          "extern",
+                                          "false",
+                                          "float",
+                                          "for",
+                                          "friend",
+                                          "goto",
+                                          "if",
+                                          "inline",
+                                          "int",
+                                          "long",
+                                          "mutable",
+                                          "namespace",
+                                          "new",
+                                          "noexcept",
+                                          "not",
+                                          "not_eq",
+                                          "nullptr",
+                                          "operator",
+                                          "or",
+                                          "or_eq",
+                                          "private",
+                                          "protected",
+                                          "public",
+                                          "register",
+                                          "reinterpret_cast",
+                                          "requires",
+                                          "restrict",
+                                          "return",
+                                          "short",
+                                          "signed",
+                                          "sizeof",
+                                          "static",
+                                          "static_assert",
+                                          "static_cast",
+                                          "struct",
+                                          "switch",
+                                          "template",
+                                          "this",
+                                          "thread_local",
+                                          "throw",
+                                          "true",
+                                          "try",
+                                          "typedef",
+                                          "typeid",
+                                          "typename",
+                                          "typeof",
+                                          "typeof_unqual",
+                                          "union",
+                                          "unsigned",
+                                          "using",
+                                          "virtual",
+                                          "void",
+                                          "volatile",
+                                          "wchar_t",
+                                          "while",
+                                          "xor",
+                                          "xor_eq"};
 
 bool is_c_identifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -58,8 +142,10 @@ std::string identifier(std::string_view text) {
   std::string id;
   for (char c : text) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (ok) id += c;
-    else if (!id.empty() && id.back() != '_') id += '_';
+    if (ok)
+      id += c;
+    else if (!id.empty() && id.back() != '_')
+      id += '_';
   }
   while (!id.empty() && id.back() == '_') id.pop_back();
   if (id.empty() || !name_problem(id, true).empty()) id = "robot_" + id;
@@ -123,7 +209,8 @@ Kernel make_kernel(std::string name, std::string expression, std::string derivat
   k.derivation = std::move(derivation);
   k.meaning = std::move(meaning);
   for (std::size_t i = 0; i < program.inputs.size(); ++i)
-    k.inputs.push_back({program.vars[program.inputs[i]].name, layout.inputs[i].size, program.vars[program.inputs[i]].space});
+    k.inputs.push_back(
+        {program.vars[program.inputs[i]].name, layout.inputs[i].size, program.vars[program.inputs[i]].space});
   k.output = program.output.name;
   k.row_space = program.output.rows;
   k.col_space = program.output.cols;

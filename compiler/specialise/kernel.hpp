@@ -46,7 +46,7 @@ struct Kernel {
   std::string meaning;     // one line for the header
   std::vector<Port> inputs;
   std::string output;
-  int rows = 0, cols = 1;  // output shape; cols = 1 for a vector
+  int rows = 0, cols = 1;                           // output shape; cols = 1 for a vector
   std::optional<exec::Space> row_space, col_space;  // what the output's rows and columns index, when known
   ScalarProgram code;
 };

@@ -58,8 +58,8 @@ OpCounts count_ops(const ScalarProgram& p) {
 }
 
 std::string to_string(const OpCounts& c) {
-  return fmt::format("{} ops: {} mul, {} add, {} sub, {} neg, {} div, {} sqrt, {} sin, {} cos", c.total(), c.mul,
-                     c.add, c.sub, c.neg, c.div, c.sqrt, c.sin, c.cos);
+  return fmt::format("{} ops: {} mul, {} add, {} sub, {} neg, {} div, {} sqrt, {} sin, {} cos", c.total(), c.mul, c.add,
+                     c.sub, c.neg, c.div, c.sqrt, c.sin, c.cos);
 }
 
 std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last) {

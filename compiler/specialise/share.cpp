@@ -29,7 +29,7 @@ std::uint64_t hash(const Key& k) {
 }
 
 struct Numbering {
-  std::vector<Key> keys;                    // per value
+  std::vector<Key> keys;                   // per value
   std::vector<std::vector<int>> value_of;  // per kernel and node
   // Per value: the kernels computing it, a bit each, `words` 64-bit words per value.
   std::size_t words = 1;
@@ -191,8 +191,8 @@ struct Factoring {
   // Per kernel and value: the program computing it for that kernel (at most one: closures
   // taken for kernels in common are disjoint), or -1; empty for a kernel using none.
   std::vector<std::vector<int>> program_for;
-  std::vector<std::vector<int>> outputs;  // per program: the values it outputs, ascending
-  std::vector<int> offset;                // per program: Sharing's SharedProgram::offset
+  std::vector<std::vector<int>> outputs;                       // per program: the values it outputs, ascending
+  std::vector<int> offset;                                     // per program: Sharing's SharedProgram::offset
   std::vector<std::vector<std::pair<int, int>>> output_slots;  // per value: (program, slot) writing it
 
   bool computed_for(int k, int v) const { return !program_for[k].empty() && program_for[k][v] >= 0; }

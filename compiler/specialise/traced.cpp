@@ -46,9 +46,15 @@ Traced operator/(const Traced& a, const Traced& b) {
   return a.literal() / b.literal();
 }
 Traced operator-(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Neg, a) : Traced(-a.literal()); }
-Traced sqrt(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Sqrt, a) : Traced(std::sqrt(a.literal())); }
-Traced sin(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Sin, a) : Traced(soa::sincos(a.literal()).s); }
-Traced cos(const Traced& a) { return a.tracer() ? a.tracer()->unary(ScalarOp::Cos, a) : Traced(soa::sincos(a.literal()).c); }
+Traced sqrt(const Traced& a) {
+  return a.tracer() ? a.tracer()->unary(ScalarOp::Sqrt, a) : Traced(std::sqrt(a.literal()));
+}
+Traced sin(const Traced& a) {
+  return a.tracer() ? a.tracer()->unary(ScalarOp::Sin, a) : Traced(soa::sincos(a.literal()).s);
+}
+Traced cos(const Traced& a) {
+  return a.tracer() ? a.tracer()->unary(ScalarOp::Cos, a) : Traced(soa::sincos(a.literal()).c);
+}
 
 std::size_t Tracer::KeyHash::operator()(const Key& k) const {
   std::size_t h = static_cast<std::size_t>(k.op);
@@ -139,7 +145,8 @@ Traced Tracer::fold_binary(ScalarOp op, const Traced& a, const Traced& b) {
         if (is(x, ScalarOp::Mul)) {
           const ScalarNode m = nodes_[x.node()];
           for (auto [k, other] : {std::pair{m.a, m.b}, std::pair{m.b, m.a}})
-            if (nodes_[k].op == ScalarOp::Const) return fold_binary(ScalarOp::Mul, c * nodes_[k].value, Traced(this, other));
+            if (nodes_[k].op == ScalarOp::Const)
+              return fold_binary(ScalarOp::Mul, c * nodes_[k].value, Traced(this, other));
         }
       }
       break;
@@ -170,7 +177,7 @@ ScalarProgram Tracer::finish(const std::vector<Traced>& outputs, int input_count
   p.input_count = input_count;
   p.labels = labels_;
   for (const Traced& o : outputs) p.outputs.push_back(materialise(o));
-  p.nodes = nodes_;  // after materialise(), which may append literal nodes
+  p.nodes = nodes_;                      // after materialise(), which may append literal nodes
   p = without_dead_nodes(std::move(p));  // keep what reaches an output, in order
   check(p);
   return p;

@@ -17,11 +17,7 @@ bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 // only used to recognise combining marks, so malformed input just counts as a character.
 char32_t code_point(std::string_view text, std::size_t i, std::size_t* length) {
   const auto b = static_cast<unsigned char>(text[i]);
-  std::size_t n = b < 0x80           ? 1
-                  : (b >> 5) == 0x6  ? 2
-                  : (b >> 4) == 0xE  ? 3
-                  : (b >> 3) == 0x1E ? 4
-                                     : 1;
+  std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
   if (i + n > text.size()) n = 1;
   char32_t cp = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
   for (std::size_t k = 1; k < n; ++k) {
@@ -40,9 +36,8 @@ char32_t code_point(std::string_view text, std::size_t i, std::size_t* length) {
 // Combining marks sit on the previous character (φ̃ = φ + U+0303), so they take no column
 // in a terminal; counting them would push the marker one place right per mark.
 bool zero_width(char32_t cp) {
-  return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
-         (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x20D0 && cp <= 0x20FF) ||
-         (cp >= 0xFE20 && cp <= 0xFE2F);
+  return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) ||
+         (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE20 && cp <= 0xFE2F);
 }
 
 struct Line {
@@ -57,8 +52,7 @@ Line line_of(std::string_view text, std::size_t at) {
   const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
   std::size_t end = text.find('\n', at);
   if (end == std::string_view::npos) end = text.size();
-  const auto number =
-      static_cast<std::size_t>(std::count(text.begin(), text.begin() + begin, '\n')) + 1;
+  const auto number = static_cast<std::size_t>(std::count(text.begin(), text.begin() + begin, '\n')) + 1;
   return {begin, end, number};
 }
 

@@ -36,8 +36,8 @@ struct sp : p::star<p::sor<p::space, comment>> {};
 // (including superscript minus), arrows through miscellaneous symbols, CJK punctuation, BOM.
 // peg: not_letter <- [U+0080-U+00BF] / U+00D7 / U+00F7 / [U+2000-U+207F] / [U+2190-U+2BFF]
 //                    / [U+3000-U+303F] / U+FEFF
-struct not_letter : p::utf8::ranges<0x80, 0xBF, 0xD7, 0xD7, 0xF7, 0xF7, 0x2000, 0x207F, 0x2190,
-                                    0x2BFF, 0x3000, 0x303F, 0xFEFF, 0xFEFF> {};
+struct not_letter : p::utf8::ranges<0x80, 0xBF, 0xD7, 0xD7, 0xF7, 0xF7, 0x2000, 0x207F, 0x2190, 0x2BFF, 0x3000, 0x303F,
+                                    0xFEFF, 0xFEFF> {};
 // Any other non-ASCII code point counts as a letter: Greek, script capitals (ℳ), combining
 // marks (φ̃, q̇) and subscripts (f₀) all occur in the papers' spellings.
 // peg: unicode_letter <- !not_letter [U+0080-U+10FFFF]
@@ -63,8 +63,8 @@ struct word : p::seq<p::not_at<keyword>, word_text> {};
 // The exponent is what ir::format_number prints for very small or large coefficients.
 // peg: number <- [0-9]+ ('.' [0-9]+)? ([eE] [+-]? [0-9]+)?
 struct digits : p::plus<p::digit> {};
-struct number : p::seq<digits, p::opt<p::one<'.'>, digits>,
-                       p::opt<p::one<'e', 'E'>, p::opt<p::one<'+', '-'>>, digits>> {};
+struct number
+    : p::seq<digits, p::opt<p::one<'.'>, digits>, p::opt<p::one<'e', 'E'>, p::opt<p::one<'+', '-'>>, digits>> {};
 
 // ---- expressions ------------------------------------------------------------------------
 struct expression;
@@ -76,8 +76,7 @@ struct inverse_op : p::sor<TAO_PEGTL_STRING("^-1"), p::utf8::string<0x207B, 0x00
 struct adjoint_op : p::sor<p::one<'*'>, TAO_PEGTL_STRING("^*")> {};
 struct caret_suffix : p::success {};  // only raised: '^' followed by anything else
 // peg: postfix <- inverse_op / adjoint_op / &'^' ERROR
-struct postfix
-    : p::sor<inverse_op, adjoint_op, p::seq<p::one<'^'>, p::raise<caret_suffix>>> {};
+struct postfix : p::sor<inverse_op, adjoint_op, p::seq<p::one<'^'>, p::raise<caret_suffix>>> {};
 
 // peg: paren <- '(' sp expression sp ')'
 struct paren_expression : p::seq<expression> {};
@@ -107,8 +106,8 @@ struct expression : p::seq<p::sor<negated, product>, p::star<sp, p::sor<plus_ter
 // peg: equation <- expression sp '=' sp expression (sp '=' sp expression)*
 struct first_equals : p::one<'='> {};
 struct side : p::seq<expression> {};
-struct equation : p::seq<expression, sp, p::must<first_equals>, sp, p::must<side>,
-                         p::star<sp, p::one<'='>, sp, p::must<side>>> {};
+struct equation
+    : p::seq<expression, sp, p::must<first_equals>, sp, p::must<side>, p::star<sp, p::one<'='>, sp, p::must<side>>> {};
 
 // ---- whole inputs for parse_expression / parse_equation ---------------------------------
 // peg: expression_input <- sp expression sp !.
@@ -126,8 +125,8 @@ struct let_name : p::seq<word> {};
 struct let_equals : p::one<'='> {};
 struct let_body : p::seq<expression> {};
 struct let_end : p::seq<sp, p::one<';'>> {};
-struct let_decl : p::seq<kw_let, sp, p::must<let_name>, sp, p::must<let_equals>, sp,
-                         p::must<let_body>, p::must<let_end>> {};
+struct let_decl
+    : p::seq<kw_let, sp, p::must<let_name>, sp, p::must<let_equals>, sp, p::must<let_body>, p::must<let_end>> {};
 
 // peg: identity_name <- [A-Za-z0-9] [A-Za-z0-9_.-]*
 struct identity_name : p::seq<p::alnum, p::star<p::sor<p::alnum, p::one<'_', '.', '-'>>>> {};
@@ -144,17 +143,16 @@ struct attribute : p::seq<attr_key, p::opt<sp, p::one<'='>, sp, p::must<attr_val
 struct first_attribute : p::seq<attribute> {};
 struct next_attribute : p::seq<attribute> {};
 struct close_bracket : p::one<']'> {};
-struct attributes
-    : p::seq<p::one<'['>, sp, p::must<first_attribute>,
-             p::star<sp, p::one<','>, sp, p::must<next_attribute>>, sp, p::must<close_bracket>> {};
+struct attributes : p::seq<p::one<'['>, sp, p::must<first_attribute>,
+                           p::star<sp, p::one<','>, sp, p::must<next_attribute>>, sp, p::must<close_bracket>> {};
 // peg: identity_decl <- 'identity' !word_char sp identity_name sp citation sp (attributes sp)?
 //                       ':' sp equation sp ';'
 struct identity_colon : p::one<':'> {};
 struct identity_equation : p::seq<equation> {};
 struct identity_end : p::seq<sp, p::one<';'>> {};
-struct identity_decl : p::seq<kw_identity, sp, p::must<identity_name>, sp, p::must<citation>, sp,
-                              p::opt<attributes, sp>, p::must<identity_colon>, sp,
-                              p::must<identity_equation>, p::must<identity_end>> {};
+struct identity_decl
+    : p::seq<kw_identity, sp, p::must<identity_name>, sp, p::must<citation>, sp, p::opt<attributes, sp>,
+             p::must<identity_colon>, sp, p::must<identity_equation>, p::must<identity_end>> {};
 
 // peg: kernel_decl <- 'kernel' !word_char sp kernel_name sp '(' sp
 //                     (word_text (sp ',' sp word_text)*)? sp ')' sp '=' sp expression sp ';'
@@ -167,10 +165,10 @@ struct close_inputs : p::one<')'> {};
 struct kernel_equals : p::one<'='> {};
 struct kernel_body : p::seq<expression> {};
 struct kernel_end : p::seq<sp, p::one<';'>> {};
-struct kernel_decl : p::seq<kw_kernel, sp, p::must<kernel_name>, sp, p::must<open_inputs>, sp,
-                            p::opt<kernel_input, p::star<sp, p::one<','>, sp, p::must<next_input>>>,
-                            sp, p::must<close_inputs>, sp, p::must<kernel_equals>, sp,
-                            p::must<kernel_body>, p::must<kernel_end>> {};
+struct kernel_decl
+    : p::seq<kw_kernel, sp, p::must<kernel_name>, sp, p::must<open_inputs>, sp,
+             p::opt<kernel_input, p::star<sp, p::one<','>, sp, p::must<next_input>>>, sp, p::must<close_inputs>, sp,
+             p::must<kernel_equals>, sp, p::must<kernel_body>, p::must<kernel_end>> {};
 
 // A module is parsed one declaration at a time (module.cpp), so that names defined by a
 // `let` are known to the declarations after it and errors come out in text order.
@@ -180,18 +178,16 @@ struct module_step : p::seq<sp, p::sor<p::eof, p::must<declaration>>> {};
 
 // Any character that can start a token; used to tell "bad character" from "wrong token".
 struct token_start
-    : p::sor<word_char,
-             p::one<'(', ')', '+', '-', '*', '^', '=', ';', ':', ',', '[', ']', '"', '#', '.'>,
+    : p::sor<word_char, p::one<'(', ')', '+', '-', '*', '^', '=', ';', ':', ',', '[', ']', '"', '#', '.'>,
              p::utf8::one<0x207B>> {};
 
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule,
-    p::parse_tree::store_content::on<
-        expression, negated, plus_term, minus_term, product, factor, paren, number, word,
-        inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl, identity_name,
-        citation_text, attribute, attr_key, attr_value, kernel_decl, kernel_name, kernel_input>>;
+    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number,
+                                           word, inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl,
+                                           identity_name, citation_text, attribute, attr_key, attr_value, kernel_decl,
+                                           kernel_name, kernel_input>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {
@@ -263,8 +259,7 @@ template <typename Rule>
 struct control : p::normal<Rule> {
   template <typename Input, typename... States>
   [[noreturn]] static void raise(const Input& in, States&&... /*unused*/) {
-    static_assert(expect<Rule>.message != nullptr,
-                  "every must<> target needs a message in expect<>");
+    static_assert(expect<Rule>.message != nullptr, "every must<> target needs a message in expect<>");
     throw SyntaxError{static_cast<std::size_t>(in.current() - in.begin()), expect<Rule>};
   }
 };

@@ -17,8 +17,7 @@
 namespace soa::syntax {
 
 bool Identity::has(std::string_view key) const {
-  return std::any_of(attributes.begin(), attributes.end(),
-                     [&](const auto& a) { return a.first == key; });
+  return std::any_of(attributes.begin(), attributes.end(), [&](const auto& a) { return a.first == key; });
 }
 
 std::string Identity::attribute(std::string_view key, std::string fallback) const {
@@ -52,10 +51,8 @@ constexpr const char* kKnownAttributes =
     "serial, false, definition, rewrite=ltr|rtl|both|none, lowering=newton-euler|composite-body|gram";
 
 class ModuleBuilder {
- public:
-  explicit ModuleBuilder(std::shared_ptr<const Source> src) : src_(*src) {
-    module_.source = std::move(src);
-  }
+public:
+  explicit ModuleBuilder(std::shared_ptr<const Source> src) : src_(*src) { module_.source = std::move(src); }
 
   Module run() {
     detail::Input in = detail::input_over(src_);
@@ -75,7 +72,7 @@ class ModuleBuilder {
     return std::move(module_);
   }
 
- private:
+private:
   const Source& src_;
   Module module_;
 
@@ -87,16 +84,14 @@ class ModuleBuilder {
     for (const Item& item : items)
       if (item.name == name.string_view())
         fail(src_, b.span(name),
-             fmt::format("duplicate {} '{}' (first declared at {})", what, item.name,
-                         location(item.where)));
+             fmt::format("duplicate {} '{}' (first declared at {})", what, item.name, location(item.where)));
   }
 
   void let(const Node& decl, const detail::Builder& b) {
     const Node& name = *decl.children.at(0);
     const std::string_view text = name.string_view();
     if (text == "I" || ir::lookup(text) != nullptr)
-      fail(src_, b.span(name),
-           fmt::format("'{}' is already a name of the operator language", text));
+      fail(src_, b.span(name), fmt::format("'{}' is already a name of the operator language", text));
     refuse_duplicate(module_.definitions, name, b, "definition");
     ir::Expr body = b.expression(*decl.children.at(1));
     detail::check_shape(src_, body);
@@ -118,8 +113,8 @@ class ModuleBuilder {
       for (const Identity& other : module_.identities)
         if (other.attribute("lowering", "") == id.attribute("lowering", ""))
           fail(src_, b.span(name),
-               fmt::format("lowering={} is given twice (first by '{}' at {})", id.attribute("lowering", ""),
-                           other.name, location(other.where)));
+               fmt::format("lowering={} is given twice (first by '{}' at {})", id.attribute("lowering", ""), other.name,
+                           location(other.where)));
     module_.identities.push_back(std::move(id));
   }
 
@@ -152,11 +147,9 @@ class ModuleBuilder {
     if (id.has(key)) fail(src_, b.span(attr), fmt::format("attribute '{}' is given twice", key));
     if (key == "serial" || key == "false" || key == "definition") {
       if (!value.empty())
-        fail(src_, b.span(attr),
-             fmt::format("attribute '{}' takes no value (write just '{}')", key, key));
+        fail(src_, b.span(attr), fmt::format("attribute '{}' takes no value (write just '{}')", key, key));
     } else if (key == "rewrite") {
-      if (std::find(std::begin(kRewriteValues), std::end(kRewriteValues), value) ==
-          std::end(kRewriteValues))
+      if (std::find(std::begin(kRewriteValues), std::end(kRewriteValues), value) == std::end(kRewriteValues))
         fail(src_, b.span(attr),
              fmt::format("attribute 'rewrite' needs a direction: rewrite=ltr, rtl, both or none{}",
                          value.empty() ? "" : fmt::format(" (not '{}')", value)));
@@ -166,8 +159,7 @@ class ModuleBuilder {
              fmt::format("attribute 'lowering' needs a way: lowering=newton-euler, composite-body or gram{}",
                          value.empty() ? "" : fmt::format(" (not '{}')", value)));
     } else {
-      fail(src_, b.span(key_node),
-           fmt::format("unknown attribute '{}' (known: {})", key, kKnownAttributes));
+      fail(src_, b.span(key_node), fmt::format("unknown attribute '{}' (known: {})", key, kKnownAttributes));
     }
     id.attributes.emplace_back(key, value);
   }
@@ -202,8 +194,7 @@ Module load_module(const std::string& path) {
   auto source = std::make_shared<Source>();
   source->name = path;
   // errno is the only way to learn why a file could not be read; it is read at once.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   char buffer[1 << 16];
   for (;;) {
@@ -211,8 +202,7 @@ Module load_module(const std::string& path) {
     source->text.append(buffer, n);
     if (n < sizeof buffer) break;
   }
-  if (std::ferror(file.get()))
-    throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (std::ferror(file.get())) throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   return parse_module(std::move(source));
 }
 
@@ -230,9 +220,10 @@ ir::Algebra algebra_of(const Module& module, const ir::Algebra* base) {
   if (const auto missing = a.definitions.missing(); !missing.empty()) {
     std::string names;
     for (ir::Sym s : missing) names += fmt::format("{}{}", names.empty() ? "" : ", ", ir::name_of(s));
-    throw UserError(fmt::format("{}: the library defines no {} (an identity marked [definition] whose first side is "
-                                "the symbol): the compiler cannot evaluate or lower it",
-                                module.source ? module.source->name : std::string("library"), names));
+    throw UserError(
+        fmt::format("{}: the library defines no {} (an identity marked [definition] whose first side is "
+                    "the symbol): the compiler cannot evaluate or lower it",
+                    module.source ? module.source->name : std::string("library"), names));
   }
   return a;
 }

@@ -94,16 +94,14 @@ void report(const Source& src, const g::SyntaxError& error) {
   const std::string_view text = src.text;
   const g::Expectation& want = error.expected;
   if (want.place == g::Place::Exact)
-    fail(src, {static_cast<std::uint32_t>(error.offset), static_cast<std::uint32_t>(error.offset)},
-         want.message);
+    fail(src, {static_cast<std::uint32_t>(error.offset), static_cast<std::uint32_t>(error.offset)}, want.message);
 
   const std::size_t at = skip_trivia(text, error.offset);
   const auto here = [&](std::size_t length) {
     return ir::Span{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(at + length)};
   };
   if (at >= text.size()) {
-    const std::size_t end =
-        want.place == g::Place::AfterPrevious ? previous_token_end(text, at) : at;
+    const std::size_t end = want.place == g::Place::AfterPrevious ? previous_token_end(text, at) : at;
     const auto where = static_cast<std::uint32_t>(end);
     fail(src, {where, where},
          fmt::format("{}{} the end of the input", want.message,
@@ -112,9 +110,7 @@ void report(const Source& src, const g::SyntaxError& error) {
 
   // A character the language has no use for is the real problem, whatever was expected.
   const std::size_t cp = match_length<p::utf8::any>(text, at);
-  if (cp == 0)
-    fail(src, here(1),
-         fmt::format("invalid UTF-8 byte 0x{:02X}", static_cast<unsigned char>(text[at])));
+  if (cp == 0) fail(src, here(1), fmt::format("invalid UTF-8 byte 0x{:02X}", static_cast<unsigned char>(text[at])));
   if (match_length<g::token_start>(text, at) == 0)
     fail(src, here(cp), fmt::format("unexpected character {}", quoted(text, at, cp)));
 
@@ -128,8 +124,7 @@ void report(const Source& src, const g::SyntaxError& error) {
 
   // "A * B" and "A ^-1": a postfix operator separated from its operand by a space.
   if (want.after_operand && at > 0 && is_space(text[at - 1])) {
-    const std::size_t postfix =
-        std::max(match_length<g::inverse_op>(text, at), match_length<g::adjoint_op>(text, at));
+    const std::size_t postfix = std::max(match_length<g::inverse_op>(text, at), match_length<g::adjoint_op>(text, at));
     if (postfix > 0)
       fail(src, here(postfix),
            fmt::format("'{}' must follow its operand with no space in between (a product is "
@@ -203,10 +198,9 @@ void check_sides(const Source& src, const std::vector<ir::Expr>& sides) {
     for (i = 2; i < sides.size(); ++i) {
       const ir::Shape other = ir::check_equation(sides[0], sides[i]);
       if (other != shape)
-        throw ir::ShapeError(
-            fmt::format("the sides differ in shape: {} is {} but {} is {}", ir::print(sides[1]),
-                        ir::to_string(shape), ir::print(sides[i]), ir::to_string(other)),
-            sides[i].span());
+        throw ir::ShapeError(fmt::format("the sides differ in shape: {} is {} but {} is {}", ir::print(sides[1]),
+                                         ir::to_string(shape), ir::print(sides[i]), ir::to_string(other)),
+                             sides[i].span());
     }
   } catch (const ir::ShapeError& err) {
     const ir::Span fallback = sides[std::min(i, sides.size() - 1)].span();
@@ -259,23 +253,20 @@ bool is(const Node& n) {
 
 }  // namespace
 
-Builder::Builder(const Source& src, const std::vector<Definition>* definitions)
-    : src_(src), definitions_(definitions) {
+Builder::Builder(const Source& src, const std::vector<Definition>* definitions) : src_(src), definitions_(definitions) {
   for (std::string_view name : ir::splittable_names()) candidates_.push_back({name, -1});
   if (definitions_)
     for (std::size_t i = 0; i < definitions_->size(); ++i)
       candidates_.push_back({(*definitions_)[i].name, static_cast<int>(i)});
   // Longest first, so that among splits with equally few pieces the first piece is the
   // longest one (longest match with backtracking).
-  std::stable_sort(
-      candidates_.begin(), candidates_.end(),
-      [](const Candidate& a, const Candidate& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.text.size() > b.text.size(); });
 }
 
 ir::Span Builder::span(const Node& n) const {
   const char* base = src_.text.data();
-  return {static_cast<std::uint32_t>(n.m_begin.data - base),
-          static_cast<std::uint32_t>(n.m_end.data - base)};
+  return {static_cast<std::uint32_t>(n.m_begin.data - base), static_cast<std::uint32_t>(n.m_end.data - base)};
 }
 
 ir::Expr Builder::expression(const Node& n) const {
@@ -305,20 +296,16 @@ ir::Expr Builder::product(const Node& n) const {
   const Node* first_number = nullptr;
   std::vector<ir::Expr> operators;
   for (const auto& f : n.children) factor(*f, coef, operators, first_number);
-  if (operators.empty())
-    fail(src_, span(*first_number), "a number must scale an operator, as in '2 phi'");
+  if (operators.empty()) fail(src_, span(*first_number), "a number must scale an operator, as in '2 phi'");
   if (!std::isfinite(coef)) fail(src_, span(n), "the numbers in this product multiply to infinity");
-  if (coef == 1.0)
-    return operators.size() == 1 ? operators.front() : ir::product(std::move(operators), span(n));
+  if (coef == 1.0) return operators.size() == 1 ? operators.front() : ir::product(std::move(operators), span(n));
   // Numbers anywhere in a product are one coefficient in front: H 2 K = 2 (H K).
   const ir::Span rest{operators.front().span().begin, operators.back().span().end};
-  ir::Expr body =
-      operators.size() == 1 ? operators.front() : ir::product(std::move(operators), rest);
+  ir::Expr body = operators.size() == 1 ? operators.front() : ir::product(std::move(operators), rest);
   return ir::scale(coef, std::move(body), span(n));
 }
 
-void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
-                     const Node*& first_number) const {
+void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out, const Node*& first_number) const {
   const Node& operand = *f.children.front();
   const std::span<const std::unique_ptr<Node>> postfixes(f.children.begin() + 1, f.children.end());
 
@@ -328,17 +315,15 @@ void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
   } else if (is<g::number>(operand)) {
     if (!postfixes.empty())
       fail(src_, span(*postfixes.front()),
-           is<g::adjoint_op>(*postfixes.front())
-               ? "a number has no adjoint: '*' applies to operators"
-               : "a number has no inverse: '^-1' applies to operators "
-                 "(write 0.5 for 2^-1)");
+           is<g::adjoint_op>(*postfixes.front()) ? "a number has no adjoint: '*' applies to operators"
+                                                 : "a number has no inverse: '^-1' applies to operators "
+                                                   "(write 0.5 for 2^-1)");
     const std::string_view digits = operand.string_view();
     double value = 0.0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(value))
       fail(src_, span(operand), fmt::format("the number {} is out of range", digits));
-    if (value == 0.0)
-      fail(src_, span(operand), "a zero coefficient: write 0, the zero operator, instead");
+    if (value == 0.0) fail(src_, span(operand), "a zero coefficient: write 0, the zero operator, instead");
     coef *= value;
     if (!first_number) first_number = &operand;
     return;
@@ -363,8 +348,7 @@ void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
 }
 
 ir::Expr Builder::resolve(const Candidate& c, int arm, ir::Span s) const {
-  if (c.definition >= 0)
-    return respan((*definitions_)[static_cast<std::size_t>(c.definition)].body, s);
+  if (c.definition >= 0) return respan((*definitions_)[static_cast<std::size_t>(c.definition)].body, s);
   if (c.text == "I") return ir::identity(s);
   const ir::SymbolInfo* info = ir::lookup(c.text);
   SOA_ASSERT(info != nullptr, fmt::format("splittable name '{}' is not in the vocabulary", c.text));
@@ -406,8 +390,7 @@ std::vector<ir::Expr> Builder::split(const Node& word) const {
     const Candidate& c = candidates_[choice[i]];
     const std::size_t n = length(c, i);
     const auto begin = static_cast<std::uint32_t>(base + i);
-    pieces.push_back(resolve(c, arm_digit(c, text, i + c.text.size()),
-                             {begin, static_cast<std::uint32_t>(begin + n)}));
+    pieces.push_back(resolve(c, arm_digit(c, text, i + c.text.size()), {begin, static_cast<std::uint32_t>(begin + n)}));
     i += n;
   }
   return pieces;
@@ -429,11 +412,9 @@ void Builder::unknown_word(const Node& word) const {
   std::size_t best = std::max<std::size_t>(1, text.size() / 3) + 1;
   for (std::string_view k : known) {
     if (text.size() < 2) break;
-    const bool same_letters =
-        std::equal(text.begin(), text.end(), k.begin(), k.end(), [](char x, char y) {
-          return std::tolower(static_cast<unsigned char>(x)) ==
-                 std::tolower(static_cast<unsigned char>(y));
-        });
+    const bool same_letters = std::equal(text.begin(), text.end(), k.begin(), k.end(), [](char x, char y) {
+      return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    });
     const std::size_t d = same_letters ? 0 : edit_distance(text, k);
     if (d < best) best = d, suggestion = k;
   }

@@ -42,8 +42,7 @@ inline Input input_over(const Source& src) {
 template <typename Rule>
 std::unique_ptr<Node> parse_tree(const Source& src, Input& in) {
   try {
-    return tao::pegtl::parse_tree::parse<Rule, grammar::selector, tao::pegtl::nothing,
-                                         grammar::control>(in);
+    return tao::pegtl::parse_tree::parse<Rule, grammar::selector, tao::pegtl::nothing, grammar::control>(in);
   } catch (const grammar::SyntaxError& e) {
     report(src, e);
   }
@@ -54,14 +53,14 @@ std::unique_ptr<Node> parse_tree(const Source& src, Input& in) {
 // scope, possibly none; they take no arm digit). Holds references only; make
 // a new one after adding a definition.
 class Builder {
- public:
+public:
   Builder(const Source& src, const std::vector<Definition>* definitions);
 
   ir::Expr expression(const Node& n) const;
   std::vector<ir::Expr> equation(const Node& n) const;
   ir::Span span(const Node& n) const;
 
- private:
+private:
   struct Candidate {
     std::string_view text;
     int definition;  // index into *definitions_, or -1 for a vocabulary name or I
@@ -72,8 +71,7 @@ class Builder {
   std::vector<Candidate> candidates_;  // longest first
 
   ir::Expr product(const Node& n) const;
-  void factor(const Node& f, double& coef, std::vector<ir::Expr>& out,
-              const Node*& first_number) const;
+  void factor(const Node& f, double& coef, std::vector<ir::Expr>& out, const Node*& first_number) const;
   std::vector<ir::Expr> split(const Node& word) const;
   [[noreturn]] void unknown_word(const Node& word) const;
   // The arm digit (1-9) at text[at] that a vocabulary name `c` ending there takes, or 0.

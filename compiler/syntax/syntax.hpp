@@ -89,7 +89,6 @@ ir::Expr parse_expression(std::shared_ptr<const Source> src, const Module* scope
 ir::Algebra algebra_of(const Module& module, const ir::Algebra* base = nullptr);
 
 // SIDE = SIDE [= SIDE ...]: at least two sides, shape-checked as one equation.
-std::vector<ir::Expr> parse_equation(std::shared_ptr<const Source> src,
-                                     const Module* scope = nullptr);
+std::vector<ir::Expr> parse_equation(std::shared_ptr<const Source> src, const Module* scope = nullptr);
 
 }  // namespace soa::syntax

@@ -30,15 +30,12 @@ MatX entry_scales(const MatX& S0, const MatX& Si) {
   MatX scale(S0.rows(), S0.cols());
   if (S0.size() == 0) return scale;
   // Non-finite entries are left out of the scales; relative_errors() fails them itself.
-  const MatX A = S0.cwiseAbs().cwiseMax(Si.cwiseAbs()).unaryExpr([](double x) {
-    return std::isfinite(x) ? x : 0.0;
-  });
+  const MatX A = S0.cwiseAbs().cwiseMax(Si.cwiseAbs()).unaryExpr([](double x) { return std::isfinite(x) ? x : 0.0; });
   const VecX r = A.rowwise().maxCoeff();
   const VecX c = A.colwise().maxCoeff().transpose();
   const double floor = std::max(kScaleFloor * A.maxCoeff(), std::numeric_limits<double>::min());
   for (Eigen::Index j = 0; j < A.cols(); ++j)
-    for (Eigen::Index i = 0; i < A.rows(); ++i)
-      scale(i, j) = std::max(std::sqrt(r(i)) * std::sqrt(c(j)), floor);
+    for (Eigen::Index i = 0; i < A.rows(); ++i) scale(i, j) = std::max(std::sqrt(r(i)) * std::sqrt(c(j)), floor);
   return scale;
 }
 
@@ -103,9 +100,7 @@ MatX side_value(const interp::Evaluation& ev, const ir::Expr& side, const ir::Ex
 
 }  // namespace
 
-bool is_success(Verdict v) {
-  return v == Verdict::Pass || v == Verdict::ExpectedFail || v == Verdict::Skipped;
-}
+bool is_success(Verdict v) { return v == Verdict::Pass || v == Verdict::ExpectedFail || v == Verdict::Skipped; }
 
 Result check(const Claim& claim, const Subject& subject, const ir::Definitions& definitions, const Options& options,
              const std::function<void()>& progress) {
@@ -135,9 +130,13 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
         const MatX rels = relative_errors(first, other);
         Eigen::Index row = 0, col = 0;
         const double rel = rels.size() ? rels.maxCoeff(&row, &col) : 0.0;
-        const double abs = rels.size() ? (other - first).cwiseAbs().unaryExpr([](double x) {
-          return std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
-        }).maxCoeff() : 0.0;
+        const double abs =
+            rels.size()
+                ? (other - first)
+                      .cwiseAbs()
+                      .unaryExpr([](double x) { return std::isnan(x) ? std::numeric_limits<double>::infinity() : x; })
+                      .maxCoeff()
+                : 0.0;
         if (!(rel <= options.tol)) failed = true;  // NaN fails too
         if (rels.size() && (rel > r.max_rel || (i == 0 && s == 1))) {
           r.max_rel = rel;
@@ -177,10 +176,8 @@ Result merge(const Result& a, const Result& b) {
     }
     return 0;
   };
-  Result out = rank(b.verdict) > rank(a.verdict) ||
-                       (rank(b.verdict) == rank(a.verdict) && b.max_rel > a.max_rel)
-                   ? b
-                   : a;
+  Result out =
+      rank(b.verdict) > rank(a.verdict) || (rank(b.verdict) == rank(a.verdict) && b.max_rel > a.max_rel) ? b : a;
   out.max_abs = std::max(a.max_abs, b.max_abs);
   out.max_rel = std::max(a.max_rel, b.max_rel);
   return out;

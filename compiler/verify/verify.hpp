@@ -33,7 +33,7 @@
 namespace soa::verify {
 
 struct Claim {
-  std::string name;      // identity name, or the statement itself for a command-line claim
+  std::string name;  // identity name, or the statement itself for a command-line claim
   std::string citation;
   std::vector<ir::Expr> sides;
   bool serial_only = false;   // [serial]: meaningful on serial chains only

@@ -87,8 +87,8 @@ int main() {
   const double coarse = simulate(2e-3, 2.0, true, exchanged);
   const double fine = simulate(1e-3, 2.0, false, exchanged);
   std::printf("energy exchanged with gravity: %.2f J\n", exchanged);
-  std::printf("max |energy drift|: dt = 2 ms: %.3e J, dt = 1 ms: %.3e J (ratio %.1f; RK4 expects about 16)\n",
-              coarse, fine, coarse / fine);
+  std::printf("max |energy drift|: dt = 2 ms: %.3e J, dt = 1 ms: %.3e J (ratio %.1f; RK4 expects about 16)\n", coarse,
+              fine, coarse / fine);
   // The drift must be small against the energy exchanged, and fall with dt as a
   // fourth-order method's does: wrong dynamics give a drift that does not converge.
   const bool ok = fine < 1e-5 * exchanged && coarse / fine > 10.0 && coarse / fine < 25.0;

@@ -58,8 +58,8 @@ RobotConstants<double> make_constants(const Robot& robot, const std::vector<int>
     o.q_offset = b.q_offset;
     o.v_offset = b.v_offset;
     o.axis = vec(b.axis);
-    o.axis_kind = (b.joint == JointKind::Revolute || b.joint == JointKind::Prismatic) ? axis_kind(o.axis)
-                                                                                      : AxisKind::General;
+    o.axis_kind =
+        (b.joint == JointKind::Revolute || b.joint == JointKind::Prismatic) ? axis_kind(o.axis) : AxisKind::General;
     o.origin_R = rotation(b.origin_R);
     o.origin_p = vec(b.origin_p);
     // Reference 2: M = [[J, m p~], [-m p~, m I]] with J about O_k (parallel-axis theorem).

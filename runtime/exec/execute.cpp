@@ -27,11 +27,9 @@ Layout layout(const SweepProgram& program, int nq, int nv, int n, int m) {
 template class Workspace<double>;
 template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
                               Workspace<double>&, Observer*);
-template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
-                              Observer*);
+template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*, Observer*);
 
-Eigen::MatrixXd run(const SweepProgram& program, const RobotConstants<double>& robot,
-                    const std::vector<double>& in) {
+Eigen::MatrixXd run(const SweepProgram& program, const RobotConstants<double>& robot, const std::vector<double>& in) {
   const Layout l = layout(program, robot);
   SOA_ASSERT(static_cast<int>(in.size()) == l.input_size, "run: input has the wrong size");
   Eigen::MatrixXd out(l.rows, l.cols);

@@ -50,18 +50,20 @@ struct Layout {
   };
   std::vector<Slot> inputs;  // one per program input, in order
   int input_size = 0;
-  int rows = 0, cols = 1;    // output (cols = 1 for a vector)
+  int rows = 0, cols = 1;  // output (cols = 1 for a vector)
   int output_size() const { return rows * cols; }
 };
 
 int space_size(Space s, int nq, int nv, int n, int m);
 Layout layout(const SweepProgram& program, int nq, int nv, int n, int m);
-template <class S> Layout layout(const SweepProgram& program, const RobotConstants<S>& robot) {
+template <class S>
+Layout layout(const SweepProgram& program, const RobotConstants<S>& robot) {
   return layout(program, robot.nq, robot.nv, robot.n(), robot.m());
 }
 
 namespace detail {
-template <class S> class Executor;
+template <class S>
+class Executor;
 }
 
 template <class S>
@@ -76,7 +78,8 @@ public:
   const Layout& layout() const { return layout_; }
 
 private:
-  template <class> friend class detail::Executor;
+  template <class>
+  friend class detail::Executor;
   struct Articulated {
     SMat<S> P, Pplus, D, Dinv, G;
   };
@@ -105,8 +108,8 @@ private:
 
 // With a workspace made for (program, robot), or one fitting it (contract above).
 template <class S>
-void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
-             Workspace<S>& workspace, Observer* observer = nullptr);
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out, Workspace<S>& workspace,
+             Observer* observer = nullptr);
 
 // A workspace made for this call.
 template <class S>
@@ -114,13 +117,12 @@ void execute(const SweepProgram& program, const RobotConstants<S>& robot, const 
              Observer* observer = nullptr);
 
 extern template class Workspace<double>;
-extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&,
-                                     const double*, double*, Workspace<double>&, Observer*);
-extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&,
-                                     const double*, double*, Observer*);
+extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
+                                     Workspace<double>&, Observer*);
+extern template void execute<double>(const SweepProgram&, const RobotConstants<double>&, const double*, double*,
+                                     Observer*);
 
 // Convenience for S = double: the output as a (rows x cols) matrix.
-Eigen::MatrixXd run(const SweepProgram& program, const RobotConstants<double>& robot,
-                    const std::vector<double>& in);
+Eigen::MatrixXd run(const SweepProgram& program, const RobotConstants<double>& robot, const std::vector<double>& in);
 
 }  // namespace soa::exec

@@ -15,7 +15,8 @@ namespace soa::exec {
 namespace detail {
 
 // Rotation by angle (c = cos, s = sin) about a joint axis.
-template <class S> M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c, const S& s) {
+template <class S>
+M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c, const S& s) {
   const S o(0.0), one(1.0);
   switch (kind) {
     case AxisKind::X: return {one, o, o, o, c, -s, o, s, c};
@@ -36,13 +37,14 @@ template <class S> M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c
 }
 
 // Rotation of the quaternion [x y z w] (robot.hpp order), normalised by s = 2 / |q|^2.
-template <class S> M3<S> quaternion_rotation(const S* q) {
+template <class S>
+M3<S> quaternion_rotation(const S* q) {
   const S &x = q[0], &y = q[1], &z = q[2], &w = q[3];
   const S s = S(2.0) / (x * x + y * y + z * z + w * w);
   const S one(1.0);
-  return {one - s * (y * y + z * z), s * (x * y - z * w),         s * (x * z + y * w),
-          s * (x * y + z * w),       one - s * (x * x + z * z),   s * (y * z - x * w),
-          s * (x * z - y * w),       s * (y * z + x * w),         one - s * (x * x + y * y)};
+  return {one - s * (y * y + z * z), s * (x * y - z * w),       s * (x * z + y * w),
+          s * (x * y + z * w),       one - s * (x * x + z * z), s * (y * z - x * w),
+          s * (x * z - y * w),       s * (y * z + x * w),       one - s * (x * x + y * y)};
 }
 
 // Runs one program on one workspace; every array it writes is the workspace's.
@@ -50,9 +52,23 @@ template <class S>
 class Executor {
 public:
   Executor(const SweepProgram& p, const RobotConstants<S>& r, Workspace<S>& w, Observer* obs)
-      : p_(p), r_(r), obs_(obs), X_(w.X_), V_(w.V_), a_(w.a_), b_(w.b_), art_(w.art_), R_(w.R_),
-        ups_(w.ups_), vals_(w.vals_), config_(w.config_), unit_(w.unit_), A_(w.A_), WA_(w.WA_),
-        half_rows_(w.half_rows_), lay_(w.layout_) {}
+      : p_(p),
+        r_(r),
+        obs_(obs),
+        X_(w.X_),
+        V_(w.V_),
+        a_(w.a_),
+        b_(w.b_),
+        art_(w.art_),
+        R_(w.R_),
+        ups_(w.ups_),
+        vals_(w.vals_),
+        config_(w.config_),
+        unit_(w.unit_),
+        A_(w.A_),
+        WA_(w.WA_),
+        half_rows_(w.half_rows_),
+        lay_(w.layout_) {}
 
   void run(const S* in, S* out) {
     const Layout& lay = lay_;
@@ -325,7 +341,7 @@ private:
       case Block::Dinv: return mul(A.Dinv, x);
       case Block::G: return mul(A.G, x);
       case Block::Gstar: return mul_t(A.G, x);
-      case Block::Taubar: return x - mul(A.G, h(k, x));          // (1 - G H) x
+      case Block::Taubar: return x - mul(A.G, h(k, x));            // (1 - G H) x
       case Block::TaubarStar: return x - hstar(k, mul_t(A.G, x));  // (1 - H* G*) x
       case Block::Tau: return mul(A.G, h(k, x));
       case Block::TauStar: return hstar(k, mul_t(A.G, x));
@@ -456,9 +472,17 @@ private:
 
 template <class S>
 Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& robot)
-    : program_(program.name.empty() ? program.source : program.name), robot_(robot.name), n_(robot.n()),
-      m_(robot.m()), nq_(robot.nq), nv_(robot.nv), inputs_(program.inputs), out_rows_(program.output.rows),
-      out_cols_(program.output.cols), out_var_(program.output.var), layout_(exec::layout(program, robot)) {
+    : program_(program.name.empty() ? program.source : program.name),
+      robot_(robot.name),
+      n_(robot.n()),
+      m_(robot.m()),
+      nq_(robot.nq),
+      nv_(robot.nv),
+      inputs_(program.inputs),
+      out_rows_(program.output.rows),
+      out_cols_(program.output.cols),
+      out_var_(program.output.var),
+      layout_(exec::layout(program, robot)) {
   for (const Var& v : program.vars) spaces_.push_back(v.space);
   const auto n = static_cast<std::size_t>(n_);
   X_.resize(n);
@@ -497,8 +521,7 @@ bool Workspace<S>::fits(const SweepProgram& program, const RobotConstants<S>& ro
   if (program.columns.has_value() != columns_shape_.has_value()) return false;
   if (!program.columns) return true;
   const Columns &c = *program.columns, &w = *columns_shape_;
-  return c.space == w.space && c.unit == w.unit && c.result == w.result && c.fill == w.fill &&
-         c.weighted == w.weighted;
+  return c.space == w.space && c.unit == w.unit && c.result == w.result && c.fill == w.fill && c.weighted == w.weighted;
 }
 
 template <class S>
@@ -507,20 +530,19 @@ void Workspace<S>::mismatch(const SweepProgram& program, const RobotConstants<S>
   throw UserError(fmt::format(
       "execute: the workspace was made for program '{}' ({} vars) on robot '{}' ({} bodies, {} tips, nq {}, "
       "nv {}), not for program '{}' ({} vars) on robot '{}' ({} bodies, {} tips, nq {}, nv {})",
-      program_, spaces_.size(), robot_, n_, m_, nq_, nv_, name, program.vars.size(), robot.name, robot.n(),
-      robot.m(), robot.nq, robot.nv));
+      program_, spaces_.size(), robot_, n_, m_, nq_, nv_, name, program.vars.size(), robot.name, robot.n(), robot.m(),
+      robot.nq, robot.nv));
 }
 
 template <class S>
-void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
-             Workspace<S>& workspace, Observer* observer) {
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out, Workspace<S>& workspace,
+             Observer* observer) {
   if (!workspace.fits(program, robot)) workspace.mismatch(program, robot);
   detail::Executor<S>(program, robot, workspace, observer).run(in, out);
 }
 
 template <class S>
-void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out,
-             Observer* observer) {
+void execute(const SweepProgram& program, const RobotConstants<S>& robot, const S* in, S* out, Observer* observer) {
   Workspace<S> workspace(program, robot);
   detail::Executor<S>(program, robot, workspace, observer).run(in, out);
 }

@@ -12,8 +12,10 @@
 
 namespace soa::exec {
 
-template <class S> using V3 = std::array<S, 3>;
-template <class S> using M3 = std::array<S, 9>;  // row-major
+template <class S>
+using V3 = std::array<S, 3>;
+template <class S>
+using M3 = std::array<S, 9>;  // row-major
 
 // A vector of up to 6 entries: a spatial vector (n = 6) or a joint's nv(k) coordinates.
 template <class S>
@@ -33,14 +35,16 @@ struct SMat {
   const S& operator()(int r, int c) const { return a[r * cols + c]; }
 };
 
-template <class S> SVec<S> svec_zero(int n) {
+template <class S>
+SVec<S> svec_zero(int n) {
   SVec<S> x;
   x.n = n;
   for (int i = 0; i < n; ++i) x[i] = S(0.0);
   return x;
 }
 
-template <class S> SMat<S> smat_zero(int rows, int cols) {
+template <class S>
+SMat<S> smat_zero(int rows, int cols) {
   SMat<S> m;
   m.rows = rows;
   m.cols = cols;
@@ -48,14 +52,25 @@ template <class S> SMat<S> smat_zero(int rows, int cols) {
   return m;
 }
 
-template <class S> V3<S> v3_zero() { return {S(0.0), S(0.0), S(0.0)}; }
-template <class S> M3<S> m3_identity() {
+template <class S>
+V3<S> v3_zero() {
+  return {S(0.0), S(0.0), S(0.0)};
+}
+template <class S>
+M3<S> m3_identity() {
   return {S(1.0), S(0.0), S(0.0), S(0.0), S(1.0), S(0.0), S(0.0), S(0.0), S(1.0)};
 }
 
-template <class S> V3<S> top(const SVec<S>& x) { return {x[0], x[1], x[2]}; }
-template <class S> V3<S> bottom(const SVec<S>& x) { return {x[3], x[4], x[5]}; }
-template <class S> SVec<S> spatial(const V3<S>& t, const V3<S>& b) {
+template <class S>
+V3<S> top(const SVec<S>& x) {
+  return {x[0], x[1], x[2]};
+}
+template <class S>
+V3<S> bottom(const SVec<S>& x) {
+  return {x[3], x[4], x[5]};
+}
+template <class S>
+SVec<S> spatial(const V3<S>& t, const V3<S>& b) {
   SVec<S> x;
   x.n = 6;
   for (int i = 0; i < 3; ++i) {
@@ -65,40 +80,63 @@ template <class S> SVec<S> spatial(const V3<S>& t, const V3<S>& b) {
   return x;
 }
 
-template <class S> V3<S> operator+(const V3<S>& a, const V3<S>& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
-template <class S> V3<S> operator-(const V3<S>& a, const V3<S>& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-template <class S> V3<S> operator-(const V3<S>& a) { return {-a[0], -a[1], -a[2]}; }
-template <class S> V3<S> scale(const S& s, const V3<S>& a) { return {s * a[0], s * a[1], s * a[2]}; }
-template <class S> S dot(const V3<S>& a, const V3<S>& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-template <class S> V3<S> cross(const V3<S>& a, const V3<S>& b) {
+template <class S>
+V3<S> operator+(const V3<S>& a, const V3<S>& b) {
+  return {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
+}
+template <class S>
+V3<S> operator-(const V3<S>& a, const V3<S>& b) {
+  return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
+template <class S>
+V3<S> operator-(const V3<S>& a) {
+  return {-a[0], -a[1], -a[2]};
+}
+template <class S>
+V3<S> scale(const S& s, const V3<S>& a) {
+  return {s * a[0], s * a[1], s * a[2]};
+}
+template <class S>
+S dot(const V3<S>& a, const V3<S>& b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+template <class S>
+V3<S> cross(const V3<S>& a, const V3<S>& b) {
   return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
 
 // A x and A^T x.
-template <class S> V3<S> mul(const M3<S>& A, const V3<S>& x) {
+template <class S>
+V3<S> mul(const M3<S>& A, const V3<S>& x) {
   return {A[0] * x[0] + A[1] * x[1] + A[2] * x[2], A[3] * x[0] + A[4] * x[1] + A[5] * x[2],
           A[6] * x[0] + A[7] * x[1] + A[8] * x[2]};
 }
-template <class S> V3<S> mul_t(const M3<S>& A, const V3<S>& x) {
+template <class S>
+V3<S> mul_t(const M3<S>& A, const V3<S>& x) {
   return {A[0] * x[0] + A[3] * x[1] + A[6] * x[2], A[1] * x[0] + A[4] * x[1] + A[7] * x[2],
           A[2] * x[0] + A[5] * x[1] + A[8] * x[2]};
 }
-template <class S> M3<S> mul(const M3<S>& A, const M3<S>& B) {
+template <class S>
+M3<S> mul(const M3<S>& A, const M3<S>& B) {
   M3<S> C;
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      C[3 * r + c] = A[3 * r] * B[c] + A[3 * r + 1] * B[3 + c] + A[3 * r + 2] * B[6 + c];
+    for (int c = 0; c < 3; ++c) C[3 * r + c] = A[3 * r] * B[c] + A[3 * r + 1] * B[3 + c] + A[3 * r + 2] * B[6 + c];
   return C;
 }
-template <class S> M3<S> transpose(const M3<S>& A) { return {A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]}; }
-template <class S> M3<S> operator+(const M3<S>& A, const M3<S>& B) {
+template <class S>
+M3<S> transpose(const M3<S>& A) {
+  return {A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]};
+}
+template <class S>
+M3<S> operator+(const M3<S>& A, const M3<S>& B) {
   M3<S> C;
   for (int i = 0; i < 9; ++i) C[i] = A[i] + B[i];
   return C;
 }
 
 // Q A Q^T. `symmetric` says A is symmetric: then only the upper triangle is computed.
-template <class S> M3<S> congruence(const M3<S>& Q, const M3<S>& A, bool symmetric) {
+template <class S>
+M3<S> congruence(const M3<S>& Q, const M3<S>& A, bool symmetric) {
   const M3<S> QA = mul(Q, A);
   M3<S> C;
   for (int r = 0; r < 3; ++r)
@@ -111,7 +149,8 @@ template <class S> M3<S> congruence(const M3<S>& Q, const M3<S>& A, bool symmetr
 }
 
 // l~ A: the cross product of l with every column of A.
-template <class S> M3<S> cross_left(const V3<S>& l, const M3<S>& A) {
+template <class S>
+M3<S> cross_left(const V3<S>& l, const M3<S>& A) {
   M3<S> C;
   for (int c = 0; c < 3; ++c) {
     const V3<S> col{A[c], A[3 + c], A[6 + c]};
@@ -121,7 +160,8 @@ template <class S> M3<S> cross_left(const V3<S>& l, const M3<S>& A) {
   return C;
 }
 // A l~: row r is (l~^T a_r)^T = -(l x a_r) = a_r x l.
-template <class S> M3<S> cross_right(const M3<S>& A, const V3<S>& l) {
+template <class S>
+M3<S> cross_right(const M3<S>& A, const V3<S>& l) {
   M3<S> C;
   for (int r = 0; r < 3; ++r) {
     const V3<S> row{A[3 * r], A[3 * r + 1], A[3 * r + 2]};
@@ -133,7 +173,8 @@ template <class S> M3<S> cross_right(const M3<S>& A, const V3<S>& l) {
 
 // ---- small matrices --------------------------------------------------------------------
 
-template <class S> SVec<S> mul(const SMat<S>& A, const SVec<S>& x) {
+template <class S>
+SVec<S> mul(const SMat<S>& A, const SVec<S>& x) {
   assert(A.cols == x.n);
   SVec<S> y;
   y.n = A.rows;
@@ -144,7 +185,8 @@ template <class S> SVec<S> mul(const SMat<S>& A, const SVec<S>& x) {
   }
   return y;
 }
-template <class S> SVec<S> mul_t(const SMat<S>& A, const SVec<S>& x) {
+template <class S>
+SVec<S> mul_t(const SMat<S>& A, const SVec<S>& x) {
   assert(A.rows == x.n);
   SVec<S> y;
   y.n = A.cols;
@@ -155,7 +197,8 @@ template <class S> SVec<S> mul_t(const SMat<S>& A, const SVec<S>& x) {
   }
   return y;
 }
-template <class S> SMat<S> mul(const SMat<S>& A, const SMat<S>& B) {
+template <class S>
+SMat<S> mul(const SMat<S>& A, const SMat<S>& B) {
   assert(A.cols == B.rows);
   SMat<S> C;
   C.rows = A.rows;
@@ -169,7 +212,8 @@ template <class S> SMat<S> mul(const SMat<S>& A, const SMat<S>& B) {
   return C;
 }
 // A^T B, only the upper triangle when the result is known to be symmetric.
-template <class S> SMat<S> mul_tn(const SMat<S>& A, const SMat<S>& B, bool symmetric) {
+template <class S>
+SMat<S> mul_tn(const SMat<S>& A, const SMat<S>& B, bool symmetric) {
   assert(A.rows == B.rows);
   SMat<S> C;
   C.rows = A.cols;
@@ -183,14 +227,16 @@ template <class S> SMat<S> mul_tn(const SMat<S>& A, const SMat<S>& B, bool symme
     }
   return C;
 }
-template <class S> SVec<S> operator+(const SVec<S>& a, const SVec<S>& b) {
+template <class S>
+SVec<S> operator+(const SVec<S>& a, const SVec<S>& b) {
   assert(a.n == b.n);
   SVec<S> y;
   y.n = a.n;
   for (int i = 0; i < a.n; ++i) y[i] = a[i] + b[i];
   return y;
 }
-template <class S> SVec<S> operator-(const SVec<S>& a, const SVec<S>& b) {
+template <class S>
+SVec<S> operator-(const SVec<S>& a, const SVec<S>& b) {
   assert(a.n == b.n);
   SVec<S> y;
   y.n = a.n;
@@ -200,7 +246,8 @@ template <class S> SVec<S> operator-(const SVec<S>& a, const SVec<S>& b) {
 
 // Inverse of a symmetric positive definite matrix (n <= 6) by an LDL^T factorisation
 // without pivoting: D(k) and M(k) are positive definite for physical bodies.
-template <class S> SMat<S> inverse_spd(const SMat<S>& A) {
+template <class S>
+SMat<S> inverse_spd(const SMat<S>& A) {
   const int n = A.rows;
   if (n == 1) {
     SMat<S> r;

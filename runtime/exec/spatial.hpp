@@ -10,31 +10,36 @@
 namespace soa::exec {
 
 // phi f = [R n + l x (R f); R f] for f = [n; f] (force transform, inward).
-template <class S> SVec<S> phi_apply(const Transform<S>& X, const SVec<S>& f) {
+template <class S>
+SVec<S> phi_apply(const Transform<S>& X, const SVec<S>& f) {
   const V3<S> F = mul(X.R, bottom(f));
   return spatial(mul(X.R, top(f)) + cross(X.l, F), F);
 }
 
 // phi* x = [R^T w; R^T (v - l x w)] for x = [w; v] (motion transform, outward).
-template <class S> SVec<S> phi_t_apply(const Transform<S>& X, const SVec<S>& x) {
+template <class S>
+SVec<S> phi_t_apply(const Transform<S>& X, const SVec<S>& x) {
   const V3<S> w = top(x);
   return spatial(mul_t(X.R, w), mul_t(X.R, bottom(x) - cross(X.l, w)));
 }
 
 // M x = [J w + h x v; m v - h x w] (reference 2 with h = m p).
-template <class S> SVec<S> inertia_apply(const Inertia<S>& I, const SVec<S>& x) {
+template <class S>
+SVec<S> inertia_apply(const Inertia<S>& I, const SVec<S>& x) {
   const V3<S> w = top(x), v = bottom(x);
   return spatial(mul(I.J, w) + cross(I.h, v), scale(I.m, v) - cross(I.h, w));
 }
 
-template <class S> Inertia<S> operator+(const Inertia<S>& a, const Inertia<S>& b) {
+template <class S>
+Inertia<S> operator+(const Inertia<S>& a, const Inertia<S>& b) {
   return {a.m + b.m, a.h + b.h, a.J + b.J};
 }
 
 // phi I phi* for a rigid-body inertia: rotate (J' = R J R^T, h' = R h), then shift the
 // reference point by l: h'' = h' + m l, J'' = J' + (l.(h' + h'')) 1 - h'' l^T - l h'^T
 // (from -l~h'~ - h'~l~ - m l~l~ and a~b~ = b a^T - (a.b) 1).
-template <class S> Inertia<S> inertia_congruence(const Transform<S>& X, const Inertia<S>& I) {
+template <class S>
+Inertia<S> inertia_congruence(const Transform<S>& X, const Inertia<S>& I) {
   const V3<S> h1 = mul(X.R, I.h);
   const V3<S> h2 = h1 + scale(I.m, X.l);
   const M3<S> J1 = congruence(X.R, I.J, true);
@@ -50,7 +55,8 @@ template <class S> Inertia<S> inertia_congruence(const Transform<S>& X, const In
   return {I.m, h2, J2};
 }
 
-template <class S> SMat<S> inertia_matrix(const Inertia<S>& I) {
+template <class S>
+SMat<S> inertia_matrix(const Inertia<S>& I) {
   SMat<S> M = smat_zero<S>(6, 6);
   const S zero(0.0);
   const V3<S>& h = I.h;
@@ -66,14 +72,16 @@ template <class S> SMat<S> inertia_matrix(const Inertia<S>& I) {
 }
 
 namespace detail {
-template <class S> M3<S> block(const SMat<S>& P, int r0, int c0) {
+template <class S>
+M3<S> block(const SMat<S>& P, int r0, int c0) {
   M3<S> B;
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) B[3 * r + c] = P(r0 + r, c0 + c);
   return B;
 }
 // Assemble [[TL, TR], [TR^T, BR]] from the upper triangles of TL and BR.
-template <class S> SMat<S> assemble_symmetric(const M3<S>& TL, const M3<S>& TR, const M3<S>& BR) {
+template <class S>
+SMat<S> assemble_symmetric(const M3<S>& TL, const M3<S>& TR, const M3<S>& BR) {
   SMat<S> Y;
   Y.rows = Y.cols = 6;
   for (int r = 0; r < 3; ++r)
@@ -90,7 +98,8 @@ template <class S> SMat<S> assemble_symmetric(const M3<S>& TL, const M3<S>& TR, 
 
 // phi P phi* for symmetric P = [[A, B], [B^T, C]]: rotate the blocks, then with
 // T = [[1, l~], [0, 1]]: T X T^T = [[A' + l~B'^T - Y l~, Y], [Y^T, C']], Y = B' + l~C'.
-template <class S> SMat<S> congruence6(const Transform<S>& X, const SMat<S>& P) {
+template <class S>
+SMat<S> congruence6(const Transform<S>& X, const SMat<S>& P) {
   const M3<S> A = congruence(X.R, detail::block(P, 0, 0), true);
   const M3<S> B = congruence(X.R, detail::block(P, 0, 3), false);
   const M3<S> C = congruence(X.R, detail::block(P, 3, 3), true);
@@ -103,7 +112,8 @@ template <class S> SMat<S> congruence6(const Transform<S>& X, const SMat<S>& P) 
 
 // phi* P phi for symmetric P: with T = [[1, l~], [0, 1]], T^T P T = [[A, Z], [Z^T, C - l~B +
 // Z^T l~]], Z = A l~ + B, then every block rotated by R^T (.) R.
-template <class S> SMat<S> congruence6_t(const Transform<S>& X, const SMat<S>& P) {
+template <class S>
+SMat<S> congruence6_t(const Transform<S>& X, const SMat<S>& P) {
   const M3<S> A = detail::block(P, 0, 0), B = detail::block(P, 0, 3), C = detail::block(P, 3, 3);
   const M3<S> Z = cross_right(A, X.l) + B;
   const M3<S> lB = cross_left(X.l, B), Zl = cross_right(transpose(Z), X.l);

@@ -163,9 +163,8 @@ VExpr sum(std::vector<std::pair<double, VExpr>> terms, Space space) {
 }
 
 VExpr apply(Block b, VExpr operand) {
-  SOA_ASSERT(operand.space() == block_input(b),
-             fmt::format("apply {}: operand lives in {}, expected {}", to_string(b),
-                         to_string(operand.space()), to_string(block_input(b))));
+  SOA_ASSERT(operand.space() == block_input(b), fmt::format("apply {}: operand lives in {}, expected {}", to_string(b),
+                                                            to_string(operand.space()), to_string(block_input(b))));
   if (operand.kind() == VKind::Zero) return zero(block_output(b));
   VNode n = node(VKind::Apply, block_output(b));
   n.block = b;
@@ -220,9 +219,7 @@ Stmt compute(Quantity q, int arg) {
   return s;
 }
 
-int SweepProgram::loop_count() const {
-  return static_cast<int>(loops.size() + (columns ? columns->loops.size() : 0));
-}
+int SweepProgram::loop_count() const { return static_cast<int>(loops.size() + (columns ? columns->loops.size() : 0)); }
 
 // ---- printing -----------------------------------------------------------------------------
 
@@ -244,15 +241,13 @@ std::string compute_text(Quantity q) {
   switch (q) {
     case Quantity::Transform: return "phi(p(k),k) = [[R, l~R], [0, R]] of q(k)";
     case Quantity::Velocity: return "V(k) = phi*(p(k),k) V(p(k)) + H*(k) qd(k)";
-    case Quantity::BiasA:
-      return "a(k) = bias(omega(p(k)), H*(k) qd(k)) (+ phi*(world,k) [0; -g] at a root)";
+    case Quantity::BiasA: return "a(k) = bias(omega(p(k)), H*(k) qd(k)) (+ phi*(world,k) [0; -g] at a root)";
     case Quantity::BiasB: return "b(k) = [omega x J omega; omega x (omega x m p)](k)";
     case Quantity::Articulated:
       return "P(k) = M(k) + sum_c psi(k,c) P(c) psi*(k,c); D(k) = H(k) P(k) H*(k); "
              "G(k) = P(k) H*(k) D^-1(k)";
     case Quantity::Composite: return "R(k) = M(k) + sum_c phi(k,c) R(c) phi*(k,c)";
-    case Quantity::Upsilon:
-      return "Upsilon(k) = psi*(p(k),k) Upsilon(p(k)) psi(p(k),k) + H*(k) D^-1(k) H(k)";
+    case Quantity::Upsilon: return "Upsilon(k) = psi*(p(k),k) Upsilon(p(k)) psi(p(k),k) + H*(k) D^-1(k) H(k)";
   }
   return "?";
 }
@@ -260,20 +255,16 @@ std::string compute_text(Quantity q) {
 void print_stmt(std::string& out, const Stmt& s, const std::vector<Var>& vars, int indent) {
   std::string line(static_cast<std::size_t>(indent), ' ');
   switch (s.kind) {
-    case Stmt::Kind::Assign:
-      line += fmt::format("{}(k) = {}", vars[s.dst].name, print(s.rhs, vars, "k"));
-      break;
+    case Stmt::Kind::Assign: line += fmt::format("{}(k) = {}", vars[s.dst].name, print(s.rhs, vars, "k")); break;
     case Stmt::Kind::TipAssign:
-      line += fmt::format("{}(t) = B*(t,k) {}  for the tips t at k", vars[s.dst].name,
-                          bracket(s.rhs, vars, "k"));
+      line += fmt::format("{}(t) = B*(t,k) {}  for the tips t at k", vars[s.dst].name, bracket(s.rhs, vars, "k"));
       break;
     case Stmt::Kind::Compute: line += compute_text(s.quantity); break;
   }
   out += fmt::format("{}   [{}]\n", line, s.label);
 }
 
-void print_loops(std::string& out, const std::vector<Loop>& loops, const std::vector<Var>& vars,
-                 int indent) {
+void print_loops(std::string& out, const std::vector<Loop>& loops, const std::vector<Var>& vars, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   for (const Loop& l : loops) {
     const bool in = l.direction == Direction::Inward;
@@ -290,8 +281,7 @@ std::string print(const VExpr& e, const std::vector<Var>& vars, std::string_view
     case VKind::Var: return fmt::format("{}({})", vars.at(e.var()).name, at);
     case VKind::Read: return fmt::format("{}({})", to_string(e.quantity()), at);
     case VKind::Zero: return "0";
-    case VKind::Apply:
-      return fmt::format("{}({}) {}", to_string(e.block()), at, bracket(e.operand(), vars, at));
+    case VKind::Apply: return fmt::format("{}({}) {}", to_string(e.block()), at, bracket(e.operand(), vars, at));
     case VKind::EdgeIn: {
       const std::string c = child_of(at);
       return fmt::format("sum_{} phi({},{}) {}", c, at, c, bracket(e.operand(), vars, c));
@@ -307,8 +297,10 @@ std::string print(const VExpr& e, const std::vector<Var>& vars, std::string_view
         const auto& [c, t] = e.terms()[i];
         const bool negative = c < 0;
         const double mag = negative ? -c : c;
-        if (i == 0) s += negative ? "-" : "";
-        else s += negative ? " - " : " + ";
+        if (i == 0)
+          s += negative ? "-" : "";
+        else
+          s += negative ? " - " : " + ";
         if (mag != 1.0) s += coefficient(mag) + " ";
         s += bracket(t, vars, at);
       }
@@ -321,13 +313,12 @@ std::string print(const VExpr& e, const std::vector<Var>& vars, std::string_view
 std::string print(const SweepProgram& p) {
   std::string out = fmt::format("sweep program {}: {}\n", p.name.empty() ? "(unnamed)" : p.name, p.source);
   for (const LoweringStep& step : p.lowering)
-    out += step.identity.empty() ? fmt::format("  lowered by {}: {}\n", step.way, step.what)
-                                 : fmt::format("  lowered by {} ({} [{}]): {}\n", step.way, step.identity,
-                                               step.citation, step.what);
+    out += step.identity.empty()
+               ? fmt::format("  lowered by {}: {}\n", step.way, step.what)
+               : fmt::format("  lowered by {} ({} [{}]): {}\n", step.way, step.identity, step.citation, step.what);
   out += "  inputs:";
   for (std::size_t i = 0; i < p.inputs.size(); ++i)
-    out += fmt::format("{} {} ({})", i ? "," : "", p.vars[p.inputs[i]].name,
-                       to_string(p.vars[p.inputs[i]].space));
+    out += fmt::format("{} {} ({})", i ? "," : "", p.vars[p.inputs[i]].name, to_string(p.vars[p.inputs[i]].space));
   out += p.inputs.empty() ? " none\n" : "\n";
   print_loops(out, p.loops, p.vars, 2);
   if (p.columns) {
@@ -335,20 +326,21 @@ std::string print(const SweepProgram& p) {
     out += fmt::format("  for each column j of {}: {}(.) = e_j\n", to_string(c.space), p.vars[c.unit].name);
     print_loops(out, c.loops, p.vars, 4);
     if (c.fill == Fill::Gram) {
-      out += fmt::format("  output {} ({} x {}): {}(i,j) = {}(.)_i . {}(.)_j for i <= j, by symmetry for i > j   "
-                         "[Gram form of A* W A]\n",
-                         p.output.name, to_string(p.output.rows), to_string(c.space), p.output.name,
-                         p.vars[c.result].name, p.vars[c.weighted].name);
+      out += fmt::format(
+          "  output {} ({} x {}): {}(i,j) = {}(.)_i . {}(.)_j for i <= j, by symmetry for i > j   "
+          "[Gram form of A* W A]\n",
+          p.output.name, to_string(p.output.rows), to_string(c.space), p.output.name, p.vars[c.result].name,
+          p.vars[c.weighted].name);
     } else {
-      out += fmt::format("  output {} ({} x {}) = [{}(.) for each j]{}\n", p.output.name,
-                         to_string(p.output.rows), to_string(c.space), p.vars[c.result].name,
+      out += fmt::format("  output {} ({} x {}) = [{}(.) for each j]{}\n", p.output.name, to_string(p.output.rows),
+                         to_string(c.space), p.vars[c.result].name,
                          c.fill == Fill::SymmetricFromAncestors
                              ? ", rows of bodies outboard of body(j) by symmetry (CRB-H, 004 eq. 5.45)"
                              : "");
     }
   } else {
-    out += fmt::format("  output {} ({}) = {}(.)\n", p.output.name, to_string(p.output.rows),
-                       p.vars[p.output.var].name);
+    out +=
+        fmt::format("  output {} ({}) = {}(.)\n", p.output.name, to_string(p.output.rows), p.vars[p.output.var].name);
   }
   return out;
 }

@@ -63,24 +63,38 @@ std::string_view to_string(Quantity q);
 
 // Per-body (memoryless) maps a vector expression can apply.
 enum class Block : std::uint8_t {
-  H, Hstar, M, Minv, P, R, Upsilon, D, Dinv, G, Gstar, Taubar, TaubarStar, Tau, TauStar,
+  H,
+  Hstar,
+  M,
+  Minv,
+  P,
+  R,
+  Upsilon,
+  D,
+  Dinv,
+  G,
+  Gstar,
+  Taubar,
+  TaubarStar,
+  Tau,
+  TauStar,
 };
-std::string_view to_string(Block b);       // "H", "H*", "D^-1", ...
-Space block_input(Block b);                // the space of the operand
-Space block_output(Block b);               // the space of the result
+std::string_view to_string(Block b);            // "H", "H*", "D^-1", ...
+Space block_input(Block b);                     // the space of the operand
+Space block_output(Block b);                    // the space of the result
 std::optional<Quantity> block_source(Block b);  // the quantity the block is made of, if any
 
 // ---- per-body vector expressions --------------------------------------------------------
 
 enum class VKind : std::uint8_t {
-  Var,       // a var at the current body
-  Read,      // a spatial model quantity at the current body: V, a or b
-  Zero,      // zero of a space
-  Sum,       // sum_i coef_i term_i
-  Apply,     // Block(k) operand(k)
-  EdgeIn,    // sum over children c of phi(k,c) operand(c)   (E_phi, inward)
-  EdgeOut,   // phi*(p(k),k) operand(p(k)), zero at a root  (E_phi*, outward)
-  TipIn,     // sum over the tips t at body k of B(k,t) var(t)   (pick-off B)
+  Var,      // a var at the current body
+  Read,     // a spatial model quantity at the current body: V, a or b
+  Zero,     // zero of a space
+  Sum,      // sum_i coef_i term_i
+  Apply,    // Block(k) operand(k)
+  EdgeIn,   // sum over children c of phi(k,c) operand(c)   (E_phi, inward)
+  EdgeOut,  // phi*(p(k),k) operand(p(k)), zero at a root  (E_phi*, outward)
+  TipIn,    // sum over the tips t at body k of B(k,t) var(t)   (pick-off B)
 };
 
 struct VNode;
@@ -91,10 +105,10 @@ public:
   explicit VExpr(std::shared_ptr<const VNode> n) : node_(std::move(n)) {}
   VKind kind() const;
   Space space() const;
-  int var() const;            // Var, TipIn
-  Quantity quantity() const;  // Read
-  Block block() const;        // Apply
-  const VExpr& operand() const;  // Apply, EdgeIn, EdgeOut
+  int var() const;                                             // Var, TipIn
+  Quantity quantity() const;                                   // Read
+  Block block() const;                                         // Apply
+  const VExpr& operand() const;                                // Apply, EdgeIn, EdgeOut
   const std::vector<std::pair<double, VExpr>>& terms() const;  // Sum
   const VNode* get() const { return node_.get(); }
   explicit operator bool() const { return static_cast<bool>(node_); }
@@ -115,8 +129,8 @@ struct VNode {
 };
 
 // Checked constructors.
-VExpr var(int id, Space space);                 // Joint, Spatial or Tip... read at k
-VExpr read(Quantity q);                         // Velocity, BiasA or BiasB
+VExpr var(int id, Space space);  // Joint, Spatial or Tip... read at k
+VExpr read(Quantity q);          // Velocity, BiasA or BiasB
 VExpr zero(Space space);
 // Sum of terms of one space; nested sums are flattened, zero terms and zero coefficients
 // dropped; an empty sum is zero(space); a single term with coefficient 1 is that term.
@@ -176,9 +190,9 @@ struct Columns {
   Space space = Space::Joint;  // the column space
   int unit = -1;               // var receiving e_j
   std::vector<Loop> loops;
-  int result = -1;             // var holding column j afterwards
+  int result = -1;  // var holding column j afterwards
   Fill fill = Fill::Full;
-  int weighted = -1;           // Gram: var holding W times column j
+  int weighted = -1;  // Gram: var holding W times column j
 };
 
 struct Output {
@@ -193,18 +207,18 @@ struct LoweringStep {
   std::string way;       // "composite-body", "gram", "newton-euler", "sweeps", "columns"
   std::string identity;  // the library identity that allows it ("CRB-H"; empty: none needed)
   std::string citation;
-  std::string what;      // one line: what the code does
+  std::string what;  // one line: what the code does
 };
 
 struct SweepProgram {
-  std::string name;    // kernel name, for printing
-  std::string source;  // the operator expression it was lowered from
+  std::string name;                    // kernel name, for printing
+  std::string source;                  // the operator expression it was lowered from
   std::vector<LoweringStep> lowering;  // how, in order (at least one)
   std::vector<Var> vars;
   std::vector<int> inputs;  // var ids, in the declared order (input layout)
   Output output;
-  std::vector<Loop> loops;          // run once, in order
-  std::optional<Columns> columns;   // operator-valued output: run per column after `loops`
+  std::vector<Loop> loops;         // run once, in order
+  std::optional<Columns> columns;  // operator-valued output: run per column after `loops`
 
   // Number of loops: `loops` plus the loops of one column.
   int loop_count() const;

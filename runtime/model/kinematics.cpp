@@ -16,15 +16,14 @@ Eigen::Quaterniond quaternion_at(const VecX& q, int offset, const Robot& robot, 
   Eigen::Quaterniond quat(q[offset + 3], q[offset], q[offset + 1], q[offset + 2]);
   const double norm = quat.norm();
   if (!(norm > 0.5 && norm < 1.5))
-    throw UserError(fmt::format("{}: joint '{}': quaternion has norm {:.3g}, expected 1",
-                                robot.source, body.joint_name, norm));
+    throw UserError(
+        fmt::format("{}: joint '{}': quaternion has norm {:.3g}, expected 1", robot.source, body.joint_name, norm));
   quat.normalize();
   return quat;
 }
 
 // Rotation (frame k -> parent frame) and offset l (O_k - O_p in the parent frame) of joint k.
-void joint_transform(const Robot& robot, const Body& body, const VecX& q, Eigen::Matrix3d& R,
-                     Eigen::Vector3d& l) {
+void joint_transform(const Robot& robot, const Body& body, const VecX& q, Eigen::Matrix3d& R, Eigen::Vector3d& l) {
   const int o = body.q_offset;
   switch (body.joint) {
     case JointKind::Revolute:
@@ -59,8 +58,7 @@ Mat6X joint_map_adjoint(const Body& body) {
 
 void check_sizes(const Robot& robot, const State& s, std::size_t tips) {
   auto bad = [&](const char* what, long got, long want) {
-    throw UserError(fmt::format("{}: state has {} {} entries, the robot needs {}", robot.source,
-                                got, what, want));
+    throw UserError(fmt::format("{}: state has {} {} entries, the robot needs {}", robot.source, got, what, want));
   };
   if (s.q.size() != robot.nq) bad("q", s.q.size(), robot.nq);
   if (s.qd.size() != robot.nv) bad("qd", s.qd.size(), robot.nv);
@@ -70,9 +68,8 @@ void check_sizes(const Robot& robot, const State& s, std::size_t tips) {
 
 // Recursive Newton-Euler (inward pass) for given accelerations: the independent reference
 // that EOM and def-C are checked against. Returns T = H f.
-VecX newton_euler(const Robot& robot, const std::vector<BodyBlocks>& body,
-                  const std::vector<Vec6>& alpha, const std::vector<TipBlocks>& tips,
-                  const VecX* f0, std::vector<Vec6>* f_out) {
+VecX newton_euler(const Robot& robot, const std::vector<BodyBlocks>& body, const std::vector<Vec6>& alpha,
+                  const std::vector<TipBlocks>& tips, const VecX* f0, std::vector<Vec6>* f_out) {
   const int n = robot.size();
   std::vector<Vec6> f(n);
   for (int k = 0; k < n; ++k) f[k] = body[k].M * alpha[k] + body[k].b;
@@ -245,10 +242,10 @@ Articulated compute_articulated(const Robot& robot, const Kinematics& kin) {
     Eigen::LDLT<MatX> ldlt(art.D[k]);
     const double smallest = art.D[k].selfadjointView<Eigen::Lower>().eigenvalues().minCoeff();
     if (!(smallest > 1e-12 * mass_scale))
-      throw UserError(fmt::format(
-          "{}: link '{}' (joint '{}'): articulated inertia is singular (smallest eigenvalue of "
-          "D = {:.3g}): a massless body behind a movable joint",
-          robot.source, b.name, b.joint_name, smallest));
+      throw UserError(
+          fmt::format("{}: link '{}' (joint '{}'): articulated inertia is singular (smallest eigenvalue of "
+                      "D = {:.3g}): a massless body behind a movable joint",
+                      robot.source, b.name, b.joint_name, smallest));
     art.Dinv[k] = ldlt.solve(MatX::Identity(b.nv(), b.nv()));
     art.G[k] = PHs * art.Dinv[k];
     art.taubar[k] = Mat6::Identity() - art.G[k] * B.Hstar.transpose();
@@ -265,8 +262,7 @@ Articulated compute_articulated(const Robot& robot, const Kinematics& kin) {
     const Body& b = robot.bodies[k];
     const Mat6X& Hs = kin.body[k].Hstar;
     art.Upsilon[k] = Hs * art.Dinv[k] * Hs.transpose();
-    if (b.parent >= 0)
-      art.Upsilon[k] += art.psi[k].transpose() * art.Upsilon[b.parent] * art.psi[k];
+    if (b.parent >= 0) art.Upsilon[k] += art.psi[k].transpose() * art.Upsilon[b.parent] * art.psi[k];
   }
   return art;
 }

@@ -46,8 +46,8 @@ VecX neutral_configuration(const Robot& robot);
 State random_state(const Robot& robot, int tips, std::mt19937_64& rng);
 
 struct BodyBlocks {
-  Mat6 phi;    // phi(p(k), k)  (phi(world, k) for a root)
-  Mat6X Hstar; // H*(k), 6 x nv(k)
+  Mat6 phi;     // phi(p(k), k)  (phi(world, k) for a root)
+  Mat6X Hstar;  // H*(k), 6 x nv(k)
   Mat6 M;
   Vec6 V, a, b, alpha, f;  // recursive Newton-Euler quantities
 };
@@ -55,7 +55,7 @@ struct BodyBlocks {
 struct TipBlocks {
   int frame = -1;  // index into Robot::frames
   int body = -1;
-  Mat6 phi;        // phi(O_body, tip frame) = B block (reference 3, B)
+  Mat6 phi;  // phi(O_body, tip frame) = B block (reference 3, B)
 };
 
 struct Kinematics {

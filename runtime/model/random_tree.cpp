@@ -101,8 +101,7 @@ Robot random_tree(unsigned long long seed, const RandomTreeOptions& options) {
     b.com = s.box(0.2);
     // Principal moments from the second moments (a, b, c) of a mass distribution along the
     // principal axes: l1 = m (b + c), ... satisfy the triangle inequality strictly.
-    const double ax = s.uniform(0.005, 0.05), ay = s.uniform(0.005, 0.05),
-                 az = s.uniform(0.005, 0.05);
+    const double ax = s.uniform(0.005, 0.05), ay = s.uniform(0.005, 0.05), az = s.uniform(0.005, 0.05);
     const Eigen::Vector3d moments = b.mass * Eigen::Vector3d(ay + az, ax + az, ax + ay);
     const Eigen::Matrix3d Q = s.rotation();
     b.inertia = Q * moments.asDiagonal() * Q.transpose();
@@ -116,8 +115,7 @@ Robot random_arms(unsigned long long seed, int arms, const RandomTreeOptions& op
   if (arms < 1) throw UserError(fmt::format("random arms: needs at least one arm (got {})", arms));
   Robot robot;
   robot.name = "random_arms";
-  robot.source =
-      fmt::format("random arms (seed {}, {} arms of {} bodies)", seed, arms, options.bodies);
+  robot.source = fmt::format("random arms (seed {}, {} arms of {} bodies)", seed, arms, options.bodies);
   // Arm 1 takes the highest body indices: finalize() walks the roots from the highest
   // index down, so arm 1 comes first in joint-space order (Robot::roots()).
   for (int i = arms; i >= 1; --i) {

@@ -70,8 +70,7 @@ std::vector<int> Robot::default_tips() const {
   auto is_hand = [&](int k) {
     const Body& b = bodies[k];
     if (b.parent < 0 || b.children.size() < 2) return false;  // a base is no end-effector
-    return std::all_of(b.children.begin(), b.children.end(),
-                       [&](int c) { return count[c] <= kMaxFingerBodies; });
+    return std::all_of(b.children.begin(), b.children.end(), [&](int c) { return count[c] <= kMaxFingerBodies; });
   };
 
   // Each leaf stands for its highest hand ancestor, or for itself.
@@ -80,8 +79,7 @@ std::vector<int> Robot::default_tips() const {
     int tip = leaf;
     for (int a = bodies[leaf].parent; a >= 0; a = bodies[a].parent)
       if (is_hand(a)) tip = a;
-    if (std::find(tip_bodies.begin(), tip_bodies.end(), tip) == tip_bodies.end())
-      tip_bodies.push_back(tip);
+    if (std::find(tip_bodies.begin(), tip_bodies.end(), tip) == tip_bodies.end()) tip_bodies.push_back(tip);
   }
   std::sort(tip_bodies.begin(), tip_bodies.end());
 
@@ -128,8 +126,7 @@ bool Robot::is_serial_chain() const {
 std::vector<std::string> Robot::joint_order() const {
   std::vector<int> order(bodies.size());
   for (int k = 0; k < size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
   std::vector<std::string> names;
   names.reserve(order.size());
   for (int k : order) names.push_back(bodies[k].joint_name);
@@ -140,8 +137,7 @@ std::vector<int> Robot::roots() const {
   std::vector<int> r;
   for (int k = 0; k < size(); ++k)
     if (bodies[k].parent < 0) r.push_back(k);
-  std::sort(r.begin(), r.end(),
-            [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
+  std::sort(r.begin(), r.end(), [&](int a, int b) { return bodies[a].v_offset < bodies[b].v_offset; });
   return r;
 }
 
@@ -187,9 +183,9 @@ void finalize(Robot& robot) {
   const int n = robot.size();
   for (int k = 0; k < n; ++k) {
     const int p = robot.bodies[k].parent;
-    SOA_ASSERT(p == -1 || (p > k && p < n),
-               fmt::format("body {} ('{}') has parent {}: the numbering needs parent > child", k,
-                           robot.bodies[k].name, p));
+    SOA_ASSERT(
+        p == -1 || (p > k && p < n),
+        fmt::format("body {} ('{}') has parent {}: the numbering needs parent > child", k, robot.bodies[k].name, p));
   }
 
   // Children (and roots) in decreasing index order: the loaders number bodies
@@ -227,14 +223,12 @@ void finalize(Robot& robot) {
     if (!f) {
       robot.frames.push_back(Frame{name, k, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(), ""});
     } else {
-      SOA_ASSERT(robot.frames[*f].body == k,
-                 fmt::format("frame '{}' is named after body {} but attached to body {}", name, k,
-                             robot.frames[*f].body));
+      SOA_ASSERT(robot.frames[*f].body == k, fmt::format("frame '{}' is named after body {} but attached to body {}",
+                                                         name, k, robot.frames[*f].body));
     }
   }
   for (const Frame& f : robot.frames)
-    SOA_ASSERT(f.body >= 0 && f.body < n,
-               fmt::format("frame '{}' is attached to missing body {}", f.name, f.body));
+    SOA_ASSERT(f.body >= 0 && f.body < n, fmt::format("frame '{}' is attached to missing body {}", f.name, f.body));
 }
 
 }  // namespace soa

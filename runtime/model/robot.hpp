@@ -57,12 +57,12 @@ struct Body {
   int parent = -1;         // index of the parent body, -1 for the world
   std::vector<int> children;
   JointKind joint = JointKind::Revolute;
-  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // unit, in body frame (revolute/prismatic)
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();         // unit, in body frame (revolute/prismatic)
   Eigen::Matrix3d origin_R = Eigen::Matrix3d::Identity();  // X_tree rotation: frame k -> parent
   Eigen::Vector3d origin_p = Eigen::Vector3d::Zero();      // X_tree translation, parent frame
   double mass = 0.0;
-  Eigen::Vector3d com = Eigen::Vector3d::Zero();            // centre of mass in body frame
-  Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();        // rotational inertia about the com
+  Eigen::Vector3d com = Eigen::Vector3d::Zero();      // centre of mass in body frame
+  Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();  // rotational inertia about the com
   int q_offset = 0;
   int v_offset = 0;
   // The URDF link joint k hangs from (a frame on the parent body, or a world link); empty
@@ -96,8 +96,8 @@ struct MimicJoint {
 inline constexpr int kMaxFingerBodies = 3;
 
 struct Robot {
-  std::string source;      // file path, or a description of how it was made
-  std::string name;        // URDF robot name
+  std::string source;  // file path, or a description of how it was made
+  std::string name;    // URDF robot name
   std::vector<Body> bodies;
   std::vector<Frame> frames;  // one per body (same name) plus every merged link
   int nq = 0;
@@ -144,15 +144,14 @@ struct LoadOptions {
 // the issue (unreadable file, XML error, unknown joint type, missing parent or child,
 // cycles, several roots, negative mass, a non-PSD inertia, a singular movable subtree).
 Robot load_urdf(const std::string& path, const LoadOptions& options = {});
-Robot parse_urdf(const std::string& xml_text, const std::string& source_name,
-                 const LoadOptions& options = {});
+Robot parse_urdf(const std::string& xml_text, const std::string& source_name, const LoadOptions& options = {});
 
 struct RandomTreeOptions {
   int bodies = 8;
-  bool floating = false;        // free-flyer root
-  bool allow_ball = true;       // mix ball joints in
+  bool floating = false;   // free-flyer root
+  bool allow_ball = true;  // mix ball joints in
   bool allow_prismatic = true;
-  double branching = 0.4;       // chance that a body hangs off a non-latest body
+  double branching = 0.4;  // chance that a body hangs off a non-latest body
 };
 
 // A random tree with mixed joint types, arbitrary axes and random physically valid

@@ -41,8 +41,7 @@ Pose compose(const Pose& a, const Pose& b) { return Pose{a.R * b.R, a.R * b.p + 
 // URDF rpy are fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll).
 Eigen::Matrix3d rpy_matrix(const Eigen::Vector3d& rpy) {
   using Eigen::AngleAxisd;
-  return (AngleAxisd(rpy.z(), Eigen::Vector3d::UnitZ()) *
-          AngleAxisd(rpy.y(), Eigen::Vector3d::UnitY()) *
+  return (AngleAxisd(rpy.z(), Eigen::Vector3d::UnitZ()) * AngleAxisd(rpy.y(), Eigen::Vector3d::UnitY()) *
           AngleAxisd(rpy.x(), Eigen::Vector3d::UnitX()))
       .toRotationMatrix();
 }
@@ -94,16 +93,14 @@ public:
       double value = 0.0;
       const auto [end, ec] = std::from_chars(first, last, value);
       if (ec != std::errc() || end != last)
-        fail(e->GetLineNum(), fmt::format("{}: '{}' is not a number in {}=\"{}\"", what, token,
-                                          attribute, text));
+        fail(e->GetLineNum(), fmt::format("{}: '{}' is not a number in {}=\"{}\"", what, token, attribute, text));
       if (!std::isfinite(value))
-        fail(e->GetLineNum(),
-             fmt::format("{}: non-finite number '{}' in {}=\"{}\"", what, token, attribute, text));
+        fail(e->GetLineNum(), fmt::format("{}: non-finite number '{}' in {}=\"{}\"", what, token, attribute, text));
       values.push_back(value);
     }
     if (values.size() != count)
-      fail(e->GetLineNum(), fmt::format("{}: {}=\"{}\" needs {} number{}", what, attribute, text,
-                                        count, count == 1 ? "" : "s"));
+      fail(e->GetLineNum(),
+           fmt::format("{}: {}=\"{}\" needs {} number{}", what, attribute, text, count, count == 1 ? "" : "s"));
     return values;
   }
 
@@ -144,13 +141,11 @@ public:
     const XMLElement* mass = inertial->FirstChildElement("mass");
     if (!mass) fail(inertial->GetLineNum(), what + ": <inertial> without <mass>");
     link.mass = number(mass, "value", what);
-    if (link.mass < 0.0)
-      fail(mass->GetLineNum(), fmt::format("{}: negative mass {}", what, link.mass));
+    if (link.mass < 0.0) fail(mass->GetLineNum(), fmt::format("{}: negative mass {}", what, link.mass));
     const XMLElement* in = inertial->FirstChildElement("inertia");
     if (!in) fail(inertial->GetLineNum(), what + ": <inertial> without <inertia>");
-    const double ixx = number(in, "ixx", what), ixy = number(in, "ixy", what),
-                 ixz = number(in, "ixz", what), iyy = number(in, "iyy", what),
-                 iyz = number(in, "iyz", what), izz = number(in, "izz", what);
+    const double ixx = number(in, "ixx", what), ixy = number(in, "ixy", what), ixz = number(in, "ixz", what),
+                 iyy = number(in, "iyy", what), iyz = number(in, "iyz", what), izz = number(in, "izz", what);
     Eigen::Matrix3d I;
     I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
     // Only positive semi-definiteness is required: the shared robots carry singular dummy
@@ -159,10 +154,9 @@ public:
     const Eigen::Vector3d eig = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(I).eigenvalues();
     const double scale = eig.cwiseAbs().maxCoeff();
     if (eig.minCoeff() < -1e-12 * scale)
-      fail(in->GetLineNum(),
-           fmt::format("{}: inertia is not positive semi-definite (eigenvalues {:.6g}, {:.6g}, "
-                       "{:.6g})",
-                       what, eig[0], eig[1], eig[2]));
+      fail(in->GetLineNum(), fmt::format("{}: inertia is not positive semi-definite (eigenvalues {:.6g}, {:.6g}, "
+                                         "{:.6g})",
+                                         what, eig[0], eig[1], eig[2]));
     const Pose frame = origin(inertial, what);
     link.com = frame.p;
     link.inertia = frame.R * I * frame.R.transpose();
@@ -184,10 +178,9 @@ public:
     } else if (t == "fixed") {
       joint.type = UrdfJointType::Fixed;
     } else {
-      fail(joint.line,
-           fmt::format("{}: unknown joint type '{}' (supported: revolute, continuous, prismatic, "
-                       "fixed{})",
-                       what, t, t == "floating" ? "; a free-flyer root comes from --floating" : ""));
+      fail(joint.line, fmt::format("{}: unknown joint type '{}' (supported: revolute, continuous, prismatic, "
+                                   "fixed{})",
+                                   what, t, t == "floating" ? "; a free-flyer root comes from --floating" : ""));
     }
     auto end_link = [&](const char* tag) {
       const XMLElement* x = e->FirstChildElement(tag);
@@ -247,8 +240,7 @@ UrdfTree read_tree(const XMLElement* robot, const Parser& parser) {
   std::vector<Link>& links = tree.links;
   std::vector<Joint>& joints = tree.joints;
   std::map<std::string, int> link_index;
-  for (const XMLElement* e = robot->FirstChildElement("link"); e;
-       e = e->NextSiblingElement("link")) {
+  for (const XMLElement* e = robot->FirstChildElement("link"); e; e = e->NextSiblingElement("link")) {
     Link link = parser.link(e);
     if (!link_index.emplace(link.name, static_cast<int>(links.size())).second)
       parser.fail(link.line, fmt::format("link '{}' is defined twice (first on line {})", link.name,
@@ -258,19 +250,18 @@ UrdfTree read_tree(const XMLElement* robot, const Parser& parser) {
   if (links.empty()) parser.fail(robot->GetLineNum(), "<robot> has no <link>");
 
   std::map<std::string, int> joint_index;
-  for (const XMLElement* e = robot->FirstChildElement("joint"); e;
-       e = e->NextSiblingElement("joint")) {
+  for (const XMLElement* e = robot->FirstChildElement("joint"); e; e = e->NextSiblingElement("joint")) {
     Joint joint = parser.joint(e, link_index);
     const int j = static_cast<int>(joints.size());
     if (!joint_index.emplace(joint.name, j).second)
-      parser.fail(joint.line, fmt::format("joint '{}' is defined twice (first on line {})",
-                                          joint.name, joints[joint_index[joint.name]].line));
+      parser.fail(joint.line, fmt::format("joint '{}' is defined twice (first on line {})", joint.name,
+                                          joints[joint_index[joint.name]].line));
     Link& child = links[joint.child];
     if (child.parent_joint >= 0)
       parser.fail(joint.line, fmt::format("link '{}' is the child of two joints, '{}' (line {}) "
                                           "and '{}'",
-                                          child.name, joints[child.parent_joint].name,
-                                          joints[child.parent_joint].line, joint.name));
+                                          child.name, joints[child.parent_joint].name, joints[child.parent_joint].line,
+                                          joint.name));
     child.parent_joint = j;
     links[joint.parent].child_joints.push_back(j);
     joints.push_back(std::move(joint));
@@ -283,10 +274,9 @@ UrdfTree read_tree(const XMLElement* robot, const Parser& parser) {
   if (roots.size() > 1) {
     std::string names;
     for (int r : roots) names += (names.empty() ? "'" : ", '") + links[r].name + "'";
-    parser.fail(links[roots[1]].line,
-                fmt::format("several root links (links without a parent joint): {}; a URDF must "
-                            "be one connected tree",
-                            names));
+    parser.fail(links[roots[1]].line, fmt::format("several root links (links without a parent joint): {}; a URDF must "
+                                                  "be one connected tree",
+                                                  names));
   }
   std::vector<bool> reached(links.size(), false);
   if (!roots.empty()) {
@@ -309,8 +299,7 @@ UrdfTree read_tree(const XMLElement* robot, const Parser& parser) {
       l = joints[links[l].parent_joint].parent;
     }
     const Joint& j = joints[links[l].parent_joint];
-    parser.fail(j.line, fmt::format("the joints form a cycle through link '{}' (joint '{}')",
-                                    links[l].name, j.name));
+    parser.fail(j.line, fmt::format("the joints form a cycle through link '{}' (joint '{}')", links[l].name, j.name));
   }
   return tree;
 }
@@ -405,8 +394,8 @@ Robot assemble(const UrdfTree& tree, const std::string& source, const LoadOption
     // root link) is that body's own frame.
     const int pj = links[l].parent_joint;
     const bool merged = pj >= 0 && joints[pj].type == UrdfJointType::Fixed;
-    robot.frames.push_back(Frame{links[l].name, index(place[l].body), place[l].pose.R,
-                                 place[l].pose.p, merged ? links[joints[pj].parent].name : ""});
+    robot.frames.push_back(Frame{links[l].name, index(place[l].body), place[l].pose.R, place[l].pose.p,
+                                 merged ? links[joints[pj].parent].name : ""});
   }
   for (const Joint& j : joints)
     if (j.type != UrdfJointType::Fixed && !j.mimicked.empty())
@@ -416,8 +405,7 @@ Robot assemble(const UrdfTree& tree, const std::string& source, const LoadOption
 
 }  // namespace
 
-Robot parse_urdf(const std::string& xml_text, const std::string& source_name,
-                 const LoadOptions& options) {
+Robot parse_urdf(const std::string& xml_text, const std::string& source_name, const LoadOptions& options) {
   const Parser parser(source_name);
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml_text.data(), xml_text.size()) != tinyxml2::XML_SUCCESS)

@@ -32,8 +32,7 @@ UserError::UserError(const std::string& message, std::string detail)
     : std::runtime_error(one_line(message)), detail_(std::move(detail)) {}
 
 void internal_error(const char* file, int line, const std::string& message) {
-  throw InternalError(std::string("internal error at ") + file + ":" + std::to_string(line) +
-                      ": " + message);
+  throw InternalError(std::string("internal error at ") + file + ":" + std::to_string(line) + ": " + message);
 }
 
 }  // namespace soa

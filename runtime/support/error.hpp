@@ -40,7 +40,7 @@ public:
 
 }  // namespace soa
 
-#define SOA_ASSERT(cond, msg)                                                   \
-  do {                                                                          \
-    if (!(cond)) ::soa::internal_error(__FILE__, __LINE__, std::string(msg));   \
+#define SOA_ASSERT(cond, msg)                                                 \
+  do {                                                                        \
+    if (!(cond)) ::soa::internal_error(__FILE__, __LINE__, std::string(msg)); \
   } while (0)

@@ -72,10 +72,10 @@ struct SinCos {
 
 // The constants of the algorithm, shared with the back-ends that print or build it.
 namespace sincos_constants {
-inline constexpr double fast_bound = 0x1p20;         // the fast path: |x| < fast_bound
+inline constexpr double fast_bound = 0x1p20;  // the fast path: |x| < fast_bound
 inline constexpr double two_over_pi = 0x1.45f306dc9c883p-1;
-inline constexpr double round_shift = 0x1.8p52;      // (y + shift) - shift rounds y to an integer
-inline constexpr double pio2_1 = 0x1.921fb544p0;     // pi/2 = pio2_1 + pio2_2 + pio2_3 + pio2_4
+inline constexpr double round_shift = 0x1.8p52;   // (y + shift) - shift rounds y to an integer
+inline constexpr double pio2_1 = 0x1.921fb544p0;  // pi/2 = pio2_1 + pio2_2 + pio2_3 + pio2_4
 inline constexpr double pio2_2 = 0x1.0b4611a6p-34;
 inline constexpr double pio2_3 = 0x1.3198a2ep-69;
 inline constexpr double pio2_4 = 0x1.b839a252049c1p-104;

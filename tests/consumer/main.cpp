@@ -24,7 +24,8 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
 }
 
 // One kernel on random inputs, generated code against `dynamics`. False on a mismatch.
-bool agree(const soa::pipeline::Dynamics& dynamics, const std::string& kernel, Generated generated, const char* backend) {
+bool agree(const soa::pipeline::Dynamics& dynamics, const std::string& kernel, Generated generated,
+           const char* backend) {
   const soa::exec::Layout& layout = dynamics.layout(kernel);
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
@@ -76,7 +77,6 @@ int main() {
     return 1;
   }
 
-  std::printf("consumer: generated and run-time dynamics agree (%zu backends, gravity 0,0,-1.62)\n",
-              backends.size());
+  std::printf("consumer: generated and run-time dynamics agree (%zu backends, gravity 0,0,-1.62)\n", backends.size());
   return 0;
 }

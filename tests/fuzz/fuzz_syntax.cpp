@@ -48,8 +48,8 @@ void check_error(const UserError& e, const std::string& text) {
     while (at < m.size() && m[at] >= '0' && m[at] <= '9') ++at;
     return at > start;
   };
-  const bool placed = m.substr(0, prefix.size()) == prefix && number() && at < m.size() &&
-                      m[at++] == ':' && number() && m.substr(at, 9) == ": error: ";
+  const bool placed = m.substr(0, prefix.size()) == prefix && number() && at < m.size() && m[at++] == ':' && number() &&
+                      m.substr(at, 9) == ": error: ";
   if (!placed) fail("error message without its place: " + std::string(m), text);
   if (m.find('\n') != std::string_view::npos) fail("error message of several lines: " + std::string(m), text);
 }

@@ -32,7 +32,8 @@ constexpr const char* kName = "fuzz.urdf";
 
 void check_error(const UserError& e) {
   const std::string_view m = e.what();
-  if (m.substr(0, std::string_view(kName).size()) != kName) fail("error message without the file's name: " + std::string(m));
+  if (m.substr(0, std::string_view(kName).size()) != kName)
+    fail("error message without the file's name: " + std::string(m));
   if (m.find('\n') != std::string_view::npos) fail("error message of several lines: " + std::string(m));
 }
 

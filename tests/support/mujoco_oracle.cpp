@@ -19,14 +19,12 @@ namespace fs = std::filesystem;
 using tinyxml2::XMLDocument;
 using tinyxml2::XMLElement;
 
-[[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error("MujocoOracle: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("MujocoOracle: " + what); }
 
 // A private scratch directory: mj_saveLastXML can only write to a file, and loading from
 // files keeps the code free of MuJoCo's fixed-size VFS structure.
 class TempDir {
- public:
+public:
   TempDir() {
     std::string pattern = (fs::temp_directory_path() / "soa-mujoco-XXXXXX").string();
     if (!mkdtemp(pattern.data())) fail("cannot create a temporary directory");
@@ -40,7 +38,7 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   fs::path file(const std::string& name) const { return path_ / name; }
 
- private:
+private:
   fs::path path_;
 };
 
@@ -81,15 +79,14 @@ LinkInertia link_inertia(const XMLElement* link) {
   const std::vector<double> rpy = numbers(origin, "rpy", 3, {0, 0, 0});
   li.com = Eigen::Vector3d(xyz[0], xyz[1], xyz[2]);
   // URDF rpy: fixed axes x, y, z, i.e. R = Rz(yaw) Ry(pitch) Rx(roll).
-  const Eigen::Matrix3d R = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) *
-                             Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
-                             Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
-                                .toRotationMatrix();
+  const Eigen::Matrix3d R =
+      (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+       Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+          .toRotationMatrix();
   const XMLElement* in = inertial->FirstChildElement("inertia");
   auto get = [&](const char* a) { return numbers(in, a, 1, {0.0})[0]; };
   Eigen::Matrix3d I;
-  I << get("ixx"), get("ixy"), get("ixz"), get("ixy"), get("iyy"), get("iyz"), get("ixz"),
-      get("iyz"), get("izz");
+  I << get("ixx"), get("ixy"), get("ixz"), get("ixy"), get("iyy"), get("iyz"), get("ixz"), get("iyz"), get("izz");
   li.inertia = R * I * R.transpose();
   return li;
 }
@@ -99,12 +96,10 @@ LinkInertia link_inertia(const XMLElement* link) {
 std::map<std::string, LinkInertia> prepare_urdf(const std::string& path, const fs::path& out) {
   std::map<std::string, LinkInertia> inertias;
   XMLDocument doc;
-  if (doc.LoadFile(path.c_str()) != tinyxml2::XML_SUCCESS)
-    fail(path + ": cannot read the URDF: " + doc.ErrorStr());
+  if (doc.LoadFile(path.c_str()) != tinyxml2::XML_SUCCESS) fail(path + ": cannot read the URDF: " + doc.ErrorStr());
   XMLElement* robot = doc.RootElement();
   if (!robot || std::string(robot->Name()) != "robot") fail(path + ": no <robot> element");
-  for (XMLElement* link = robot->FirstChildElement("link"); link;
-       link = link->NextSiblingElement("link")) {
+  for (XMLElement* link = robot->FirstChildElement("link"); link; link = link->NextSiblingElement("link")) {
     for (const char* tag : {"visual", "collision"})
       while (XMLElement* e = link->FirstChildElement(tag)) link->DeleteChild(e);
     inertias[link->Attribute("name") ? link->Attribute("name") : ""] = link_inertia(link);
@@ -133,13 +128,10 @@ mjModel* load(const fs::path& path, const std::string& what) {
 mjModel* add_free_joint(const mjModel* m, const TempDir& dir, const std::string& what) {
   const fs::path saved = dir.file("saved.xml");
   char error[1000] = "";
-  if (!mj_saveLastXML(saved.c_str(), m, error, sizeof error))
-    fail(what + ": mj_saveLastXML failed: " + error);
+  if (!mj_saveLastXML(saved.c_str(), m, error, sizeof error)) fail(what + ": mj_saveLastXML failed: " + error);
   XMLDocument doc;
-  if (doc.LoadFile(saved.c_str()) != tinyxml2::XML_SUCCESS)
-    fail(what + ": cannot read the saved XML");
-  XMLElement* world =
-      doc.RootElement() ? doc.RootElement()->FirstChildElement("worldbody") : nullptr;
+  if (doc.LoadFile(saved.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot read the saved XML");
+  XMLElement* world = doc.RootElement() ? doc.RootElement()->FirstChildElement("worldbody") : nullptr;
   XMLElement* root = world ? world->FirstChildElement("body") : nullptr;
   if (!root || root->NextSiblingElement("body")) fail(what + ": expected exactly one root body");
   XMLElement* free = doc.NewElement("freejoint");
@@ -161,8 +153,7 @@ void copy_geometry(const mjModel* from, mjModel* to, const std::string& what) {
   for (int j = 0; j < to->njnt; ++j) {
     if (to->jnt_type[j] == mjJNT_FREE) continue;
     const int src = mj_name2id(from, mjOBJ_JOINT, mj_id2name(to, mjOBJ_JOINT, j));
-    if (src < 0 || from->jnt_type[src] != to->jnt_type[j])
-      fail(what + ": joint lost in the reload");
+    if (src < 0 || from->jnt_type[src] != to->jnt_type[j]) fail(what + ": joint lost in the reload");
     for (int i = 0; i < 3; ++i) {
       to->jnt_pos[3 * j + i] = from->jnt_pos[3 * src + i];
       to->jnt_axis[3 * j + i] = from->jnt_axis[3 * src + i];
@@ -172,13 +163,11 @@ void copy_geometry(const mjModel* from, mjModel* to, const std::string& what) {
 }
 
 // Every body gets its URDF link's exact inertia, and nothing passive remains.
-void write_exact_inertias(mjModel* m, const std::map<std::string, LinkInertia>& inertias,
-                          const std::string& what) {
+void write_exact_inertias(mjModel* m, const std::map<std::string, LinkInertia>& inertias, const std::string& what) {
   for (int b = 1; b < m->nbody; ++b) {
     const char* name = mj_id2name(m, mjOBJ_BODY, b);
     const auto it = inertias.find(name ? name : "");
-    if (it == inertias.end())
-      fail(what + ": MuJoCo body '" + (name ? name : "") + "' is no URDF link");
+    if (it == inertias.end()) fail(what + ": MuJoCo body '" + (name ? name : "") + "' is no URDF link");
     const LinkInertia& li = it->second;
     // An accurate symmetric eigen-decomposition (Eigen's iterative QL, converged to machine
     // precision) instead of MuJoCo's early-stopping one: I = V diag(lambda) V^T.
@@ -203,8 +192,7 @@ void write_exact_inertias(mjModel* m, const std::map<std::string, LinkInertia>& 
   // mj_comPos divides by the subtree masses: recompute them from the new masses (MuJoCo
   // numbers every parent before its children).
   for (int b = 0; b < m->nbody; ++b) m->body_subtreemass[b] = m->body_mass[b];
-  for (int b = m->nbody - 1; b > 0; --b)
-    m->body_subtreemass[m->body_parentid[b]] += m->body_subtreemass[b];
+  for (int b = m->nbody - 1; b > 0; --b) m->body_subtreemass[m->body_parentid[b]] += m->body_subtreemass[b];
   for (int i = 0; i < m->nv; ++i) {
     m->dof_simplenum[i] = 0;
     m->dof_damping[i] = 0.0;
@@ -231,8 +219,8 @@ void MujocoOracle::FreeModel::operator()(mjModel* m) const { mj_deleteModel(m); 
 void MujocoOracle::FreeData::operator()(mjData* d) const { mj_deleteData(d); }
 
 MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path) {
-  const bool floating = std::any_of(robot.bodies.begin(), robot.bodies.end(),
-                                    [](const Body& b) { return b.joint == JointKind::Free; });
+  const bool floating =
+      std::any_of(robot.bodies.begin(), robot.bodies.end(), [](const Body& b) { return b.joint == JointKind::Free; });
   const TempDir dir;
   const fs::path stripped = dir.file("robot.urdf");
   const std::map<std::string, LinkInertia> inertias = prepare_urdf(urdf_path, stripped);
@@ -247,8 +235,8 @@ MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path) {
   nq_ = robot.nq;
   nv_ = robot.nv;
   if (m_->nq != nq_ || m_->nv != nv_)
-    fail(urdf_path + ": MuJoCo has nq " + std::to_string(m_->nq) + ", nv " +
-         std::to_string(m_->nv) + "; soac has " + std::to_string(nq_) + ", " + std::to_string(nv_));
+    fail(urdf_path + ": MuJoCo has nq " + std::to_string(m_->nq) + ", nv " + std::to_string(m_->nv) + "; soac has " +
+         std::to_string(nq_) + ", " + std::to_string(nv_));
   for (const Body& b : robot.bodies) {
     const int j = mj_name2id(m_, mjOBJ_JOINT, b.joint_name.c_str());
     if (j < 0) fail(urdf_path + ": MuJoCo has no joint '" + b.joint_name + "'");
@@ -256,12 +244,11 @@ MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path) {
                          : b.joint == JointKind::Revolute  ? mjJNT_HINGE
                          : b.joint == JointKind::Prismatic ? mjJNT_SLIDE
                                                            : -1;  // ball: URDF has none
-    if (m_->jnt_type[j] != expected)
-      fail(urdf_path + ": joint '" + b.joint_name + "' has another type in MuJoCo");
+    if (m_->jnt_type[j] != expected) fail(urdf_path + ": joint '" + b.joint_name + "' has another type in MuJoCo");
     if (b.name != mj_id2name(m_, mjOBJ_BODY, m_->jnt_bodyid[j]))
       fail(urdf_path + ": joint '" + b.joint_name + "' moves another body in MuJoCo");
-    joints_.push_back(JointMap{b.joint, b.q_offset, b.v_offset, m_->jnt_qposadr[j],
-                               m_->jnt_dofadr[j], m_->jnt_bodyid[j]});
+    joints_.push_back(
+        JointMap{b.joint, b.q_offset, b.v_offset, m_->jnt_qposadr[j], m_->jnt_dofadr[j], m_->jnt_bodyid[j]});
   }
   data_.reset(mj_makeData(m_));
   d_ = data_.get();
@@ -318,9 +305,7 @@ VecX MujocoOracle::inverse_dynamics(const VecX& q, const VecX& qd, const VecX& q
   return S_.transpose() * out;
 }
 
-VecX MujocoOracle::bias(const VecX& q, const VecX& qd) {
-  return inverse_dynamics(q, qd, VecX::Zero(nv_));
-}
+VecX MujocoOracle::bias(const VecX& q, const VecX& qd) { return inverse_dynamics(q, qd, VecX::Zero(nv_)); }
 
 MatX MujocoOracle::mass_matrix(const VecX& q) {
   set_positions(q);

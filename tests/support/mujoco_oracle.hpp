@@ -38,7 +38,7 @@ struct mjData_;
 namespace soa::test {
 
 class MujocoOracle {
- public:
+public:
   // `robot` must have been loaded from `urdf_path`; it has a free-flyer root iff it was
   // loaded with LoadOptions{floating = true}, and the MuJoCo model gets one too. Throws
   // std::runtime_error when MuJoCo refuses the file or the two models do not correspond
@@ -61,7 +61,7 @@ class MujocoOracle {
   // qdd = M^-1 (tau - C) through MuJoCo's own sparse factorisation (mj_factorM, mj_solveM).
   VecX forward_dynamics(const VecX& q, const VecX& qd, const VecX& tau);
 
- private:
+private:
   struct JointMap {
     JointKind kind;
     int q_offset, v_offset;  // ours

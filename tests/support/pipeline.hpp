@@ -67,7 +67,8 @@ inline specialise::Kernel build_kernel(const lower::KernelDecl& k, const exec::R
 }
 
 // A random valid input vector for a program (unit quaternions where the robot needs them).
-inline std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips, std::mt19937_64& rng) {
+inline std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips,
+                                        std::mt19937_64& rng) {
   const State s = random_state(robot, tips, rng);
   std::vector<double> in;
   for (int v : p.inputs) {
@@ -84,7 +85,11 @@ inline std::vector<double> program_inputs(const exec::SweepProgram& p, const int
   std::vector<double> in;
   for (int v : p.inputs) {
     const std::string& n = p.vars[v].name;
-    const VecX& x = n == "q" ? ev.state.q : n == "qd" ? ev.state.qd : n == "qdd" ? ev.state.qdd : n == "T" ? ev.kin.T : ev.state.f0;
+    const VecX& x = n == "q"     ? ev.state.q
+                    : n == "qd"  ? ev.state.qd
+                    : n == "qdd" ? ev.state.qdd
+                    : n == "T"   ? ev.kin.T
+                                 : ev.state.f0;
     in.insert(in.end(), x.data(), x.data() + x.size());
   }
   return in;

@@ -30,11 +30,16 @@ std::vector<SharedRobot> extra_robots() {
 const std::vector<SharedRobot>& shared_robots() {
   static const std::vector<SharedRobot> robots = [] {
     std::vector<SharedRobot> r = {
-        {"double_pendulum.urdf", false, 2}, {"double_pendulum_simple.urdf", false, 2},
-        {"ur5.urdf", false, 6},             {"kinova_j2s6s200.urdf", false, 6},
-        {"panda.urdf", false, 9},           {"baxter.urdf", false, 19},
-        {"solo12.urdf", true, 12},          {"hyq.urdf", true, 12},
-        {"anymal_b.urdf", true, 12},        {"talos_reduced.urdf", true, 32},
+        {"double_pendulum.urdf", false, 2},
+        {"double_pendulum_simple.urdf", false, 2},
+        {"ur5.urdf", false, 6},
+        {"kinova_j2s6s200.urdf", false, 6},
+        {"panda.urdf", false, 9},
+        {"baxter.urdf", false, 19},
+        {"solo12.urdf", true, 12},
+        {"hyq.urdf", true, 12},
+        {"anymal_b.urdf", true, 12},
+        {"talos_reduced.urdf", true, 32},
         {"talos_full.urdf", true, 44},
     };
     for (auto& e : extra_robots()) r.push_back(std::move(e));
@@ -48,9 +53,7 @@ std::string shared_robot_path(const std::string& file) {
   return std::string(SOA_ROBOTS_DIR) + "/" + file;
 }
 
-std::string source_path(const std::string& relative) {
-  return std::string(SOA_SOURCE_DIR) + "/" + relative;
-}
+std::string source_path(const std::string& relative) { return std::string(SOA_SOURCE_DIR) + "/" + relative; }
 
 std::string soac_path() { return SOA_SOAC_PATH; }
 

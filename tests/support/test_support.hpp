@@ -8,9 +8,9 @@
 namespace soa::test {
 
 struct SharedRobot {
-  std::string file;   // file name in examples/robots, or an absolute path (SOA_EXTRA_ROBOT_DIRS)
-  bool free_flyer;    // examples/robots/README.md says "free-flyer"
-  int dof;            // revolute + continuous + prismatic joints; -1 when not known
+  std::string file;  // file name in examples/robots, or an absolute path (SOA_EXTRA_ROBOT_DIRS)
+  bool free_flyer;   // examples/robots/README.md says "free-flyer"
+  int dof;           // revolute + continuous + prismatic joints; -1 when not known
 };
 
 const std::vector<SharedRobot>& shared_robots();

@@ -60,20 +60,17 @@ double relative_difference(const MatX& a, const MatX& b) {
 // The library without the identities that state results outright (as test_rewrite.cpp).
 const std::vector<Rule>& lemmas_only() {
   static const std::vector<Rule> rules = [] {
-    const pipeline::Library lib =
-        pipeline::load_library(test::source_path("grammar/identities.soa"));
+    const pipeline::Library lib = pipeline::load_library(test::source_path("grammar/identities.soa"));
     std::vector<rewrite::IdentitySpec> ids;
     for (const auto& id : lib.module.identities)
-      if (id.name != "LAMBDA" && id.name != "TIPF" && id.name != "ACC")
-        ids.push_back(pipeline::identity_spec(id));
+      if (id.name != "LAMBDA" && id.name != "TIPF" && id.name != "ACC") ids.push_back(pipeline::identity_spec(id));
     return rewrite::rules_from_identities(ids);
   }();
   return rules;
 }
 
 const std::vector<Rule>& library() {
-  static const pipeline::Library lib =
-      pipeline::load_library(test::source_path("grammar/identities.soa"));
+  static const pipeline::Library lib = pipeline::load_library(test::source_path("grammar/identities.soa"));
   return lib.rules;
 }
 
@@ -104,11 +101,7 @@ Subject two_random_arms(bool floating) {
   o.bodies = 6;
   o.floating = floating;
   o.branching = 0.5;
-  Subject s{floating ? "two free-flying random arms" : "two random arms",
-            random_arms(11, 2, o),
-            {},
-            1,
-            2};
+  Subject s{floating ? "two free-flying random arms" : "two random arms", random_arms(11, 2, o), {}, 1, 2};
   // The grasp frames: each arm's body 0 (a leaf); arm 2's first, so tip order != arm order.
   s.tips = {frame(s.robot, "a2_b0"), frame(s.robot, "a1_b0")};
   return s;
@@ -116,8 +109,8 @@ Subject two_random_arms(bool floating) {
 
 interp::Evaluation evaluate(const Subject& s, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  return interp::prepare(s.robot, random_state(s.robot, static_cast<int>(s.tips.size()), rng),
-                         s.tips, test::definitions());
+  return interp::prepare(s.robot, random_state(s.robot, static_cast<int>(s.tips.size()), rng), s.tips,
+                         test::definitions());
 }
 
 // The whole robot's joint indices of arm i, in the arm's own order.
@@ -154,9 +147,7 @@ ir::Expr remap(const ir::Expr& e, int a, int b) {
   switch (e.op()) {
     case Op::Symbol: {
       const int arm = ir::arm_of(e.name());
-      return ir::symbol(ir::indexed_name(ir::base_name(e.name()), arm == 1   ? a
-                                                                  : arm == 2 ? b
-                                                                             : arm));
+      return ir::symbol(ir::indexed_name(ir::base_name(e.name()), arm == 1 ? a : arm == 2 ? b : arm));
     }
     case Op::Identity:
     case Op::Zero: return e;
@@ -191,8 +182,7 @@ TEST_CASE("an arm digit after a vocabulary name names that arm's quantity", "[ar
   CHECK(ir::lookup_indexed("f0")->arm == 0);
   CHECK(ir::lookup_indexed("f01")->info->name == "f0");
   CHECK(ir::lookup_indexed("f01")->arm == 1);
-  for (const char* bad : {"psi0", "psi10", "I1", "x1", "1", "psi1a"})
-    CHECK_FALSE(ir::lookup_indexed(bad));
+  for (const char* bad : {"psi0", "psi10", "I1", "x1", "1", "psi1a"}) CHECK_FALSE(ir::lookup_indexed(bad));
   // lookup() answers structure and symmetry questions for the base.
   CHECK(ir::lookup("calM2") == ir::lookup("calM"));
   CHECK(ir::lookup("calM2")->symmetric);
@@ -213,14 +203,12 @@ TEST_CASE("indexed names parse, split and print", "[arms][syntax]") {
       {"psi1", "psi1", "ψ₁", "\\psi_{1}"},
       {"ψ2", "psi2", "ψ₂", "\\psi_{2}"},
       {"J1calM1", "J1 calM1", "J₁ ℳ₁", "J_{1} \\, \\mathcal{M}_{1}"},
-      {"J1 calM1^-1 J1*", "J1 calM1^-1 J1*", "J₁ ℳ₁⁻¹ J₁*",
-       "J_{1} \\, {\\mathcal{M}_{1}}^{-1} \\, {J_{1}}^{*}"},
+      {"J1 calM1^-1 J1*", "J1 calM1^-1 J1*", "J₁ ℳ₁⁻¹ J₁*", "J_{1} \\, {\\mathcal{M}_{1}}^{-1} \\, {J_{1}}^{*}"},
       {"H2psi2K2", "H2 psi2 K2", "H₂ ψ₂ K₂", "H_{2} \\, \\psi_{2} \\, K_{2}"},
       {"psi1phi1", "psi1 phi1", "ψ₁ φ₁", "\\psi_{1} \\, \\phi_{1}"},
       {"f01", "f01", "f₀₁", "{f_0}_{1}"},
       {"E_phi3", "E_phi3", "Eφ₃", "{\\mathcal{E}_{\\phi}}_{3}"},
-      {"qd1* calM1 qd1", "qd1* calM1 qd1", "q̇₁* ℳ₁ q̇₁",
-       "{\\dot{q}_{1}}^{*} \\, \\mathcal{M}_{1} \\, \\dot{q}_{1}"},
+      {"qd1* calM1 qd1", "qd1* calM1 qd1", "q̇₁* ℳ₁ q̇₁", "{\\dot{q}_{1}}^{*} \\, \\mathcal{M}_{1} \\, \\dot{q}_{1}"},
   };
   for (const Row& r : rows) {
     INFO(r.input);
@@ -293,8 +281,7 @@ TEST_CASE("arm i is the i-th root subtree in joint-space order", "[arms][model]"
   const std::vector<int> bodies = subtree_bodies(robot, roots[1]);
   for (std::size_t j = 0; j < bodies.size(); ++j) {
     CHECK(right.bodies[j].name == robot.bodies[bodies[j]].name);
-    CHECK(right.bodies[j].v_offset ==
-          robot.bodies[bodies[j]].v_offset - robot.bodies[roots[1]].v_offset);
+    CHECK(right.bodies[j].v_offset == robot.bodies[bodies[j]].v_offset - robot.bodies[roots[1]].v_offset);
   }
 
   const Robot arms = random_arms(5, 3, RandomTreeOptions{4, false, true, true, 0.5});
@@ -315,30 +302,24 @@ TEST_CASE("an arm's operators are the whole robot's restricted to the arm", "[ar
       const std::vector<int> joints = joints_of(s.robot, arm);
       const std::vector<int> tips = tip_rows_of(s, arm);
       REQUIRE(tips.size() == 6);
-      auto dense = [&](const std::string& text) {
-        return interp::eval_dense(ev, parse(on_arms(text, arm, arm)));
-      };
+      auto dense = [&](const std::string& text) { return interp::eval_dense(ev, parse(on_arms(text, arm, arm))); };
       const MatX whole_lambda = interp::eval_dense(ev, parse("J calM^-1 J*"));
       // Through a fixed base the arms do not couple: arm i's Lambda is a diagonal block of
       // the whole robot's (003 Part II eq. 6.8a: J M^-1 J* = diag[Lambda_i]).
       CHECK(relative_difference(dense("J# calM#^-1 J#*"), pick(whole_lambda, tips, tips)) < 1e-10);
-      CHECK(relative_difference(dense("calM#"), pick(interp::eval_dense(ev, parse("calM")), joints,
-                                                     joints)) < 1e-10);
-      CHECK(relative_difference(dense("J#"),
-                                pick(interp::eval_dense(ev, parse("J")), tips, joints)) < 1e-10);
+      CHECK(relative_difference(dense("calM#"), pick(interp::eval_dense(ev, parse("calM")), joints, joints)) < 1e-10);
+      CHECK(relative_difference(dense("J#"), pick(interp::eval_dense(ev, parse("J")), tips, joints)) < 1e-10);
       const std::vector<int> one = {0};
       CHECK(relative_difference(dense("qd#"), pick(ev.state.qd, joints, one)) == 0.0);
       CHECK(relative_difference(dense("f0#"), pick(ev.state.f0, tips, one)) == 0.0);
       CHECK(relative_difference(dense("T#"), pick(ev.kin.T, joints, one)) < 1e-10);
       CHECK(relative_difference(dense("C#"), pick(ev.kin.C, joints, one)) < 1e-10);
-      const auto bodies =
-          static_cast<long>(subtree_bodies(s.robot, s.robot.roots()[arm - 1]).size());
+      const auto bodies = static_cast<long>(subtree_bodies(s.robot, s.robot.roots()[arm - 1]).size());
       CHECK(interp::dense_symbol(ev, ir::symbol(on_arms("psi#", arm, arm))).rows() == 6 * bodies);
     }
     // The two arms' tips do not see each other.
     const MatX whole_lambda = interp::eval_dense(ev, parse("J calM^-1 J*"));
-    CHECK(pick(whole_lambda, tip_rows_of(s, s.a), tip_rows_of(s, s.b)).cwiseAbs().maxCoeff() <
-          1e-12);
+    CHECK(pick(whole_lambda, tip_rows_of(s, s.a), tip_rows_of(s, s.b)).cwiseAbs().maxCoeff() < 1e-12);
   }
 }
 
@@ -370,14 +351,12 @@ TEST_CASE("dense and sweep evaluation agree on the arms' expressions", "[arms][i
   }
 }
 
-TEST_CASE("an arm the robot does not have, and arms with different tips, are errors",
-          "[arms][interp][errors]") {
+TEST_CASE("an arm the robot does not have, and arms with different tips, are errors", "[arms][interp][errors]") {
   const Subject s = two_random_arms(false);
   const interp::Evaluation ev = evaluate(s, 1);
   CHECK_THROWS_WITH(interp::eval_dense(ev, parse("psi3")),
                     Contains("has 2 arms (root subtrees: a1_b5, a2_b5): psi3 names arm 3"));
-  CHECK_THROWS_WITH(interp::eval_sweeps(
-                        ev, parse("qd1* (calM1^-1 T1 + 0 + J1* f01) - qd3* H3 psi3 phi3* H3* qd3")),
+  CHECK_THROWS_WITH(interp::eval_sweeps(ev, parse("qd1* (calM1^-1 T1 + 0 + J1* f01) - qd3* H3 psi3 phi3* H3* qd3")),
                     Contains("qd3 names arm 3"));
   CHECK_THROWS_WITH(interp::dense_symbol(ev, ir::symbol("J7")), Contains("J7 names arm 7"));
 
@@ -387,8 +366,7 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
   std::mt19937_64 rng(1);
   const interp::Evaluation one =
       interp::prepare(tree, random_state(tree, static_cast<int>(leaves.size()), rng), leaves, test::definitions());
-  CHECK(interp::eval_dense(one, parse("J1 calM1^-1 J1*")) ==
-        interp::eval_dense(one, parse("J calM^-1 J*")));
+  CHECK(interp::eval_dense(one, parse("J1 calM1^-1 J1*")) == interp::eval_dense(one, parse("J calM^-1 J*")));
   CHECK_THROWS_WITH(interp::eval_dense(one, parse("psi2")),
                     Contains("has 1 arm (root subtrees: b4): psi2 names arm 2"));
 
@@ -408,8 +386,7 @@ TEST_CASE("an arm the robot does not have, and arms with different tips, are err
 // ---- the rewriter -------------------------------------------------------------------------------
 
 TEST_CASE("the cost model prices an arm's symbol as its base", "[arms][rewrite][cost]") {
-  for (const char* text : {"psi", "calM^-1", "J calM^-1 J*", "B* psi* H* D^-1 H psi B",
-                           "(I - H psi K)^-1", "phi^-1"}) {
+  for (const char* text : {"psi", "calM^-1", "J calM^-1 J*", "B* psi* H* D^-1 H psi B", "(I - H psi K)^-1", "phi^-1"}) {
     INFO(text);
     const rewrite::Cost whole = rewrite::cost(parse(text), test::definitions());
     const rewrite::Cost arm = rewrite::cost(ir::on_arm(parse(text), 1), test::definitions());
@@ -422,8 +399,7 @@ TEST_CASE("the cost model prices an arm's symbol as its base", "[arms][rewrite][
   CHECK(rewrite::causality(parse("psi1")) == rewrite::Causality::Causal);
 }
 
-TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*",
-          "[arms][rewrite][derive]") {
+TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*", "[arms][rewrite][derive]") {
   const Derivation d = rewrite::derive(parse("J1 calM1^-1 J1*"), library(), test::rewrite_options());
   CHECK(ir::print(rewrite::normalize(d.final)) ==
         ir::print(rewrite::normalize(parse("B1* psi1* H1* D1^-1 H1 psi1 B1"))));
@@ -438,7 +414,8 @@ TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*",
   for (const auto& r : rewrite::rules_used(w)) CHECK(r.find('[') == std::string::npos);
   // A whole-robot symbol next to an arm's: the whole robot's rules take part as well. (Both
   // terms must lose their dense inverse before the order drops: 4 sweeps more on the way.)
-  const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(), test::rewrite_options(rewrite::Options{.sweep_slack = 4}));
+  const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(),
+                                       test::rewrite_options(rewrite::Options{.sweep_slack = 4}));
   INFO(rewrite::explain(m));
   CHECK(m.cost.order == 1);
   CHECK(uses(m, "MINV[1]"));
@@ -446,21 +423,18 @@ TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*",
   CHECK(std::find(used.begin(), used.end(), "MINV") != used.end());
 }
 
-TEST_CASE("two arms: J1 calM1^-1 J1* + J2 calM2^-1 J2* -> each term O(N)",
-          "[arms][rewrite][derive]") {
+TEST_CASE("two arms: J1 calM1^-1 J1* + J2 calM2^-1 J2* -> each term O(N)", "[arms][rewrite][derive]") {
   const ir::Expr input = parse("J1 calM1^-1 J1* + J2 calM2^-1 J2*");
   const Derivation d = rewrite::derive(input, lemmas_only(), test::rewrite_options());
   INFO(rewrite::explain(d));
-  const ir::Expr expected =
-      parse("B1* psi1* H1* D1^-1 H1 psi1 B1 + B2* psi2* H2* D2^-1 H2 psi2 B2");
+  const ir::Expr expected = parse("B1* psi1* H1* D1^-1 H1 psi1 B1 + B2* psi2* H2* D2^-1 H2 psi2 B2");
   CHECK(ir::print(rewrite::normalize(d.final)) == ir::print(rewrite::normalize(expected)));
   CHECK(rewrite::normalize(d.final) == rewrite::normalize(expected));
   for (const char* rule : {"MINV[1]", "MINV[2]", "L4[1]", "L4[2]", "def-J[1]", "def-J[2]"}) {
     INFO(rule);
     CHECK(uses(d, rule));
   }
-  for (const auto& r : rewrite::rules_used(d))
-    CHECK(r.find('[') != std::string::npos);  // arm rules only
+  for (const auto& r : rewrite::rules_used(d)) CHECK(r.find('[') != std::string::npos);  // arm rules only
   CHECK(d.cost.order == 1);
   CHECK(d.input_cost.order == 3);
   // Steps chain, and (the --check of soac derive) every form has the input's value, dense

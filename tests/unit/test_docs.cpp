@@ -129,8 +129,7 @@ TEST_CASE("every citation of the identity library names a source docs/bibliograp
   }
 }
 
-TEST_CASE("every citation string in the rewriter's own rules names a source docs/bibliography.md defines",
-          "[docs]") {
+TEST_CASE("every citation string in the rewriter's own rules names a source docs/bibliography.md defines", "[docs]") {
   const auto keys = bibliography_keys();
   const auto sections = mathematics_sections();
   // String literals that start like a citation ("reference 4: (AB)* = B* A*, ..."): the
@@ -209,11 +208,11 @@ TEST_CASE("every vocabulary symbol's LaTeX compiles with pdflatex, plain, per ar
   fs::create_directories(dir);
   {
     std::ofstream tex(dir / "symbols.tex");
-    tex << "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n" << body
-        << "\\end{document}\n";
+    tex << "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n"
+        << body << "\\end{document}\n";
   }
-  const std::string command = "cd '" + dir.string() +
-                              "' && pdflatex -interaction=nonstopmode -halt-on-error symbols.tex > /dev/null 2>&1";
+  const std::string command =
+      "cd '" + dir.string() + "' && pdflatex -interaction=nonstopmode -halt-on-error symbols.tex > /dev/null 2>&1";
   const int status = std::system(command.c_str());
   std::string errors;
   if (status != 0) {

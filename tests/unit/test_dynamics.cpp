@@ -14,7 +14,8 @@ TEST_CASE("the runtime backend of Dynamics runs its kernels by name", "[dynamics
   const auto runtime = pipeline::Dynamics::create(robot, robot.default_tips(), pipeline::Backend::Runtime);
   CHECK(runtime.backend() == pipeline::Backend::Runtime);
   CHECK(runtime.names().size() == 7);
-  REQUIRE_THROWS_WITH(runtime.run("no_such_kernel", nullptr, nullptr), Catch::Matchers::Contains("no kernel 'no_such_kernel'"));
+  REQUIRE_THROWS_WITH(runtime.run("no_such_kernel", nullptr, nullptr),
+                      Catch::Matchers::Contains("no kernel 'no_such_kernel'"));
 }
 
 TEST_CASE("the runtime and JIT backends of Dynamics agree on every standard kernel", "[dynamics][llvm]") {

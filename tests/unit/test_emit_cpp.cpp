@@ -79,9 +79,8 @@ public:
     const emit::Toolchain tc = emit::build_toolchain();
     const fs::path so = dir_ / (g.target.robot + ".so");
     const std::string command = "'" + tc.cxx + "' -std=c++17 -O2 -Wall -Wextra -Werror " + extra_flags +
-                                " -shared -fPIC -isystem '" +
-                                tc.eigen_include + "' '" + (dir_ / g.files.source_name).string() + "' -o '" +
-                                so.string() + "' 2>&1";
+                                " -shared -fPIC -isystem '" + tc.eigen_include + "' '" +
+                                (dir_ / g.files.source_name).string() + "' -o '" + so.string() + "' 2>&1";
     INFO(command);
     REQUIRE(std::system(command.c_str()) == 0);
     handle_ = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -193,15 +192,18 @@ TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per an
   CHECK(source.find("static inline soa_sincos_pair soa_sincos(double x)") ==
         source.rfind("static inline soa_sincos_pair soa_sincos(double x)"));
   // All at the top, in input order; then the nodes read them.
-  CHECK_THAT(source, Catch::Contains("const soa_sincos_pair sc0 = soa_sincos(x[0]);\n  const soa_sincos_pair sc1 = soa_sincos(x[1]);"));
+  CHECK_THAT(source,
+             Catch::Contains(
+                 "const soa_sincos_pair sc0 = soa_sincos(x[0]);\n  const soa_sincos_pair sc1 = soa_sincos(x[1]);"));
   CHECK_THAT(source, Catch::Contains("const soa_sincos_pair sc15 = soa_sincos(x[15]);\n\n  const double v0 = sc0.s;\n"
                                      "  const double v1 = sc0.c;"));
 
   const Compiled lib(g);
   const KernelFn fn = lib.get("trig_trig");
   REQUIRE(fn != nullptr);
-  std::vector<double> x = {0.0, -0.0, 0.7853981633974483, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20,
-                           -1e22, INFINITY, NAN, 1e-300, 0x1p-1074};
+  std::vector<double> x = {
+      0.0, -0.0,   0.7853981633974483, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20, -1e22, INFINITY,
+      NAN, 1e-300, 0x1p-1074};
   std::mt19937_64 rng(4);
   for (const double range : {1.0, 10.0, 1e4, 0x1p20}) {
     std::uniform_real_distribution<double> u(-range, range);
@@ -291,21 +293,22 @@ TEST_CASE("sin-cos pairs of computed values stay at their first use; unused inpu
   k.output = "out";
   k.rows = 5;
   k.code.input_count = 3;
-  k.code.nodes = {{ScalarOp::Input, 0}, {ScalarOp::Input, 1}, {ScalarOp::Input, 2}, {ScalarOp::Mul, 0, 1},
-                  {ScalarOp::Sin, 3},   {ScalarOp::Cos, 2},   {ScalarOp::Sin, 0},   {ScalarOp::Cos, 3},
-                  {ScalarOp::Add, 4, 6}};
+  k.code.nodes = {{ScalarOp::Input, 0},  {ScalarOp::Input, 1}, {ScalarOp::Input, 2},
+                  {ScalarOp::Mul, 0, 1}, {ScalarOp::Sin, 3},   {ScalarOp::Cos, 2},
+                  {ScalarOp::Sin, 0},    {ScalarOp::Cos, 3},   {ScalarOp::Add, 4, 6}};
   k.code.outputs = {4, 5, 6, 7, 8};
   specialise::check(k.code);
   const Generated g = generate(k, "mixed");
-  CHECK_THAT(g.files.source, Catch::Contains("  // sin and cos of the joint angles, all at once: independent, they overlap\n"
-                                             "  const soa_sincos_pair sc0 = soa_sincos(x[0]);\n"
-                                             "  const soa_sincos_pair sc1 = soa_sincos(x[2]);\n\n"
-                                             "  const double v0 = x[0] * x[1];\n"
-                                             "  const soa_sincos_pair sc2 = soa_sincos(v0);\n"
-                                             "  const double v1 = sc2.s;\n"
-                                             "  const double v2 = sc1.c;\n"
-                                             "  const double v3 = sc0.s;\n"
-                                             "  const double v4 = sc2.c;\n"));
+  CHECK_THAT(g.files.source,
+             Catch::Contains("  // sin and cos of the joint angles, all at once: independent, they overlap\n"
+                             "  const soa_sincos_pair sc0 = soa_sincos(x[0]);\n"
+                             "  const soa_sincos_pair sc1 = soa_sincos(x[2]);\n\n"
+                             "  const double v0 = x[0] * x[1];\n"
+                             "  const soa_sincos_pair sc2 = soa_sincos(v0);\n"
+                             "  const double v1 = sc2.s;\n"
+                             "  const double v2 = sc1.c;\n"
+                             "  const double v3 = sc0.s;\n"
+                             "  const double v4 = sc2.c;\n"));
   CHECK_THAT(g.files.source, !Catch::Contains("soa_sincos(x[1])"));
   // Compiles warning-free and is the interpreter to the bit.
   const Compiled lib(g);
@@ -439,10 +442,10 @@ TEST_CASE("--name sets namespace and C prefix: two variants of one robot link in
                                        << "  print(a, na);\n  print(b, nb);\n  print(ca, na);\n  print(cb, nb);\n}\n";
   const emit::Toolchain tc = emit::build_toolchain();
   const std::string program = (dir.path / "two_variants").string();
-  const std::string command = fmt::format(
-      "'{}' -std=c++17 -O2 -Wall -Wextra -Werror -isystem '{}' '{}' '{}' '{}' -o '{}' 2>&1", tc.cxx,
-      tc.eigen_include, (dir.path / "main.cpp").string(), (dir.path / "panda_a.cpp").string(),
-      (dir.path / "panda_b.cpp").string(), program);
+  const std::string command =
+      fmt::format("'{}' -std=c++17 -O2 -Wall -Wextra -Werror -isystem '{}' '{}' '{}' '{}' -o '{}' 2>&1", tc.cxx,
+                  tc.eigen_include, (dir.path / "main.cpp").string(), (dir.path / "panda_a.cpp").string(),
+                  (dir.path / "panda_b.cpp").string(), program);
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
   std::istringstream out(run_and_read("'" + program + "'"));
@@ -467,8 +470,8 @@ TEST_CASE("--name sets namespace and C prefix: two variants of one robot link in
 }
 
 TEST_CASE("names that cannot be a C++ namespace, function or C symbol are refused", "[emit-cpp]") {
-  for (const char* bad : {"int", "delete", "class", "and", "restrict", "main", "__x", "a__b", "_Panda", "_panda", "7dof",
-                          "a-b", "", "x y", "caf\xc3\xa9"}) {
+  for (const char* bad : {"int", "delete", "class", "and", "restrict", "main", "__x", "a__b", "_Panda", "_panda",
+                          "7dof", "a-b", "", "x y", "caf\xc3\xa9"}) {
     INFO("'" << bad << "'");
     CHECK(!specialise::name_problem(bad, true).empty());
     CHECK(!specialise::name_problem(bad, false).empty());
@@ -480,7 +483,8 @@ TEST_CASE("names that cannot be a C++ namespace, function or C symbol are refuse
     CHECK(!specialise::name_problem(prefix_only, true).empty());
     CHECK(specialise::name_problem(prefix_only, false).empty());
   }
-  for (const char* good : {"panda", "panda_a", "Panda7", "forward_dynamics", "x"}) CHECK(specialise::name_problem(good, true).empty());
+  for (const char* good : {"panda", "panda_a", "Panda7", "forward_dynamics", "x"})
+    CHECK(specialise::name_problem(good, true).empty());
 
   const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
   try {
@@ -510,16 +514,27 @@ TEST_CASE("comment_safe: no text ends a // comment line, continues it or hides i
   // UTF-8 text stays readable; direction overrides, line separators, C1 controls and
   // malformed bytes do not.
   CHECK(specialise::comment_safe("caf\xc3\xa9 \xcf\x88") == "caf\xc3\xa9 \xcf\x88");
-  CHECK(specialise::comment_safe("a\xe2\x80\xae" "b") == "a\\xe2\\x80\\xae" "b");
-  CHECK(specialise::comment_safe("a\xe2\x80\xa8" "b") == "a\\xe2\\x80\\xa8" "b");
-  CHECK(specialise::comment_safe("a\xc2\x85" "b") == "a\\xc2\\x85" "b");
+  CHECK(specialise::comment_safe("a\xe2\x80\xae"
+                                 "b") ==
+        "a\\xe2\\x80\\xae"
+        "b");
+  CHECK(specialise::comment_safe("a\xe2\x80\xa8"
+                                 "b") ==
+        "a\\xe2\\x80\\xa8"
+        "b");
+  CHECK(specialise::comment_safe("a\xc2\x85"
+                                 "b") ==
+        "a\\xc2\\x85"
+        "b");
   CHECK(specialise::comment_safe("a\xff\xc3") == "a\\xff\\xc3");
   CHECK(specialise::comment_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
   // Property: for any bytes, one line, not ending in a backslash, no */ and no ??.
   std::mt19937_64 rng(3);
   for (int i = 0; i < 2000; ++i) {
     std::string text(rng() % 12, ' ');
-    for (char& c : text) c = "\n\r\\?*/\x7f\xe2\x80\xae\xc3\xa9" "a"[rng() % 13];
+    for (char& c : text)
+      c = "\n\r\\?*/\x7f\xe2\x80\xae\xc3\xa9"
+          "a"[rng() % 13];
     const std::string safe = specialise::comment_safe(text);
     INFO(safe);
     CHECK(safe.find_first_of("\n\r") == std::string::npos);
@@ -542,8 +557,8 @@ TEST_CASE("hostile names in a robot file stay inside comments of code that compi
     for (const std::string* text : {&g.files.header, &g.files.source}) {
       CHECK(code_line_with(*text, "int x") == "");
       CHECK(code_line_with(*text, "evil") == "");
-      CHECK(text->find("\\\n") == std::string::npos);   // no line splice
-      CHECK(text->find("?\?/") == std::string::npos);   // no trigraph
+      CHECK(text->find("\\\n") == std::string::npos);  // no line splice
+      CHECK(text->find("?\?/") == std::string::npos);  // no trigraph
       CHECK(text->find('\r') == std::string::npos);
     }
     // The names are there, escaped, in the banner, the conventions and the labels.
@@ -616,7 +631,8 @@ TEST_CASE("the header states the conventions, and the Jacobian's frame is the on
   std::mt19937_64 rng(11);
   for (int sample = 0; sample < 5; ++sample) {
     const State s = random_state(panda, 2, rng);
-    const MatX J = exec::run(test::kernel_program(decl), constants, std::vector<double>(s.q.data(), s.q.data() + panda.nq));
+    const MatX J =
+        exec::run(test::kernel_program(decl), constants, std::vector<double>(s.q.data(), s.q.data() + panda.nq));
     const double h_step = 1e-6;
     const auto plus = tip_poses(panda, s.q + h_step * s.qd, tips), minus = tip_poses(panda, s.q - h_step * s.qd, tips);
     const auto at = tip_poses(panda, s.q, tips);
@@ -652,7 +668,8 @@ TEST_CASE("gravity is a generation option, stated in the banner", "[emit-cpp]") 
   CHECK_THAT(without.files.header, Catch::Contains("//   gravity (0, 0, 0) m/s^2 in world axes\n"));
   CHECK_THAT(without.files.source, Catch::Contains("//   gravity (0, 0, 0) m/s^2 in world axes\n"));
   const Compiled lib_with(with), lib_without(without);
-  const KernelFn id_with = lib_with.get("panda_g_inverse_dynamics"), id_without = lib_without.get("panda_0_inverse_dynamics");
+  const KernelFn id_with = lib_with.get("panda_g_inverse_dynamics"),
+                 id_without = lib_without.get("panda_0_inverse_dynamics");
   REQUIRE(id_with != nullptr);
   REQUIRE(id_without != nullptr);
   // Without gravity = with gravity minus the gravity torque (inverse dynamics at rest).

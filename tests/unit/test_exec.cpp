@@ -50,23 +50,23 @@ using namespace soa;
 // pick-offs, and the standard kernels in their rewritten forms.
 const std::vector<std::string> kExpressions = {
     "calM qdd + C", "C + H phi M phi* H* qdd", "(I - H psi K)* D^-1 (I - H psi K) (T - C)",
-    "(I - H psi K)* D^-1 H psi B f0", "calM", "(I - H psi K)* D^-1 (I - H psi K)", "J",
-    "B* psi* H* D^-1 H psi B", "J qd", "phi* H* qd", "alpha", "V", "C", "H phi (M phi* a + b)",
-    "E_phi", "phi", "phitilde", "H", "M", "B", "P", "D", "G", "K", "tau", "taubar", "E_psi", "psi",
-    "psitilde", "R", "Upsilon", "Omega", "phi*", "psi*", "K*", "H*", "B*", "J*", "E_phi*", "E_psi*",
-    "phitilde*", "psitilde*", "tau*", "taubar*", "phi^-1", "psi^-1", "phi*^-1", "psi*^-1", "D^-1",
-    "M^-1", "(I - E_phi)^-1", "(I - E_psi)^-1", "(I + H phi K)^-1", "(I + H phi K)*^-1",
-    "(2 I + H phitilde K)^-1", "(I - K H)^-1", "(I + phitilde* H* G*)^-1", "B* Omega B",
-    "psitilde* Upsilon psitilde a", "K* (I - E_psi*)^-1 a", "2 T - 0.5 calM qdd", "qd - qd",
+    "(I - H psi K)* D^-1 H psi B f0", "calM", "(I - H psi K)* D^-1 (I - H psi K)", "J", "B* psi* H* D^-1 H psi B",
+    "J qd", "phi* H* qd", "alpha", "V", "C", "H phi (M phi* a + b)", "E_phi", "phi", "phitilde", "H", "M", "B", "P",
+    "D", "G", "K", "tau", "taubar", "E_psi", "psi", "psitilde", "R", "Upsilon", "Omega", "phi*", "psi*", "K*", "H*",
+    "B*", "J*", "E_phi*", "E_psi*", "phitilde*", "psitilde*", "tau*", "taubar*", "phi^-1", "psi^-1", "phi*^-1",
+    "psi*^-1", "D^-1", "M^-1", "(I - E_phi)^-1", "(I - E_psi)^-1", "(I + H phi K)^-1", "(I + H phi K)*^-1",
+    "(2 I + H phitilde K)^-1", "(I - K H)^-1", "(I + phitilde* H* G*)^-1", "B* Omega B", "psitilde* Upsilon psitilde a",
+    "K* (I - E_psi*)^-1 a", "2 T - 0.5 calM qdd", "qd - qd",
     // A scalar factor keeps its operand's way (composite-body, Gram: lower.hpp).
-    "2 calM", "-0.5 calM", "3 B* psi* H* D^-1 H psi B", "-2 (I - H psi K)* D^-1 (I - H psi K)",
-    "H psi M psi* H*", "phi* H* D^-1 H phi",  // Gram forms with an outward half, spatial columns
+    "2 calM", "-0.5 calM", "3 B* psi* H* D^-1 H psi B", "-2 (I - H psi K)* D^-1 (I - H psi K)", "H psi M psi* H*",
+    "phi* H* D^-1 H phi",  // Gram forms with an outward half, spatial columns
 };
 
 void check_robot(const Robot& robot, std::uint64_t seed) {
   const std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(seed);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
+  const interp::Evaluation ev =
+      interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
   const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
   for (const std::string& text : kExpressions) {
     INFO(robot.source << ": " << text);
@@ -118,7 +118,8 @@ TEST_CASE("forward dynamics inverts inverse dynamics through the generic runtime
 
 TEST_CASE("input and output layouts follow the declared order", "[exec]") {
   const Robot robot = random_tree(5, RandomTreeOptions{4, true, true, true, 0.5});
-  const exec::SweepProgram p = lower::lower(test::parse("(I - H psi K)* D^-1 H psi B f0"), test::algebra(), {"tipf", "dqdd", {"q", "f0"}});
+  const exec::SweepProgram p =
+      lower::lower(test::parse("(I - H psi K)* D^-1 H psi B f0"), test::algebra(), {"tipf", "dqdd", {"q", "f0"}});
   const exec::Layout l = exec::layout(p, exec::make_constants(robot, robot.leaf_tips()));
   REQUIRE(l.inputs.size() == 2);
   CHECK(l.inputs[0].offset == 0);
@@ -132,7 +133,8 @@ TEST_CASE("input and output layouts follow the declared order", "[exec]") {
 namespace {
 
 // Heap allocations made by f().
-template <class F> long allocations_of(F&& f) {
+template <class F>
+long allocations_of(F&& f) {
   allocations = 0;
   counting = true;
   f();

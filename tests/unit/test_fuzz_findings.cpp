@@ -34,10 +34,11 @@ TEST_CASE("an error message stays one line whatever the input it quotes holds", 
   CHECK(type.find('\n') == std::string::npos);
   CHECK_THAT(type, Contains("unknown joint type 'revolute\\nx'"));
 
-  const std::string leaf = load_error(head + R"(<link name="tip&#10;int x;&#13;&#9;&#1;"/>)"
-                                             R"(<joint name="j" type="revolute"><parent link="base"/><child link="a"/></joint>)"
-                                             R"(<joint name="k" type="revolute"><parent link="a"/>)"
-                                             R"(<child link="tip&#10;int x;&#13;&#9;&#1;"/></joint></robot>)");
+  const std::string leaf =
+      load_error(head + R"(<link name="tip&#10;int x;&#13;&#9;&#1;"/>)"
+                        R"(<joint name="j" type="revolute"><parent link="base"/><child link="a"/></joint>)"
+                        R"(<joint name="k" type="revolute"><parent link="a"/>)"
+                        R"(<child link="tip&#10;int x;&#13;&#9;&#1;"/></joint></robot>)");
   CHECK(leaf.find('\n') == std::string::npos);
   CHECK_THAT(leaf, Contains("link 'tip\\nint x;\\r\\t\\x01'"));
 }

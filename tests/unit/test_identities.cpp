@@ -18,7 +18,8 @@ using namespace soa;
 std::vector<verify::Claim> library() {
   const syntax::Module m = syntax::load_module(test::source_path("grammar/identities.soa"));
   std::vector<verify::Claim> claims;
-  for (const auto& id : m.identities) claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
+  for (const auto& id : m.identities)
+    claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
   return claims;
 }
 
@@ -115,14 +116,18 @@ TEST_CASE("on a tree, Omega's blocks are psi*(a,k) Upsilon(a) psi(a,m) with a th
       const auto ak = ancestors(k), am = ancestors(m);
       int a = -1;
       for (int x : ak)
-        if (std::find(am.begin(), am.end(), x) != am.end()) { a = x; break; }
+        if (std::find(am.begin(), am.end(), x) != am.end()) {
+          a = x;
+          break;
+        }
       const MatX block = Omega.block(6 * k, 6 * m, 6, 6);
       if (a < 0) {
         CHECK(block.cwiseAbs().maxCoeff() < 1e-12);  // different roots: no coupling
         continue;
       }
       saw_cousins |= a != k && a != m;
-      const MatX expected = psi.block(6 * a, 6 * k, 6, 6).transpose() * ev.art.Upsilon[a] * psi.block(6 * a, 6 * m, 6, 6);
+      const MatX expected =
+          psi.block(6 * a, 6 * k, 6, 6).transpose() * ev.art.Upsilon[a] * psi.block(6 * a, 6 * m, 6, 6);
       CHECK((block - expected).cwiseAbs().maxCoeff() < 1e-9 * std::max(1.0, expected.cwiseAbs().maxCoeff()));
     }
   }

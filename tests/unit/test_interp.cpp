@@ -21,12 +21,57 @@ ir::Expr parse(const std::string& text) {
 
 // Every vocabulary operator on its own, and the compound forms the papers sweep.
 const std::vector<std::string> kExpressions = {
-    "E_phi", "phi", "phitilde", "H", "M", "B", "P", "D", "G", "K", "tau", "taubar", "E_psi", "psi",
-    "psitilde", "R", "Upsilon", "Omega", "J", "calM", "phi*", "psi*", "K*", "H*", "B*", "J*", "E_phi*",
-    "phi^-1", "psi^-1", "phi*^-1", "D^-1", "M^-1", "calM^-1", "(I - E_phi)^-1", "(I - E_psi)^-1",
-    "(I + H phi K)^-1", "(I + H phi K)*^-1", "(I - H psi K)* D^-1 (I - H psi K)", "(2 I + H phitilde K)^-1",
-    "(I - K H)^-1", "(I + phitilde* H* G*)^-1", "calM qdd + C", "calM^-1 (T - C)", "phi* H* qd", "J qd",
-    "H phi (M phi* a + b)", "J calM^-1 J*", "G* - H", "0 + H - 2 G*", "B* Omega B", "(J calM J* + I)^-1",
+    "E_phi",
+    "phi",
+    "phitilde",
+    "H",
+    "M",
+    "B",
+    "P",
+    "D",
+    "G",
+    "K",
+    "tau",
+    "taubar",
+    "E_psi",
+    "psi",
+    "psitilde",
+    "R",
+    "Upsilon",
+    "Omega",
+    "J",
+    "calM",
+    "phi*",
+    "psi*",
+    "K*",
+    "H*",
+    "B*",
+    "J*",
+    "E_phi*",
+    "phi^-1",
+    "psi^-1",
+    "phi*^-1",
+    "D^-1",
+    "M^-1",
+    "calM^-1",
+    "(I - E_phi)^-1",
+    "(I - E_psi)^-1",
+    "(I + H phi K)^-1",
+    "(I + H phi K)*^-1",
+    "(I - H psi K)* D^-1 (I - H psi K)",
+    "(2 I + H phitilde K)^-1",
+    "(I - K H)^-1",
+    "(I + phitilde* H* G*)^-1",
+    "calM qdd + C",
+    "calM^-1 (T - C)",
+    "phi* H* qd",
+    "J qd",
+    "H phi (M phi* a + b)",
+    "J calM^-1 J*",
+    "G* - H",
+    "0 + H - 2 G*",
+    "B* Omega B",
+    "(J calM J* + I)^-1",
 };
 
 double relative_difference(const MatX& a, const MatX& b) {
@@ -37,7 +82,8 @@ double relative_difference(const MatX& a, const MatX& b) {
 void check_agreement(const Robot& robot, std::uint64_t seed) {
   std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(seed);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
+  const interp::Evaluation ev =
+      interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
   for (const auto& text : kExpressions) {
     const ir::Expr e = parse(text);
     INFO(robot.source << ": " << text);
@@ -98,7 +144,8 @@ TEST_CASE("a 0 takes the shape its context gives it, square or not", "[interp]")
   const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
   const std::vector<int> tips = robot.default_tips();
   std::mt19937_64 rng(2);
-  const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
+  const interp::Evaluation ev =
+      interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
   const MatX H = interp::eval_dense(ev, parse("H"));
   const MatX calM = interp::eval_dense(ev, parse("calM"));
   const int N = robot.nv;
@@ -108,10 +155,10 @@ TEST_CASE("a 0 takes the shape its context gives it, square or not", "[interp]")
   } cases[] = {
       {"0 + H", H},
       {"H + 0 - 0*", H},
-      {"H 0 T", MatX::Zero(N, 1)},                 // 0: 6n x N
-      {"H (0 + 0*) H* + calM", calM},              // 0 + 0*: 6n x 6n
-      {"J* 0 J + 2 calM", 2 * calM},               // 0: 6m x 6m
-      {"H phi 0* qd", MatX::Zero(N, 1)},           // 0*: 6n x N
+      {"H 0 T", MatX::Zero(N, 1)},        // 0: 6n x N
+      {"H (0 + 0*) H* + calM", calM},     // 0 + 0*: 6n x 6n
+      {"J* 0 J + 2 calM", 2 * calM},      // 0: 6m x 6m
+      {"H phi 0* qd", MatX::Zero(N, 1)},  // 0*: 6n x N
       {"(0 + H) phi M phi* H*", calM},
       // Found by fuzz_eval: an I wrapped in postfix operators in front of a vector.
       {"I^-1* T", interp::eval_dense(ev, parse("T"))},

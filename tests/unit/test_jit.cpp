@@ -43,7 +43,7 @@ using namespace soa;
 using specialise::ScalarNode;
 using specialise::ScalarOp;
 using specialise::ScalarProgram;
-using NamedPrograms = std::vector<std::pair<std::string, ScalarProgram>>;
+using NamedPrograms = std::vector<std::pair<std::string, ScalarProgram> >;
 
 using Builder = test::ScalarBuilder;
 
@@ -77,8 +77,10 @@ ScalarProgram random_program(std::mt19937_64& rng, int inputs, int size) {
     std::uniform_int_distribution<int> pick(0, n - 1), kind(0, 10);
     const int a = pick(rng), c = pick(rng);
     switch (kind(rng)) {
-      case 0: case 1: b.add(ScalarOp::Add, a, c); break;
-      case 2: case 3: b.add(ScalarOp::Mul, a, c); break;
+      case 0:
+      case 1: b.add(ScalarOp::Add, a, c); break;
+      case 2:
+      case 3: b.add(ScalarOp::Mul, a, c); break;
       case 4: b.add(ScalarOp::Sub, a, c); break;
       case 5: b.add(ScalarOp::Div, a, b.add(ScalarOp::Add, b.add(ScalarOp::Mul, c, c), b.lit(1.0))); break;
       case 6: b.add(ScalarOp::Neg, a); break;
@@ -142,7 +144,6 @@ std::string message_of(F&& f) {
   return {};
 }
 
-
 // Every standard kernel of `robot` through the JIT, against the SSA interpreter (bit for
 // bit) and the generic runtime (1e-12) on random states.
 // The three ways in: ScalarPrograms, sweep programs and a robot, the pipeline's kernels.
@@ -153,7 +154,7 @@ enum class Path { ScalarPrograms, SweepPrograms, PipelineKernels };
 void check_robot(const Robot& robot, Path path = Path::ScalarPrograms, int share_min_ops = -1) {
   const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
-  std::vector<std::pair<std::string, exec::SweepProgram>> programs;
+  std::vector<std::pair<std::string, exec::SweepProgram> > programs;
   std::vector<specialise::Kernel> pipeline_kernels;
   NamedPrograms code;
   for (const auto& k : lower::standard_kernels()) {
@@ -215,11 +216,12 @@ TEST_CASE("every operation runs as the SSA interpreter runs it, bit for bit", "[
   };
   // Every code generator level, both instruction selectors, the O2 IR pipeline, and
   // kernels split into parts down to one operation each (every value crosses a part).
-  for (const Setting& s : {Setting{0, false, "", 0}, Setting{1, true, "", 0}, Setting{2, false, "", 0},
-                           Setting{3, false, "default<O3>", 0}, Setting{2, true, "default<O2>", 0}, Setting{2, true, "", 1},
-                           Setting{2, true, "", 2}, Setting{0, false, "", 5}, Setting{2, false, "default<O2>", 3}}) {
-    INFO("codegen O" << s.codegen_level << (s.fast_isel ? " FastISel" : "") << ", passes '" << s.passes << "', parts of "
-                     << s.part_ops);
+  for (const Setting& s :
+       {Setting{0, false, "", 0}, Setting{1, true, "", 0}, Setting{2, false, "", 0},
+        Setting{3, false, "default<O3>", 0}, Setting{2, true, "default<O2>", 0}, Setting{2, true, "", 1},
+        Setting{2, true, "", 2}, Setting{0, false, "", 5}, Setting{2, false, "default<O2>", 3}}) {
+    INFO("codegen O" << s.codegen_level << (s.fast_isel ? " FastISel" : "") << ", passes '" << s.passes
+                     << "', parts of " << s.part_ops);
     jit::Options o;
     o.codegen_level = s.codegen_level;
     o.fast_isel = s.fast_isel;
@@ -232,7 +234,7 @@ TEST_CASE("every operation runs as the SSA interpreter runs it, bit for bit", "[
       CHECK(identical(run(k.lookup("every_op"), p, in), interpret(p, in)));
     }
     // Special values go through unchanged: inf, nan, signed zeros.
-    for (const std::vector<double>& in : std::vector<std::vector<double>>{
+    for (const std::vector<double>& in : std::vector<std::vector<double> >{
              {0.0, -0.0, 0.0}, {INFINITY, 1.0, 2.0}, {NAN, -1.0, 0.5}, {-0.0, -0.0, -0.0}, {1e308, 1e308, 1e-308}})
       CHECK(identical(run(k.lookup("every_op"), p, in), interpret(p, in)));
   }
@@ -249,8 +251,20 @@ TEST_CASE("sin and cos equal the interpreter's on every kind of argument, bit fo
   specialise::check(b.p);
   // The fast path (joint angles, the hardest reduction at 29 pi/2, just below 2^20), the
   // libm fallback (2^20 and beyond, infinities, NaN), signed zeros, tiny and subnormal.
-  const std::vector<double> values = {0.3, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20, -1.5e6, 1e22,
-                                      INFINITY, -INFINITY, NAN, 0.0, -0.0, 1e-300, -0x1p-1074};
+  const std::vector<double> values = {0.3,
+                                      -2.5,
+                                      0x1.6c6cbc45dc8dep+5,
+                                      std::nextafter(0x1p20, 0.0),
+                                      0x1p20,
+                                      -1.5e6,
+                                      1e22,
+                                      INFINITY,
+                                      -INFINITY,
+                                      NAN,
+                                      0.0,
+                                      -0.0,
+                                      1e-300,
+                                      -0x1p-1074};
   for (int part_ops : {0, 1, 3}) {  // 1: every operation its own part, the pair made again in each
     for (const char* passes : {"", "default<O2>"}) {
       INFO("parts of " << part_ops << ", passes '" << passes << "'");
@@ -272,9 +286,11 @@ TEST_CASE("sin and cos equal the interpreter's on every kind of argument, bit fo
 TEST_CASE("random programs over every operation equal the interpreter bit for bit", "[jit]") {
   std::mt19937_64 rng(11);
   NamedPrograms programs;
-  for (int i = 0; i < 12; ++i) programs.emplace_back("random_" + std::to_string(i), random_program(rng, 1 + i % 5, 30 + 25 * i));
+  for (int i = 0; i < 12; ++i)
+    programs.emplace_back("random_" + std::to_string(i), random_program(rng, 1 + i % 5, 30 + 25 * i));
   // Whole, in parts, and in parts sliced over modules that compile concurrently.
-  for (const auto& [part_ops, module_ops] : std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {7, 0}, {40, 0}, {1, 3}, {7, 20}, {40, 80}}) {
+  for (const auto& [part_ops, module_ops] :
+       std::vector<std::pair<int, int> >{{0, 0}, {1, 0}, {7, 0}, {40, 0}, {1, 3}, {7, 20}, {40, 80}}) {
     INFO("parts of " << part_ops << ", modules of " << module_ops);
     jit::Options o;
     o.part_ops = part_ops;
@@ -291,7 +307,8 @@ TEST_CASE("random programs over every operation equal the interpreter bit for bi
   }
 }
 
-TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no AVX-512), contraction allowed", "[jit]") {
+TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no AVX-512), contraction allowed",
+          "[jit]") {
   const ScalarProgram p = every_op();
   std::mt19937_64 rng(5);
   for (const char* cpu : {"x86-64", "x86-64-v3"}) {
@@ -322,7 +339,8 @@ TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no A
   }
 }
 
-TEST_CASE("outputs that are literal zeros are all written: short runs by vector stores and long ones by one memset", "[jit]") {
+TEST_CASE("outputs that are literal zeros are all written: short runs by vector stores and long ones by one memset",
+          "[jit]") {
   // Runs of +0.0 of 1, 2, 3, 5, 7 and 40 outputs between computed ones, and a -0.0, which
   // is a literal like any other (not part of a run).
   test::ScalarBuilder b(2);
@@ -385,7 +403,8 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   CHECK(ir.find("contract") == std::string::npos);  // no contraction by default
   // in[0] is read by two Input nodes but loaded once: three loads for three inputs.
   std::size_t loads = 0;
-  for (std::size_t at = ir.find("define void @every_op"); (at = ir.find("load double, ptr %", at + 1)) < ir.find("define void @second");)
+  for (std::size_t at = ir.find("define void @every_op");
+       (at = ir.find("load double, ptr %", at + 1)) < ir.find("define void @second");)
     ++loads;
   CHECK(loads == 3);
 
@@ -393,7 +412,8 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   // kept in a stack array.
   emit::LlvmOptions contract;
   contract.allow_contraction = true;
-  const std::string contracted = emit::to_text(*emit::emit_llvm_module(context, "c", {{"every_op", every_op()}}, contract));
+  const std::string contracted =
+      emit::to_text(*emit::emit_llvm_module(context, "c", {{"every_op", every_op()}}, contract));
   CHECK(contracted.find("fmul contract double") != std::string::npos);
   CHECK(contracted.find("fadd contract double") != std::string::npos);
 
@@ -402,7 +422,8 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   const auto split = emit::emit_llvm_module(context, "split", {{"every_op", every_op()}}, in_parts);
   const std::string parts = emit::to_text(*split);
   CHECK(parts.find("alloca [") != std::string::npos);
-  CHECK(parts.find("define internal void @every_op.part0(ptr noalias nocapture readonly %in, ptr noalias nocapture writeonly %out, ptr noalias nocapture %scratch)") != std::string::npos);
+  CHECK(parts.find("define internal void @every_op.part0(ptr noalias nocapture readonly %in, ptr noalias nocapture "
+                   "writeonly %out, ptr noalias nocapture %scratch)") != std::string::npos);
   CHECK(parts.find("define internal void @every_op.part4(") != std::string::npos);
   CHECK(parts.find("define internal void @every_op.part5(") == std::string::npos);  // 18 operations: 5 parts
   CHECK(parts.find("noinline") != std::string::npos);
@@ -414,7 +435,8 @@ TEST_CASE("the emitted IR: one function per kernel with the C++ back-end's signa
   head.end_part = 2;
   tail.first_part = 2;
   tail.entry = false;
-  const std::string sliced_head = emit::to_text(*emit::emit_llvm_module(context, "head", {{"every_op", every_op()}}, head));
+  const std::string sliced_head =
+      emit::to_text(*emit::emit_llvm_module(context, "head", {{"every_op", every_op()}}, head));
   const std::string rest = emit::to_text(*emit::emit_llvm_module(context, "tail", {{"every_op", every_op()}}, tail));
   CHECK(sliced_head.find("define void @every_op(") != std::string::npos);
   CHECK(sliced_head.find("define void @every_op.part1(") != std::string::npos);
@@ -481,7 +503,8 @@ TEST_CASE("the sin-cos pairs of a part's inputs come first, in input order; a co
       if (block.getName().starts_with("sincos.cold")) continue;
       for (const llvm::Instruction& i : block) {
         // |x| of a pair: x's bits and 0x7fff...
-        const auto* mask = i.getOpcode() == llvm::Instruction::And ? llvm::dyn_cast<llvm::ConstantInt>(i.getOperand(1)) : nullptr;
+        const auto* mask =
+            i.getOpcode() == llvm::Instruction::And ? llvm::dyn_cast<llvm::ConstantInt>(i.getOperand(1)) : nullptr;
         const auto* bits = mask && mask->getZExtValue() == 0x7fffffffffffffffULL
                                ? llvm::dyn_cast<llvm::BitCastInst>(i.getOperand(0))
                                : nullptr;
@@ -520,9 +543,8 @@ TEST_CASE("the sin-cos pairs of a part's inputs come first, in input order; a co
     jit::Options opt;
     opt.part_ops = part_ops;
     const jit::Kernels k = jit::compile({{"trig", b.p}}, opt);
-    const std::vector<std::vector<double>> inputs = {{0.3, -2.5, 1.25}, {-1e7, 3.0, 0.0}, {2.0, 1e300, -0.0}};
-    for (const std::vector<double>& in : inputs)
-      CHECK(identical(run(k.lookup("trig"), b.p, in), interpret(b.p, in)));
+    const std::vector<std::vector<double> > inputs = {{0.3, -2.5, 1.25}, {-1e7, 3.0, 0.0}, {2.0, 1e300, -0.0}};
+    for (const std::vector<double>& in : inputs) CHECK(identical(run(k.lookup("trig"), b.p, in), interpret(b.p, in)));
   }
 }
 
@@ -579,7 +601,8 @@ TEST_CASE("the back-end compiles the shared functions and the kernels calling th
   // What the caller must get right: distinct functions, calls of shared functions only.
   jit::Code clash = code;
   clash.kernels[0].body = "robot_product";
-  CHECK_THAT(message_of<UserError>([&] { jit::compile(clash); }), Catch::Contains("two functions are called 'robot_product'"));
+  CHECK_THAT(message_of<UserError>([&] { jit::compile(clash); }),
+             Catch::Contains("two functions are called 'robot_product'"));
   jit::Code unknown = code;
   unknown.kernels[0].calls = {{"robot_nothing", 2}};
   CHECK_THAT(message_of<UserError>([&] { jit::compile(unknown); }),
@@ -609,17 +632,22 @@ TEST_CASE("programs violating the contract are reported, not compiled", "[jit]")
     return message_of<InternalError>([&] { jit::compile({{"broken", p}}); });
   };
   CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[8].a = 20; }),
-             Catch::Contains("kernel 'broken'") && Catch::Contains("node 8 (sub) has operand a = 20, which is not an earlier node"));
+             Catch::Contains("kernel 'broken'") &&
+                 Catch::Contains("node 8 (sub) has operand a = 20, which is not an earlier node"));
   CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[8].b = -1; }), Catch::Contains("node 8 (sub) has operand b = -1"));
-  CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[0].a = 3; }), Catch::Contains("reads in[3], but the kernel has 3 inputs"));
+  CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[0].a = 3; }),
+             Catch::Contains("reads in[3], but the kernel has 3 inputs"));
   CHECK_THAT(broken([](ScalarProgram& p) { p.outputs[2] = 999; }), Catch::Contains("out[2] is node 999"));
-  CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[7].op = static_cast<ScalarOp>(42); }), Catch::Contains("unknown op"));
+  CHECK_THAT(broken([](ScalarProgram& p) { p.nodes[7].op = static_cast<ScalarOp>(42); }),
+             Catch::Contains("unknown op"));
   // The pipeline checks them before sharing reads them.
   ScalarProgram bad = every_op();
   bad.nodes[8].a = 20;
   pipeline::JitOptions share_all;
   share_all.share_min_ops = 1;
-  CHECK_THAT(message_of<InternalError>([&] { pipeline::jit_compile({{"good", every_op()}, {"broken", bad}}, share_all); }),
+  CHECK_THAT(message_of<InternalError>([&] {
+               pipeline::jit_compile({{"good", every_op()}, {"broken", bad}}, share_all);
+             }),
              Catch::Contains("kernel 'broken'") && Catch::Contains("node 8 (sub) has operand a = 20"));
   // Nothing half-built stays behind in a module when emission refuses.
   llvm::LLVMContext context;
@@ -630,7 +658,9 @@ TEST_CASE("programs violating the contract are reported, not compiled", "[jit]")
   CHECK(m.empty());
   // A shared entry whose programs' outputs would land outside its array, or on its inputs.
   for (int at : {2, 11})
-    CHECK_THAT(message_of<InternalError>([&] { emit::emit_llvm_shared_entry(m, "g", "g_own", 3, 10, {{"shared", at}}); }),
+    CHECK_THAT(message_of<InternalError>([&] {
+                 emit::emit_llvm_shared_entry(m, "g", "g_own", 3, 10, {{"shared", at}});
+               }),
                Catch::Contains("kernel 'g': outputs of 'shared' at " + std::to_string(at) + " of 10 inputs"));
   CHECK(m.empty());
 }
@@ -652,7 +682,10 @@ TEST_CASE("bad names and options are the user's errors", "[jit]") {
   };
   CHECK_THAT(user("2fast", {}), Catch::Contains("'2fast' is not a C identifier"));
   CHECK_THAT(user("sin", {}), Catch::Contains("would shadow the C library function"));
-  CHECK_THAT(message_of<UserError>([&] { jit::compile({{"f", p}, {"f", p}}); }), Catch::Contains("two kernels are called 'f'"));
+  CHECK_THAT(message_of<UserError>([&] {
+               jit::compile({{"f", p}, {"f", p}});
+             }),
+             Catch::Contains("two kernels are called 'f'"));
   jit::Options o;
   o.cpu = "pentium-9000";
   CHECK_THAT(user("f", o), Catch::Contains("unknown CPU 'pentium-9000'") && Catch::Contains("x86-64-v3"));
@@ -669,7 +702,8 @@ TEST_CASE("bad names and options are the user's errors", "[jit]") {
   CHECK_THAT(user("f", o), Catch::Contains("code generation level 7"));
   o = {};
   o.passes = "default<O2>,no-such-pass";
-  CHECK_THAT(user("f", o), Catch::Contains("IR pass pipeline 'default<O2>,no-such-pass'") && Catch::Contains("no-such-pass"));
+  CHECK_THAT(user("f", o),
+             Catch::Contains("IR pass pipeline 'default<O2>,no-such-pass'") && Catch::Contains("no-such-pass"));
   o = {};
   o.ir_file = "/nonexistent-directory/x.ll";
   CHECK_THAT(user("f", o), Catch::Contains("/nonexistent-directory/x.ll: cannot write the LLVM IR"));
@@ -689,7 +723,7 @@ TEST_CASE("LLVM's process-wide options change only when the caller asks, and the
   // The options tune_llvm_process_options() sets and their tuned values (jit.hpp). LLVM
   // declares all three `static cl::opt<bool>` (MachineScheduler.cpp, TargetPassConfig.cpp,
   // X86FixupBWInsts.cpp); they are read here as a host program would.
-  const std::vector<std::pair<std::string, bool>> tuned = {
+  const std::vector<std::pair<std::string, bool> > tuned = {
       {"enable-misched", false}, {"disable-copyprop", true}, {"fixup-byte-word-insts", false}};
   const auto option = [](const std::string& name) -> llvm::cl::opt<bool>& {
     auto& registered = llvm::cl::getRegisteredOptions();
@@ -741,8 +775,10 @@ TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-ti
     // small compile, so that neither figure carries LLVM's first-use costs.
     jit::compile({{"warm_up", every_op()}});
     const jit::Kernels untuned = pipeline::jit_compile(code);
-    std::printf("talos_full (nv %d), default options, LLVM's process-wide options untouched: wall clock %.1f ms, "
-                "CPU time %.1f ms\n", robot.nv, 1e3 * untuned.total_seconds(), 1e3 * untuned.cpu_seconds());
+    std::printf(
+        "talos_full (nv %d), default options, LLVM's process-wide options untouched: wall clock %.1f ms, "
+        "CPU time %.1f ms\n",
+        robot.nv, 1e3 * untuned.total_seconds(), 1e3 * untuned.cpu_seconds());
   }
   jit::tune_llvm_process_options();
   const std::clock_t cpu_start = std::clock();
@@ -760,8 +796,9 @@ TEST_CASE("JIT compile time of the standard kernels for talos_full", "[.][jit-ti
     optimise += t.optimise_seconds;
     codegen += t.codegen_seconds;
   }
-  std::printf("  sum: emit %.1f ms, passes %.1f ms, codegen %.1f ms; jit_compile() wall clock %.1f ms, CPU time %.1f ms\n",
-              1e3 * emit, 1e3 * optimise, 1e3 * codegen, 1e3 * kernels.total_seconds(), 1e3 * cpu_seconds);
+  std::printf(
+      "  sum: emit %.1f ms, passes %.1f ms, codegen %.1f ms; jit_compile() wall clock %.1f ms, CPU time %.1f ms\n",
+      1e3 * emit, 1e3 * optimise, 1e3 * codegen, 1e3 * kernels.total_seconds(), 1e3 * cpu_seconds);
   std::mt19937_64 rng(1);
   double worst_ssa = 0, worst_generic = 0;
   for (std::size_t k = 0; k < code.size(); ++k) {

@@ -45,7 +45,9 @@ ScalarProgram gram_like(std::mt19937_64& rng, int n, int depth) {
     for (int k = 0; k < depth; ++k) {
       const int r = percent(rng);
       kind[i][k] = r < 70 ? Factor::Input : r < 80 ? Factor::Absent : r < 90 ? Factor::Literal : Factor::One;
-      a[i][k] = kind[i][k] == Factor::Input ? b.in(i * depth + k) : kind[i][k] == Factor::Literal ? b.lit(value(rng)) : -1;
+      a[i][k] = kind[i][k] == Factor::Input     ? b.in(i * depth + k)
+                : kind[i][k] == Factor::Literal ? b.lit(value(rng))
+                                                : -1;
       // w: computed values (as W A e_j is), so that they are read from scratch
       w[i][k] = b.add(ScalarOp::Mul, b.in(n * depth + i * depth + k), b.lit(1.5));
     }
@@ -168,10 +170,12 @@ TEST_CASE("a Gram matrix's entries are computed W at a time, each lane as its ow
   emit::LlvmOptions split;
   split.part_ops = 50;
   split.lanes = 4;
-  const std::string ir = emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
+  const std::string ir =
+      emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
   CHECK(ir.find("fmul <4 x double>") != std::string::npos);
   split.lanes = 0;
-  const std::string scalar = emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
+  const std::string scalar =
+      emit::to_text(*emit::emit_llvm_module(context, "m", {{"gram", gram_like(again, 9, 7)}}, split));
   CHECK(scalar.find("<4 x double>") == std::string::npos);
   INFO(groups << " groups, " << four << " of them 4 wide, " << masked << " absent lane terms");
   CHECK(groups > 40);
@@ -185,7 +189,8 @@ TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]")
     std::vector<int> roots;
     for (int l = 0; l < 4; ++l) {
       const int s = b.in(4);
-      roots.push_back(b.add(ScalarOp::Add, b.add(ScalarOp::Mul, b.in(l), s), b.add(ScalarOp::Mul, b.in(l + 1), b.in(5))));
+      roots.push_back(
+          b.add(ScalarOp::Add, b.add(ScalarOp::Mul, b.in(l), s), b.add(ScalarOp::Mul, b.in(l + 1), b.in(5))));
     }
     const int user = b.add(ScalarOp::Mul, roots[1], roots[2]);
     b.p.outputs = {roots[0], roots[1], roots[2], roots[3], user};
@@ -244,4 +249,3 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
     check_plan(p, plan, random_vector(rng, p.input_count));
   }
 }
-

@@ -74,11 +74,13 @@ TEST_CASE("without --library or SOAC_LIBRARY the built-in copy is used, named id
   CHECK(!lib.rules.empty());
 }
 
-TEST_CASE("a library named on the command line comes before SOAC_LIBRARY, which comes before the built-in copy", "[library]") {
+TEST_CASE("a library named on the command line comes before SOAC_LIBRARY, which comes before the built-in copy",
+          "[library]") {
   // Each library is the built-in one plus an identity of its own, so each is complete.
   const std::string base(pipeline::builtin_library_text());
   const TempLibrary from_env("soac_test_library_env.soa", base + "identity ENV \"env\":\n  calM = H phi M phi* H*;\n");
-  const TempLibrary from_option("soac_test_library_option.soa", base + "identity OPT \"option\":\n  calM = H phi M phi* H*;\n");
+  const TempLibrary from_option("soac_test_library_option.soa",
+                                base + "identity OPT \"option\":\n  calM = H phi M phi* H*;\n");
   const EnvLibrary env(from_env.path);
 
   const pipeline::Library by_env = pipeline::load_library();
@@ -96,13 +98,12 @@ TEST_CASE("a library of its own rules keeps the built-in definitions for what it
                             "identity K2 \"x\" [definition]:\n  K = phi E_phi G - E_phi phitilde G;\n");
   const pipeline::Library lib = pipeline::load_library(partial.path);
   CHECK(lib.algebra.definitions.missing().empty());
-  CHECK(lib.algebra.definitions.of(ir::Sym::K)->source.identity == "K2");  // its own
+  CHECK(lib.algebra.definitions.of(ir::Sym::K)->source.identity == "K2");     // its own
   CHECK(lib.algebra.definitions.of(ir::Sym::calM)->source.identity == "NE");  // the built-in one
   CHECK(lib.algebra.lowering("gram") != nullptr);
   // Without a base, a module missing definitions is refused, naming its file.
-  CHECK_THROWS_WITH(syntax::algebra_of(lib.module),
-                    Catch::Contains("the library defines no") && Catch::Contains("calM") &&
-                        Catch::Contains(partial.path));
+  CHECK_THROWS_WITH(syntax::algebra_of(lib.module), Catch::Contains("the library defines no") &&
+                                                        Catch::Contains("calM") && Catch::Contains(partial.path));
 }
 
 TEST_CASE("the library's definitions and lowering ways are what the compiler reads", "[library]") {

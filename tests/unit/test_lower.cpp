@@ -103,13 +103,14 @@ TEST_CASE("prologue quantities are computed once, only when needed", "[lower]") 
   CHECK(crba.loop_count() == 2);  // composite bodies once, one inward sweep per column
   CHECK(count_computes(crba, Quantity::Composite) == 1);
   CHECK(count_computes(crba, Quantity::Velocity) == 0);  // no velocities in the mass matrix
-  CHECK(crba.inputs.size() == 1);                         // q only
+  CHECK(crba.inputs.size() == 1);                        // q only
   REQUIRE(crba.columns);
   CHECK(crba.columns->fill == exec::Fill::SymmetricFromAncestors);
 }
 
 TEST_CASE("A* W A lowers to the Gram matrix of A's columns, W applied once per column", "[lower]") {
-  for (const char* e : {"(I - H psi K)* D^-1 (I - H psi K)", "B* psi* H* D^-1 H psi B", "H psi M psi* H*", "phi* H* D^-1 H phi"}) {
+  for (const char* e :
+       {"(I - H psi K)* D^-1 (I - H psi K)", "B* psi* H* D^-1 H psi B", "H psi M psi* H*", "phi* H* D^-1 H phi"}) {
     INFO(e);
     const exec::SweepProgram p = lower::lower(parse(e), test::algebra());
     REQUIRE(p.columns);
@@ -211,9 +212,12 @@ TEST_CASE("every standard kernel states its algorithm: the ways taken, with thei
 
 TEST_CASE("the standard kernels, rewritten by the identity library, lower to their algorithms", "[lower]") {
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
-      {"inverse_dynamics", {"out in", "-"}},     {"mass_matrix", {"in", "in"}},
-      {"forward_dynamics", {"out in out", "-"}}, {"mass_matrix_inverse", {"in", "in"}},
-      {"jacobian", {"out", "out"}},              {"lambda", {"in", "in"}},
+      {"inverse_dynamics", {"out in", "-"}},
+      {"mass_matrix", {"in", "in"}},
+      {"forward_dynamics", {"out in out", "-"}},
+      {"mass_matrix_inverse", {"in", "in"}},
+      {"jacobian", {"out", "out"}},
+      {"lambda", {"in", "in"}},
       {"tip_force_correction", {"in out", "-"}},
   };
   for (const auto& k : lower::standard_kernels()) {
@@ -250,7 +254,8 @@ TEST_CASE("lowered programs print in the papers' loop notation (golden)", "[lowe
     const std::string relative = std::string("tests/golden/lower_") + g.name + ".txt";
     const char* root = std::getenv("SOA_GOLDEN_ROOT");
     const std::string path = root ? std::string(root) + "/" + relative : test::source_path(relative);
-    const std::string printed = exec::print(lower::lower(parse(g.expression), test::algebra(), {g.name, g.output, g.inputs}));
+    const std::string printed =
+        exec::print(lower::lower(parse(g.expression), test::algebra(), {g.name, g.output, g.inputs}));
     if (std::getenv("SOA_UPDATE_GOLDEN")) std::ofstream(path) << printed;
     INFO("golden file " << path << " (regenerate every golden with: cmake --build build --target goldens); printed:\n"
                         << printed);
@@ -261,7 +266,8 @@ TEST_CASE("lowered programs print in the papers' loop notation (golden)", "[lowe
 TEST_CASE("expand and factor turn calM qdd + C into the Newton-Euler form", "[lower]") {
   CHECK(ir::print(lower::expand(parse("calM"), test::definitions())) == "H phi M phi* H*");
   CHECK(ir::print(lower::expand(parse("J*"), test::definitions())) == "H phi B");
-  CHECK(ir::print(lower::factor(lower::expand(parse("calM qdd + C"), test::definitions()))) == "H phi (M phi* (H* qdd + a) + b)");
+  CHECK(ir::print(lower::factor(lower::expand(parse("calM qdd + C"), test::definitions()))) ==
+        "H phi (M phi* (H* qdd + a) + b)");
   CHECK(ir::print(lower::factor(parse("H phi a - H phi b + qd - qd"))) == "H phi (a - b)");
 }
 

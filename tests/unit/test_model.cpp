@@ -117,8 +117,7 @@ void require_numbering(const Robot& r) {
   }
   std::vector<int> by_v(n);
   for (int k = 0; k < n; ++k) by_v[k] = k;
-  std::sort(by_v.begin(), by_v.end(),
-            [&](int a, int b) { return r.bodies[a].v_offset < r.bodies[b].v_offset; });
+  std::sort(by_v.begin(), by_v.end(), [&](int a, int b) { return r.bodies[a].v_offset < r.bodies[b].v_offset; });
   int v = 0, q = 0;
   for (int k : by_v) {
     REQUIRE(r.bodies[k].v_offset == v);
@@ -137,9 +136,7 @@ void require_preorder_numbering(const Robot& r) {
   }
 }
 
-std::string fixture(const std::string& name) {
-  return soa::test::source_path("tests/data/urdf/" + name);
-}
+std::string fixture(const std::string& name) { return soa::test::source_path("tests/data/urdf/" + name); }
 
 }  // namespace
 
@@ -175,8 +172,7 @@ TEST_CASE("every shipped robot loads as examples/robots/README.md describes it",
       const std::vector<UrdfLink> links = scan_links(path);
       double urdf_mass = 0.0;
       for (const UrdfLink& link : links) {
-        const bool in_world =
-            std::count(r.world_links.begin(), r.world_links.end(), link.name) > 0;
+        const bool in_world = std::count(r.world_links.begin(), r.world_links.end(), link.name) > 0;
         INFO("link " << link.name);
         CHECK((r.find_frame(link.name).has_value() != in_world));
         if (!in_world) urdf_mass += link.mass;
@@ -194,8 +190,7 @@ TEST_CASE("every shipped robot loads as examples/robots/README.md describes it",
       }
       for (const soa::Body& b : r.bodies) {
         INFO("body " << b.name);
-        const Eigen::Vector3d eig =
-            Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(b.inertia).eigenvalues();
+        const Eigen::Vector3d eig = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(b.inertia).eigenvalues();
         CHECK(eig.minCoeff() >= -1e-12 * std::max(1.0, eig.maxCoeff()));
         CHECK(b.inertia.isApprox(b.inertia.transpose(), 1e-14));
       }
@@ -205,9 +200,9 @@ TEST_CASE("every shipped robot loads as examples/robots/README.md describes it",
 
 TEST_CASE("panda: joint space in URDF order, mimic joints stay independent", "[model][urdf]") {
   const Robot r = soa::load_urdf(soa::test::shared_robot_path("panda.urdf"));
-  const std::vector<std::string> expected = {
-      "panda_joint1", "panda_joint2", "panda_joint3",        "panda_joint4",       "panda_joint5",
-      "panda_joint6", "panda_joint7", "panda_finger_joint1", "panda_finger_joint2"};
+  const std::vector<std::string> expected = {"panda_joint1", "panda_joint2",        "panda_joint3",
+                                             "panda_joint4", "panda_joint5",        "panda_joint6",
+                                             "panda_joint7", "panda_finger_joint1", "panda_finger_joint2"};
   CHECK(r.joint_order() == expected);
   CHECK(r.name == "panda");
   CHECK(r.world_links == std::vector<std::string>{"panda_link0"});
@@ -284,8 +279,7 @@ std::string tree_urdf(const std::vector<std::string>& joints) {
   return text + body + "</robot>";
 }
 
-std::vector<std::string> default_tip_names(const std::vector<std::string>& joints,
-                                           bool floating = false) {
+std::vector<std::string> default_tip_names(const std::vector<std::string>& joints, bool floating = false) {
   const Robot r = soa::parse_urdf(tree_urdf(joints), "tree.urdf", soa::LoadOptions{floating});
   return frame_names(r, r.default_tips());
 }
@@ -298,16 +292,15 @@ TEST_CASE("the default tips of each shipped robot are its end-effectors", "[mode
   // Body order (tip-to-base), as B's columns; the same with a free-flyer.
   const std::map<std::string, Names> expected = {
       {"panda.urdf", {"panda_hand_tcp"}},
-      {"ur5.urdf", {"wrist_3_link"}},  // ee_link and tool0 both hang from the flange
+      {"ur5.urdf", {"wrist_3_link"}},                 // ee_link and tool0 both hang from the flange
       {"kinova_j2s6s200.urdf", {"j2s6s200_link_6"}},  // welded fingers and end effector
       {"baxter.urdf", {"left_gripper", "right_gripper", "head"}},
       {"talos_full.urdf",
-       {"right_sole_link", "left_sole_link", "gripper_right_base_link", "gripper_left_base_link",
-        "rgbd_link"}},
+       {"right_sole_link", "left_sole_link", "gripper_right_base_link", "gripper_left_base_link", "rgbd_link"}},
       // Its grippers keep one movable finger each: a lone finger stays a tip.
       {"talos_reduced.urdf",
-       {"right_sole_link", "left_sole_link", "gripper_right_motor_double_link",
-        "gripper_left_motor_double_link", "rgbd_link"}},
+       {"right_sole_link", "left_sole_link", "gripper_right_motor_double_link", "gripper_left_motor_double_link",
+        "rgbd_link"}},
       {"solo12.urdf", {"HR_FOOT", "HL_FOOT", "FR_FOOT", "FL_FOOT"}},
       {"hyq.urdf", {"rh_foot", "lh_foot", "rf_foot", "lf_foot"}},
       {"anymal_b.urdf", {"RH_FOOT", "LH_FOOT", "RF_FOOT", "LF_FOOT"}},
@@ -334,8 +327,8 @@ TEST_CASE("the default tips of each shipped robot are its end-effectors", "[mode
 
 TEST_CASE("two fingers collapse into their hand, at the link they hang from", "[model][tips]") {
   // arm -> wrist =weld=> palm =weld=> tcp; the fingers hang from palm.
-  const Names arm = {"base a1 revolute", "a1 wrist revolute", "wrist palm fixed", "palm tcp fixed",
-                     "palm left prismatic", "palm right prismatic"};
+  const Names arm = {"base a1 revolute", "a1 wrist revolute",   "wrist palm fixed",
+                     "palm tcp fixed",   "palm left prismatic", "palm right prismatic"};
   CHECK(default_tip_names(arm) == Names{"tcp"});
   // Two welded links below the palm: no single one to follow, the palm it is.
   Names two_frames = arm;
@@ -343,37 +336,33 @@ TEST_CASE("two fingers collapse into their hand, at the link they hang from", "[
   CHECK(default_tip_names(two_frames) == Names{"palm"});
   // Fingers hanging from different links of the hand: from its body frame, then down the
   // fixed joints as for a leaf (here the one welded link, palm; with two, the body frame).
-  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed",
-                           "wrist left revolute", "palm right revolute"}) == Names{"palm"});
-  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed",
-                           "wrist flange fixed", "wrist left revolute", "palm right revolute"}) ==
-        Names{"wrist"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed", "wrist left revolute",
+                           "palm right revolute"}) == Names{"palm"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist palm fixed", "wrist flange fixed",
+                           "wrist left revolute", "palm right revolute"}) == Names{"wrist"});
   // Jointed fingers, one of them branching at its second link (talos_full's gripper): the
   // highest hand stands for them all.
-  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist motor revolute",
-                           "wrist inner revolute", "inner tip1 revolute", "inner tip2 revolute",
-                           "wrist single revolute", "single tip3 revolute"}) == Names{"wrist"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 wrist revolute", "wrist motor revolute", "wrist inner revolute",
+                           "inner tip1 revolute", "inner tip2 revolute", "wrist single revolute",
+                           "single tip3 revolute"}) == Names{"wrist"});
   // Other leaves stay beside a hand: a head on the torso.
-  CHECK(default_tip_names({"base torso revolute", "torso head revolute", "torso a1 revolute",
-                           "a1 a2 revolute", "a2 a3 revolute", "a3 a4 revolute",
-                           "a4 left revolute", "a4 right revolute"}) == Names{"a4", "head"});
+  CHECK(default_tip_names({"base torso revolute", "torso head revolute", "torso a1 revolute", "a1 a2 revolute",
+                           "a2 a3 revolute", "a3 a4 revolute", "a4 left revolute", "a4 right revolute"}) ==
+        Names{"a4", "head"});
 }
 
 TEST_CASE("feet, lone fingers and long branches stay tips of their own", "[model][tips]") {
   // A leg ending in a foot: the sole below it, followed down the fixed joints.
-  CHECK(default_tip_names({"base hip revolute", "hip thigh revolute", "thigh shank revolute",
-                           "shank adapter fixed", "adapter foot fixed"}) == Names{"foot"});
+  CHECK(default_tip_names({"base hip revolute", "hip thigh revolute", "thigh shank revolute", "shank adapter fixed",
+                           "adapter foot fixed"}) == Names{"foot"});
   // A lone leaf chain stays, however short.
-  CHECK(default_tip_names({"base a1 revolute", "a1 a2 revolute", "a2 finger prismatic"}) ==
-        Names{"finger"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 a2 revolute", "a2 finger prismatic"}) == Names{"finger"});
   // Legs on a base are no fingers even when short: a root body is never a hand.
-  const Names legs = {"base l1 revolute", "l1 lfoot revolute", "base r1 revolute",
-                      "r1 rfoot revolute"};
+  const Names legs = {"base l1 revolute", "l1 lfoot revolute", "base r1 revolute", "r1 rfoot revolute"};
   CHECK(default_tip_names(legs, true) == Names{"rfoot", "lfoot"});
   // A branch longer than kMaxFingerBodies is a limb, not a finger.
-  CHECK(default_tip_names({"base a1 revolute", "a1 x1 revolute", "x1 x2 revolute",
-                           "x2 x3 revolute", "x3 x4 revolute", "a1 y1 revolute",
-                           "y1 y2 revolute"}) == Names{"y2", "x4"});
+  CHECK(default_tip_names({"base a1 revolute", "a1 x1 revolute", "x1 x2 revolute", "x2 x3 revolute", "x3 x4 revolute",
+                           "a1 y1 revolute", "y1 y2 revolute"}) == Names{"y2", "x4"});
   CHECK(soa::kMaxFingerBodies == 3);
 }
 
@@ -470,7 +459,7 @@ TEST_CASE("fixed joints merge with the parallel-axis theorem", "[model][urdf]") 
   CHECK((a.com - Eigen::Vector3d(1.0 / 10, 1.0 / 30, 1.0 / 15)).norm() < 1e-15);
   Eigen::Matrix3d expected;
   expected << 19.0 / 750, -1.0 / 50, 1.0 / 50,  //
-      -1.0 / 50, 263.0 / 3000, 1.0 / 150,        //
+      -1.0 / 50, 263.0 / 3000, 1.0 / 150,       //
       1.0 / 50, 1.0 / 150, 299.0 / 3000;
   CHECK((a.inertia - expected).norm() < 1e-15);
 
@@ -478,8 +467,7 @@ TEST_CASE("fixed joints merge with the parallel-axis theorem", "[model][urdf]") 
   const auto b = r.find_frame("b");
   REQUIRE(b);
   CHECK(r.frames[*b].body == 1);
-  const Eigen::Matrix3d Rz90 = Eigen::AngleAxisd(std::numbers::pi / 2, Eigen::Vector3d::UnitZ())
-                                   .toRotationMatrix();
+  const Eigen::Matrix3d Rz90 = Eigen::AngleAxisd(std::numbers::pi / 2, Eigen::Vector3d::UnitZ()).toRotationMatrix();
   CHECK((r.frames[*b].R - Rz90).norm() < 1e-15);
   CHECK((r.frames[*b].p - Eigen::Vector3d(0.3, 0, 0)).norm() < 1e-15);
   const soa::Body& c = r.bodies[0];
@@ -508,8 +496,7 @@ TEST_CASE("a floating base merges the world-welded links into the free-flyer", "
   const double z = 1.0 / 11;
   CHECK((base.com - Eigen::Vector3d(0, 0, z)).norm() < 1e-15);
   const double ixx = 1.01 + 5 * z * z + 0.5 * (1 - z) * (1 - z);
-  CHECK((base.inertia - Eigen::Vector3d(ixx, ixx, 1.01).asDiagonal().toDenseMatrix()).norm() <
-        1e-14);
+  CHECK((base.inertia - Eigen::Vector3d(ixx, ixx, 1.01).asDiagonal().toDenseMatrix()).norm() < 1e-14);
   CHECK(r.bodies[1].parent == 2);
   CHECK((r.bodies[1].origin_p - Eigen::Vector3d(0, 0, 1.2)).norm() < 1e-15);
   const auto mount = r.find_frame("mount");
@@ -530,8 +517,7 @@ TEST_CASE("origin rpy is fixed-axis roll-pitch-yaw", "[model][urdf]") {
                                   "rpy.urdf");
   REQUIRE(r.size() == 1);
   const Eigen::Matrix3d expected =
-      (Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitZ()) *
-       Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitY()) *
+      (Eigen::AngleAxisd(0.3, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitY()) *
        Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitX()))
           .toRotationMatrix();
   CHECK((r.bodies[0].origin_R - expected).norm() < 1e-15);
@@ -543,12 +529,10 @@ TEST_CASE("origin rpy is fixed-axis roll-pitch-yaw", "[model][urdf]") {
 
 TEST_CASE("bad URDFs fail with one line naming the place", "[model][urdf][errors]") {
   using soa::load_urdf;
-  CHECK_THROWS_WITH(load_urdf(fixture("does_not_exist.urdf")),
-                    Contains("does_not_exist.urdf: cannot read file"));
+  CHECK_THROWS_WITH(load_urdf(fixture("does_not_exist.urdf")), Contains("does_not_exist.urdf: cannot read file"));
   CHECK_THROWS_WITH(load_urdf(fixture("xml_syntax.urdf")),
                     Contains("xml_syntax.urdf:4: XML syntax error: mismatched element"));
-  CHECK_THROWS_WITH(load_urdf(fixture("no_robot.urdf")),
-                    Contains("no_robot.urdf:3: no <robot> element"));
+  CHECK_THROWS_WITH(load_urdf(fixture("no_robot.urdf")), Contains("no_robot.urdf:3: no <robot> element"));
   CHECK_THROWS_WITH(load_urdf(fixture("unknown_joint_type.urdf")),
                     Contains("unknown_joint_type.urdf:7: joint 'elbow': unknown joint type "
                              "'planar'"));
@@ -567,11 +551,9 @@ TEST_CASE("bad URDFs fail with one line naming the place", "[model][urdf][errors
   CHECK_THROWS_WITH(load_urdf(fixture("cycle.urdf")),
                     Contains("cycle.urdf:") && Contains("the joints form a cycle through link"));
   CHECK_THROWS_WITH(load_urdf(fixture("cycle_detached.urdf")),
-                    Contains("cycle_detached.urdf:") &&
-                        Contains("the joints form a cycle through link"));
+                    Contains("cycle_detached.urdf:") && Contains("the joints form a cycle through link"));
   CHECK_THROWS_WITH(load_urdf(fixture("several_roots.urdf")),
-                    Contains("several_roots.urdf:6: several root links") &&
-                        Contains("'base', 'pedestal'"));
+                    Contains("several_roots.urdf:6: several root links") && Contains("'base', 'pedestal'"));
   CHECK_THROWS_WITH(load_urdf(fixture("negative_mass.urdf")),
                     Contains("negative_mass.urdf:7: link 'arm': negative mass -2"));
   CHECK_THROWS_WITH(load_urdf(fixture("non_psd_inertia.urdf")),
@@ -579,8 +561,7 @@ TEST_CASE("bad URDFs fail with one line naming the place", "[model][urdf][errors
                              "semi-definite (eigenvalues -0.1, 0.1, 0.3)"));
   CHECK_THROWS_WITH(load_urdf(fixture("non_finite.urdf")),
                     Contains("non_finite.urdf:7: joint 'shoulder': non-finite number 'nan'"));
-  CHECK_THROWS_WITH(load_urdf(fixture("zero_axis.urdf")),
-                    Contains("zero_axis.urdf:9: joint 'shoulder': zero axis"));
+  CHECK_THROWS_WITH(load_urdf(fixture("zero_axis.urdf")), Contains("zero_axis.urdf:9: joint 'shoulder': zero axis"));
   // Caught after loading, by the articulated-inertia check (kinematics.hpp).
   CHECK_THROWS_WITH(load_urdf(fixture("massless_leaf.urdf")), Contains("'finger'"));
   // Only user errors, and each a single line.
@@ -598,23 +579,21 @@ TEST_CASE("malformed numbers and elements inside a URDF string", "[model][urdf][
   auto with_joint = [](const std::string& joint) {
     return R"(<robot name="t"><link name="base"/>
 <link name="arm"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
-)" + joint + "\n</robot>";
+)" + joint +
+           "\n</robot>";
   };
-  CHECK_THROWS_WITH(
-      soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><origin xyz="0 x 0"/>
+  CHECK_THROWS_WITH(soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><origin xyz="0 x 0"/>
 <parent link="base"/><child link="arm"/></joint>)"),
-                      "s.urdf"),
-      Contains("s.urdf:3: joint 'j': 'x' is not a number in xyz=\"0 x 0\""));
-  CHECK_THROWS_WITH(
-      soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><origin rpy="0 0"/>
+                                    "s.urdf"),
+                    Contains("s.urdf:3: joint 'j': 'x' is not a number in xyz=\"0 x 0\""));
+  CHECK_THROWS_WITH(soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><origin rpy="0 0"/>
 <parent link="base"/><child link="arm"/></joint>)"),
-                      "s.urdf"),
-      Contains("s.urdf:3: joint 'j': rpy=\"0 0\" needs 3 numbers"));
-  CHECK_THROWS_WITH(
-      soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><axis xyz="inf 0 0"/>
+                                    "s.urdf"),
+                    Contains("s.urdf:3: joint 'j': rpy=\"0 0\" needs 3 numbers"));
+  CHECK_THROWS_WITH(soa::parse_urdf(with_joint(R"(<joint name="j" type="revolute"><axis xyz="inf 0 0"/>
 <parent link="base"/><child link="arm"/></joint>)"),
-                      "s.urdf"),
-      Contains("s.urdf:3: joint 'j': non-finite number 'inf'"));
+                                    "s.urdf"),
+                    Contains("s.urdf:3: joint 'j': non-finite number 'inf'"));
   CHECK_THROWS_WITH(soa::parse_urdf(with_joint(R"(<joint name="j"><parent link="base"/>
 <child link="arm"/></joint>)"),
                                     "s.urdf"),
@@ -631,8 +610,7 @@ TEST_CASE("malformed numbers and elements inside a URDF string", "[model][urdf][
                                     "s.urdf"),
                     Contains("s.urdf:5: joint 'j' is defined twice (first on line 3)"));
   CHECK_THROWS_WITH(soa::parse_urdf("", "empty.urdf"), Contains("empty.urdf: XML syntax error"));
-  CHECK_THROWS_WITH(soa::parse_urdf("<robot name=\"r\"/>", "r.urdf"),
-                    Contains("r.urdf:1: <robot> has no <link>"));
+  CHECK_THROWS_WITH(soa::parse_urdf("<robot name=\"r\"/>", "r.urdf"), Contains("r.urdf:1: <robot> has no <link>"));
 }
 
 TEST_CASE("singular-but-PSD and triangle-violating inertias load", "[model][urdf]") {
@@ -694,8 +672,7 @@ TEST_CASE("random trees are valid robots with a mix of joints", "[model][random]
         CHECK(b.com.cwiseAbs().maxCoeff() <= 0.2);
         CHECK(b.origin_p.cwiseAbs().maxCoeff() <= 0.5);
         CHECK(b.inertia.isApprox(b.inertia.transpose(), 1e-14));
-        const Eigen::Vector3d l =
-            Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(b.inertia).eigenvalues();
+        const Eigen::Vector3d l = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(b.inertia).eigenvalues();
         CHECK(l.minCoeff() > 0.0);
         CHECK(l[0] + l[1] >= l[2]);  // ascending, so this is the binding triangle inequality
       }

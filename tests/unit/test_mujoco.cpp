@@ -48,8 +48,7 @@ struct Worst {
 // linear solve: max(1, |tau|, |C|, ||calM|| |qdd|) (infinity norms).
 double force_scale(const MatX& calM, const VecX& tau, const VecX& C, const VecX& qdd) {
   const double M_norm = calM.cwiseAbs().rowwise().sum().maxCoeff();
-  return std::max({1.0, tau.cwiseAbs().maxCoeff(), C.cwiseAbs().maxCoeff(),
-                   M_norm * qdd.cwiseAbs().maxCoeff()});
+  return std::max({1.0, tau.cwiseAbs().maxCoeff(), C.cwiseAbs().maxCoeff(), M_norm * qdd.cwiseAbs().maxCoeff()});
 }
 
 // Two forward-dynamics results qdd = calM^-1 (tau - C). Both are backward stable but
@@ -59,14 +58,12 @@ double force_scale(const MatX& calM, const VecX& tau, const VecX& C, const VecX&
 // double pendulum (T - C cancels 50-fold at some states) reaches 2e-13 in qdd, talos_full
 // (light gripper links, condition number ~1e7) 6e-12, while their forces agree to 1e-14.
 // So the qdd check divides by the gain when it exceeds 1; a gain <= 1 keeps the plain 1e-12.
-void forward_dynamics_difference(const MatX& calM, const VecX& tau, const VecX& C,
-                                 const VecX& qdd_a, const VecX& qdd_b, Worst& w) {
+void forward_dynamics_difference(const MatX& calM, const VecX& tau, const VecX& C, const VecX& qdd_a, const VecX& qdd_b,
+                                 Worst& w) {
   const double force = force_scale(calM, tau, C, qdd_b);
   w.fd_force = std::max(w.fd_force, (calM * (qdd_a - qdd_b)).cwiseAbs().maxCoeff() / force);
-  const double lambda_min =
-      Eigen::SelfAdjointEigenSolver<MatX>(calM, Eigen::EigenvaluesOnly).eigenvalues()[0];
-  const double gain =
-      std::max(1.0, force / (lambda_min * std::max(1.0, qdd_b.cwiseAbs().maxCoeff())));
+  const double lambda_min = Eigen::SelfAdjointEigenSolver<MatX>(calM, Eigen::EigenvaluesOnly).eigenvalues()[0];
+  const double gain = std::max(1.0, force / (lambda_min * std::max(1.0, qdd_b.cwiseAbs().maxCoeff())));
   const double raw = relative_difference(qdd_a, qdd_b);
   w.fd_raw = std::max(w.fd_raw, raw);
   w.fd_gain = std::max(w.fd_gain, gain);
@@ -87,10 +84,8 @@ Worst compare_with_mujoco(const test::SharedRobot& r, bool floating) {
     interp::Evaluation ev = interp::prepare(robot, state, {}, test::definitions());
     const VecX T = mujoco.inverse_dynamics(state.q, state.qd, state.qdd);
     w.T = std::max(w.T, relative_difference(ev.kin.T, T));
-    w.T_operator =
-        std::max(w.T_operator, relative_difference(interp::eval_dense(ev, T_operator), T));
-    w.C = std::max(
-        w.C, relative_difference(interp::dense_symbol(ev, ir::symbol("C")), mujoco.bias(state.q, state.qd)));
+    w.T_operator = std::max(w.T_operator, relative_difference(interp::eval_dense(ev, T_operator), T));
+    w.C = std::max(w.C, relative_difference(interp::dense_symbol(ev, ir::symbol("C")), mujoco.bias(state.q, state.qd)));
     const MatX calM = interp::dense_symbol(ev, ir::symbol("calM"));
     w.calM = std::max(w.calM, relative_difference(calM, mujoco.mass_matrix(state.q)));
     // Forward dynamics of our own T (both sides should give back qdd)...
@@ -106,9 +101,8 @@ Worst compare_with_mujoco(const test::SharedRobot& r, bool floating) {
     // The oracle's own coordinate changes are consistent: its FD inverts its ID (measured
     // as a force, as above).
     const VecX back = mujoco.forward_dynamics(state.q, state.qd, T);
-    w.oracle_roundtrip =
-        std::max(w.oracle_roundtrip, (calM * (back - state.qdd)).cwiseAbs().maxCoeff() /
-                                         force_scale(calM, T, ev.kin.C, state.qdd));
+    w.oracle_roundtrip = std::max(w.oracle_roundtrip, (calM * (back - state.qdd)).cwiseAbs().maxCoeff() /
+                                                          force_scale(calM, T, ev.kin.C, state.qdd));
   }
   return w;
 }
@@ -120,10 +114,9 @@ TEST_CASE("the interpreter agrees with MuJoCo on every shared robot", "[mujoco]"
     for (bool floating : {false, true}) {
       if (floating && !r.free_flyer) continue;
       const Worst w = compare_with_mujoco(r, floating);
-      INFO(r.file << (floating ? " (free-flyer)" : " (fixed base)") << ": T " << w.T
-                  << ", calM qdd + C " << w.T_operator << ", C " << w.C << ", calM " << w.calM
-                  << ", FD as a force " << w.fd_force << ", FD in qdd " << w.fd_raw
-                  << " (gain up to " << w.fd_gain << "; divided by the gain " << w.fd
+      INFO(r.file << (floating ? " (free-flyer)" : " (fixed base)") << ": T " << w.T << ", calM qdd + C "
+                  << w.T_operator << ", C " << w.C << ", calM " << w.calM << ", FD as a force " << w.fd_force
+                  << ", FD in qdd " << w.fd_raw << " (gain up to " << w.fd_gain << "; divided by the gain " << w.fd
                   << "), MuJoCo FD(ID) " << w.oracle_roundtrip);
       CHECK(w.T < kTolerance);
       CHECK(w.T_operator < kTolerance);

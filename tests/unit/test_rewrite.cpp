@@ -91,30 +91,30 @@ TEST_CASE("normalisation: a table of inputs and their canonical forms", "[rewrit
   // Expected forms are written in canonical structure and compared structurally (not as
   // printed text), so the table does not depend on the printer.
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"(H phi K)*", "K* phi* H*"},                      // (AB)* = B* A*
-      {"(phi + psi)*", "phi* + psi*"},                   // (A + B)* = A* + B*
-      {"(2 phi)*", "2 phi*"},                            // (cA)* = c A*
-      {"(I + phi)*", "I + phi*"},                        // I* = I
-      {"(H M H*)*", "H M H*"},                           // M* = M
-      {"(P phi)*", "phi* P"},                            // P* = P
-      {"(D + calM + D*)*", "2 D + calM"},               // symmetric symbols
-      {"(phi^-1)*", "phi*^-1"},                          // (A^-1)* = (A*)^-1
+      {"(H phi K)*", "K* phi* H*"},        // (AB)* = B* A*
+      {"(phi + psi)*", "phi* + psi*"},     // (A + B)* = A* + B*
+      {"(2 phi)*", "2 phi*"},              // (cA)* = c A*
+      {"(I + phi)*", "I + phi*"},          // I* = I
+      {"(H M H*)*", "H M H*"},             // M* = M
+      {"(P phi)*", "phi* P"},              // P* = P
+      {"(D + calM + D*)*", "2 D + calM"},  // symmetric symbols
+      {"(phi^-1)*", "phi*^-1"},            // (A^-1)* = (A*)^-1
       {"((I + H phi K)^-1)*", "(I + K* phi* H*)^-1"},
       {"phi**", "phi"},
-      {"H I phi", "H phi"},                              // identity factors removed
-      {"2 (3 phi)", "6 phi"},                            // scales folded
-      {"H (2 phi) (-1 K)", "-2 H phi K"},                // scales pulled out of products
-      {"phi + phi", "2 phi"},                            // like terms combined
-      {"2 phi - 2 psi", "2 (phi - psi)"},                // common coefficient
-      {"-phi - 2 psi", "-(phi + 2 psi)"},                // all-negative sum
-      {"-C + T", "T - C"},                               // positive terms first
+      {"H I phi", "H phi"},                // identity factors removed
+      {"2 (3 phi)", "6 phi"},              // scales folded
+      {"H (2 phi) (-1 K)", "-2 H phi K"},  // scales pulled out of products
+      {"phi + phi", "2 phi"},              // like terms combined
+      {"2 phi - 2 psi", "2 (phi - psi)"},  // common coefficient
+      {"-phi - 2 psi", "-(phi + 2 psi)"},  // all-negative sum
+      {"-C + T", "T - C"},                 // positive terms first
       {"phi + I", "I + phi"},
-      {"(phi M)^-1", "M^-1 phi^-1"},                     // square invertible factors
+      {"(phi M)^-1", "M^-1 phi^-1"},  // square invertible factors
       {"(phi M phi*)^-1", "phi*^-1 M^-1 phi^-1"},
-      {"(H phi H*)^-1", "(H phi H*)^-1"},                // H is not square: kept
-      {"(phi K H)^-1", "(phi K H)^-1"},                  // K H is singular: kept
+      {"(H phi H*)^-1", "(H phi H*)^-1"},  // H is not square: kept
+      {"(phi K H)^-1", "(phi K H)^-1"},    // K H is singular: kept
       {"(-2 phi)^-1", "-0.5 phi^-1"},
-      {"phi phi^-1 H*", "H*"},                           // X X^-1 cancelled
+      {"phi phi^-1 H*", "H*"},  // X X^-1 cancelled
       {"H* D^-1 D H", "H* H"},
       {"(I - H psi K)* D^-1", "(I - K* psi* H*) D^-1"},
       {"calM^-1 (T - H phi (M phi* a + b))", "calM^-1 (T - H phi (b + M phi* a))"},
@@ -163,11 +163,11 @@ TEST_CASE("matching: contiguous sub-products, inside sums, adjoints, inverses, s
     CHECK(m[0].end == 4);
   }
   CHECK(find("H phi M phi* H* qdd", "phi* H*").size() == 1);
-  CHECK(find("H phi M phi* H* qdd", "phi H*").empty());         // not contiguous
-  CHECK(find("H phi M phi* H* qdd", "M phi").empty());          // not commutative
+  CHECK(find("H phi M phi* H* qdd", "phi H*").empty());  // not contiguous
+  CHECK(find("H phi M phi* H* qdd", "M phi").empty());   // not commutative
   CHECK(find("H phi M phi* H* + H phi K D", "H phi").size() == 2);
-  CHECK(find("(I + H phi K)^-1 T", "H phi").size() == 1);       // inside an inverse of a sum
-  CHECK(find("3 (H phi K)* T", "phi* H*").size() == 1);          // inside a scaled adjoint
+  CHECK(find("(I + H phi K)^-1 T", "H phi").size() == 1);  // inside an inverse of a sum
+  CHECK(find("3 (H phi K)* T", "phi* H*").size() == 1);    // inside a scaled adjoint
   {
     // A sum pattern matches a factor that is that sum, and a sum that contains its terms.
     const auto whole = find("D^-1 (I - H psi K) T", "I - H psi K");
@@ -186,8 +186,7 @@ TEST_CASE("matching: contiguous sub-products, inside sums, adjoints, inverses, s
     const ir::Expr target = rewrite::normalize(parse("D^-1 (I - H psi K) H phi M phi* H*"));
     const auto m = rewrite::find_matches(target, rewrite::normalize(parse("(I - H psi K) H phi")));
     REQUIRE(m.size() == 1);
-    CHECK(rewrite::normalize(rewrite::replace_at(target, m[0], parse("H psi"))) ==
-          parse("D^-1 H psi M phi* H*"));
+    CHECK(rewrite::normalize(rewrite::replace_at(target, m[0], parse("H psi"))) == parse("D^-1 H psi M phi* H*"));
     const ir::Expr t2 = rewrite::normalize(parse("(H psi K - I) T"));
     const auto m2 = rewrite::find_matches(t2, rewrite::normalize(parse("I - H psi K")));
     REQUIRE(m2.size() == 1);
@@ -215,8 +214,8 @@ TEST_CASE("rules from the identity library", "[rewrite][rules]") {
   CHECK(find("MINV")->lhs == parse("calM^-1"));
   REQUIRE(find("diff (1 -> 3)"));  // three sides: every pair
   CHECK(find("diff (1 -> 3)")->rhs == rewrite::normalize(parse("psi K H phi")));
-  CHECK(find("LAMBDA") == nullptr);  // a derived result: rewrite=none, verified only
-  CHECK(find("def-phi") == nullptr);        // rewrite=none
+  CHECK(find("LAMBDA") == nullptr);   // a derived result: rewrite=none, verified only
+  CHECK(find("def-phi") == nullptr);  // rewrite=none
   CHECK(find("def-phi (reversed)") == nullptr);
   REQUIRE(find("OMEGA"));
   CHECK(find("OMEGA")->guards.serial_only);
@@ -247,8 +246,7 @@ TEST_CASE("rules from neutral identity specs: directions, names, false identitie
   std::vector<std::string> names;
   for (const auto& r : rules) names.push_back(r.name);
   const std::vector<std::string> expected = {
-      "X", "X (reversed)", "X (1 -> 3)", "X (3 -> 1)", "X (2 -> 3)", "X (3 -> 2)", "Y",
-      "W (reversed)",
+      "X",  "X (reversed)",  "X (1 -> 3)",  "X (3 -> 1)",  "X (2 -> 3)",  "X (3 -> 2)",  "Y", "W (reversed)",
       "X*", "X* (reversed)", "X* (1 -> 3)", "X* (3 -> 1)", "X* (2 -> 3)", "X* (3 -> 2)", "Y*"};
   CHECK(names == expected);
   CHECK(rules.back().lhs == parse("phi* H*"));
@@ -260,19 +258,19 @@ TEST_CASE("rules from neutral identity specs: directions, names, false identitie
 
 TEST_CASE("cost model: order, sweeps, and the total order", "[rewrite][cost]") {
   auto c = [](const std::string& text) { return rewrite::cost(rewrite::normalize(parse(text)), test::definitions()); };
-  CHECK(c("calM^-1 T").order == 3);                          // dense solve
+  CHECK(c("calM^-1 T").order == 3);  // dense solve
   CHECK(c("(I - H psi K)* D^-1 (I - H psi K) T").order == 1);
   CHECK(c("(I - H psi K)* D^-1 (I - H psi K) T").sweeps == 2);
   CHECK(c("H phi M phi* H* qdd").sweeps == 2);
-  CHECK(c("calM qdd").sweeps == 2);                          // by its definition ...
-  CHECK(c("calM qdd").opaque == 1);                          // ... left for the lowering
-  CHECK(c("calM").order == 2);                               // N columns of O(N)
+  CHECK(c("calM qdd").sweeps == 2);  // by its definition ...
+  CHECK(c("calM qdd").opaque == 1);  // ... left for the lowering
+  CHECK(c("calM").order == 2);       // N columns of O(N)
   CHECK(c("calM^-1").order == 3);
   CHECK(c("(I - H psi K)* D^-1 (I - H psi K)").order == 2);
   CHECK(c("J calM^-1 J*").order == 3);
-  CHECK(c("B* psi* H* D^-1 H psi B").order == 1);            // 6m columns: O(N)
-  CHECK(c("(I + H phi K)^-1 T").sweeps == 1);                // substitution sweep
-  CHECK(c("K T").sweeps == 0);                               // a one-level shift
+  CHECK(c("B* psi* H* D^-1 H psi B").order == 1);  // 6m columns: O(N)
+  CHECK(c("(I + H phi K)^-1 T").sweeps == 1);      // substitution sweep
+  CHECK(c("K T").sweeps == 0);                     // a one-level shift
   CHECK(c("D^-1 T").sweeps == 0);
   CHECK(c("T").order == 0);
   CHECK(c("I - H psi K") < c("(I + H phi K)^-1"));
@@ -350,8 +348,8 @@ TEST_CASE("derivation 4: calM^-1, (I + H phi K)^-1 and calM", "[rewrite][derive]
   const Derivation ne = rewrite::derive(parse("calM"), library(), test::rewrite_options());
   check_final(ne, "H phi M phi* H*");
   CHECK(rewrite::rules_used(ne) == std::vector<std::string>{"NE"});
-  CHECK(rewrite::cost(parse("H phi M phi* H*"), test::definitions()) < rewrite::cost(rewrite::normalize(
-                                                      parse("H R H* + H phitilde R H* + H R phitilde* H*")), test::definitions()));
+  CHECK(rewrite::cost(parse("H phi M phi* H*"), test::definitions()) <
+        rewrite::cost(rewrite::normalize(parse("H R H* + H phitilde R H* + H R phitilde* H*")), test::definitions()));
 }
 
 TEST_CASE("derivation 5: forward dynamics loses a sweep (001 Algorithm 3)", "[rewrite][derive]") {
@@ -372,7 +370,10 @@ TEST_CASE("derivation 5: forward dynamics loses a sweep (001 Algorithm 3)", "[re
   }
 }
 
-TEST_CASE("forward dynamics with tip forces: MINV, def-J, def-C, L4 and collection give the 3 sweeps of the articulated-body algorithm", "[rewrite][derive]") {
+TEST_CASE(
+    "forward dynamics with tip forces: MINV, def-J, def-C, L4 and collection give the 3 sweeps of the articulated-body "
+    "algorithm",
+    "[rewrite][derive]") {
   const Derivation d = rewrite::derive(parse("calM^-1 (T - C - J* f0)"), lemmas_only(), test::rewrite_options());
   // C is written out by def-C (a defined vector costs its definition), so that L4 removes
   // the sweep of H phi in C as in J* f0: the articulated-body algorithm's 3 sweeps.
@@ -388,13 +389,15 @@ TEST_CASE("forward dynamics with tip forces: MINV, def-J, def-C, L4 and collecti
 TEST_CASE("derivation 6: a sum of operational-space inverse inertias, each term O(N)", "[rewrite][derive]") {
   const Derivation d = rewrite::derive(parse("J calM^-1 J* + J calM^-1 J*"), lemmas_only(), test::rewrite_options());
   check_final(d, "2 B* psi* H* D^-1 H psi B");
-  const Derivation s = rewrite::derive(parse("J calM^-1 J* - 0.5 J calM^-1 J* + 3 B* Omega B"), library(), test::rewrite_options());
+  const Derivation s =
+      rewrite::derive(parse("J calM^-1 J* - 0.5 J calM^-1 J* + 3 B* Omega B"), library(), test::rewrite_options());
   check_final(s, "3.5 B* psi* H* D^-1 H psi B");
   const Derivation t = rewrite::derive(parse("J calM^-1 J* + J J*"), library(), test::rewrite_options());
   CHECK(t.cost.order == 1);
   CHECK_FALSE(ir::mentions(t.final, "calM"));
   // Two different terms (until the vocabulary has J1, calM1, ...), each by the lemmas.
-  const Derivation u = rewrite::derive(parse("J calM^-1 J* + B* B J calM^-1 J* B* B"), lemmas_only(), test::rewrite_options());
+  const Derivation u =
+      rewrite::derive(parse("J calM^-1 J* + B* B J calM^-1 J* B* B"), lemmas_only(), test::rewrite_options());
   INFO(rewrite::explain(u));
   CHECK(u.cost.order == 1);
   CHECK_FALSE(ir::mentions(u.final, "calM"));
@@ -467,14 +470,16 @@ private:
   ir::Expr invertible(Dim d) {
     using ir::symbol;
     if (d == Dim::Joint) {
-      const ir::Expr opts[] = {
-          symbol("calM"), symbol("D"),
-          ir::sum({ir::identity(), ir::product({symbol("H"), symbol("phi"), symbol("K")})}),
-          ir::sub(ir::identity(), ir::product({symbol("H"), symbol("psi"), symbol("K")}))};
+      const ir::Expr opts[] = {symbol("calM"), symbol("D"),
+                               ir::sum({ir::identity(), ir::product({symbol("H"), symbol("phi"), symbol("K")})}),
+                               ir::sub(ir::identity(), ir::product({symbol("H"), symbol("psi"), symbol("K")}))};
       return ir::inverse(opts[pick(std::size(opts))]);
     }
     if (d == Dim::Spatial) {
-      const ir::Expr opts[] = {symbol("phi"), symbol("psi"), symbol("M"), symbol("P"),
+      const ir::Expr opts[] = {symbol("phi"),
+                               symbol("psi"),
+                               symbol("M"),
+                               symbol("P"),
                                ir::sum({ir::identity(), symbol("E_phi")}),
                                ir::sum({ir::identity(), ir::product({symbol("K"), symbol("H")})})};
       return ir::inverse(opts[pick(std::size(opts))]);
@@ -488,8 +493,7 @@ private:
     const auto& v = kVectors.at(rows);
     const ir::Expr base = ir::symbol(v[pick(v.size())]);
     if (depth <= 0 || pick(10) < 2) return base;
-    if (pick(4) == 0)
-      return ir::sum({vector_expr(rows, depth - 1), ir::scale(sign(), vector_expr(rows, depth - 1))});
+    if (pick(4) == 0) return ir::sum({vector_expr(rows, depth - 1), ir::scale(sign(), vector_expr(rows, depth - 1))});
     const Dim mid = pick(3) == 0 ? Dim::Spatial : Dim::Joint;
     return ir::product({(*this)(rows, mid, depth - 1), vector_expr(mid, depth - 1)});
   }
@@ -503,8 +507,8 @@ double relative_difference(const MatX& a, const MatX& b) {
 std::vector<ir::Expr> random_expressions(std::uint64_t seed, std::size_t count) {
   RandomExpr gen(seed);
   std::vector<ir::Expr> out;
-  const Dim shapes[][2] = {{Dim::Joint, Dim::One}, {Dim::Joint, Dim::One}, {Dim::Spatial, Dim::One},
-                           {Dim::Joint, Dim::Joint}, {Dim::Tip, Dim::Tip}, {Dim::Spatial, Dim::Joint}};
+  const Dim shapes[][2] = {{Dim::Joint, Dim::One},   {Dim::Joint, Dim::One}, {Dim::Spatial, Dim::One},
+                           {Dim::Joint, Dim::Joint}, {Dim::Tip, Dim::Tip},   {Dim::Spatial, Dim::Joint}};
   for (std::size_t i = 0; out.size() < count; ++i) {
     const auto& s = shapes[i % std::size(shapes)];
     ir::Expr e = gen(s[0], s[1], 3);
@@ -535,10 +539,14 @@ TEST_CASE("the search terminates quickly on random well-shaped expressions", "[r
 }
 
 TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees", "[rewrite][random][interp]") {
-  std::vector<ir::Expr> inputs = {
-      parse("J calM^-1 J*"), parse("calM^-1 J* f0"), parse("phi* H* calM^-1 T"), parse("calM^-1"),
-      parse("(I + H phi K)^-1"), parse("calM"), parse("calM^-1 (T - H phi (M phi* a + b))"),
-      parse("J calM^-1 J* + 2 J calM^-1 J*")};
+  std::vector<ir::Expr> inputs = {parse("J calM^-1 J*"),
+                                  parse("calM^-1 J* f0"),
+                                  parse("phi* H* calM^-1 T"),
+                                  parse("calM^-1"),
+                                  parse("(I + H phi K)^-1"),
+                                  parse("calM"),
+                                  parse("calM^-1 (T - H phi (M phi* a + b))"),
+                                  parse("J calM^-1 J* + 2 J calM^-1 J*")};
   for (auto& e : random_expressions(77, 24)) inputs.push_back(std::move(e));
   std::vector<Derivation> derivations;
   for (const auto& e : inputs) derivations.push_back(rewrite::derive(e, lemmas_only(), test::rewrite_options()));
@@ -550,7 +558,8 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
     const Robot robot = random_tree(seed, o);
     std::vector<int> tips = robot.leaf_tips();
     std::mt19937_64 rng(seed);
-    const interp::Evaluation ev = interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
+    const interp::Evaluation ev =
+        interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, test::definitions());
     for (const auto& d : derivations) {
       MatX want;
       try {
@@ -563,9 +572,12 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
       for (const auto& s : d.steps) {
         INFO(rewrite::explain(d) << "step " << s.rule << ": " << ir::print(s.before) << "  ->  " << ir::print(s.after));
         MatX got;
-        if (s.after.is(ir::Op::Zero)) got = MatX::Zero(want.rows(), want.cols());
-        else if (s.after.is(ir::Op::Identity)) got = MatX::Identity(want.rows(), want.cols());
-        else got = interp::eval_dense(ev, s.after);
+        if (s.after.is(ir::Op::Zero))
+          got = MatX::Zero(want.rows(), want.cols());
+        else if (s.after.is(ir::Op::Identity))
+          got = MatX::Identity(want.rows(), want.cols());
+        else
+          got = interp::eval_dense(ev, s.after);
         CHECK(relative_difference(want, got) < 1e-8);
       }
     }

@@ -20,7 +20,6 @@ using specialise::ScalarOp;
 using specialise::Traced;
 using specialise::Tracer;
 
-
 void check_kernels(const Robot& robot) {
   const std::vector<int> tips = robot.default_tips();
   const auto constants = exec::make_constants(robot, tips);
@@ -42,9 +41,11 @@ void check_kernels(const Robot& robot) {
   }
 }
 
-specialise::ScalarProgram kernel_code(const Robot& robot, const std::string& name, const specialise::TraceOptions& o = {}) {
+specialise::ScalarProgram kernel_code(const Robot& robot, const std::string& name,
+                                      const specialise::TraceOptions& o = {}) {
   for (const auto& k : lower::standard_kernels())
-    if (k.name == name) return specialise::specialise(test::kernel_program(k), exec::make_constants(robot, robot.default_tips()), o);
+    if (k.name == name)
+      return specialise::specialise(test::kernel_program(k), exec::make_constants(robot, robot.default_tips()), o);
   FAIL("no kernel " << name);
   return {};
 }
@@ -63,7 +64,8 @@ std::vector<int> uses_of(const specialise::ScalarProgram& p) {
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::signbit(a[i]) != std::signbit(b[i]) || !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    if (std::signbit(a[i]) != std::signbit(b[i]) || !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))))
+      return false;
   return true;
 }
 
@@ -124,8 +126,8 @@ TEST_CASE("the tracer folds constants and applies the algebraic rules", "[specia
   CHECK((0.0 - x).node() == (-x).node());
   CHECK((x - x).is_literal());
   CHECK((-(-x)).node() == x.node());
-  CHECK((x * y).node() == (y * x).node());          // CSE with canonical operand order
-  CHECK((x + (-y)).node() == (x - y).node());       // negations pushed into sub
+  CHECK((x * y).node() == (y * x).node());     // CSE with canonical operand order
+  CHECK((x + (-y)).node() == (x - y).node());  // negations pushed into sub
   CHECK(((-x) * y).node() == (-(x * y)).node());
   CHECK(((2.0 * (3.0 * x)).node()) == (6.0 * x).node());
   CHECK((Traced(2.0) * Traced(3.0)).literal() == 6.0);
@@ -191,7 +193,8 @@ TEST_CASE("what several kernels compute alike is shared, and every kernel keeps 
   // weighs what soa::sincos costs to compile); the articulated-body Riccati sweep (with the
   // transforms it needs) what forward dynamics, calM^-1, Lambda and the tip-force kernel
   // have in common -- a program reading the first one's outputs.
-  const specialise::Sharing talos = check_sharing(load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}), 4000);
+  const specialise::Sharing talos =
+      check_sharing(load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}), 4000);
   REQUIRE(talos.programs.size() == 2);
   CHECK(talos.programs[0].users == std::vector<int>{0, 1, 2, 3, 4, 5, 6});
   const specialise::OpCounts trig = specialise::count_ops(talos.programs[0].code);
@@ -204,7 +207,8 @@ TEST_CASE("what several kernels compute alike is shared, and every kernel keeps 
   const auto riccati = [](const specialise::ScalarProgram& p) {  // operations labelled so
     int n = 0;
     for (const auto& node : p.nodes)
-      n += specialise::arity(node.op) > 0 && node.label >= 0 && p.labels[node.label].find("Riccati") != std::string::npos;
+      n += specialise::arity(node.op) > 0 && node.label >= 0 &&
+           p.labels[node.label].find("Riccati") != std::string::npos;
     return n;
   };
   CHECK(riccati(talos.programs[1].code) > 1000);
@@ -230,8 +234,9 @@ TEST_CASE("what several kernels compute alike is shared, and every kernel keeps 
   }
 }
 
-TEST_CASE("values are the same when their operation and operands are: inputs by index, literals by bits, + and * commuted",
-          "[specialise][share]") {
+TEST_CASE(
+    "values are the same when their operation and operands are: inputs by index, literals by bits, + and * commuted",
+    "[specialise][share]") {
   using test::ScalarBuilder;
   // Kernel a: ((x0 * x1) + 2) * -0.0;  kernel b: (2 + (x1 * x0)) * +0.0 and (x0 * x1) - x2.
   ScalarBuilder a(2), b(3);
@@ -244,7 +249,8 @@ TEST_CASE("values are the same when their operation and operands are: inputs by 
   b.p.outputs = {b.add(ScalarOp::Mul, b_sum, b.lit(0.0)), b.add(ScalarOp::Sub, b_product, b.in(2))};
   const specialise::Sharing s = specialise::share({&a.p, &b.p}, 2);
   REQUIRE(s.programs.size() == 1);
-  CHECK(specialise::count_ops(s.programs[0].code).total() == 2);  // x0 * x1 and its sum with 2, not the products by -0 and +0
+  CHECK(specialise::count_ops(s.programs[0].code).total() ==
+        2);  // x0 * x1 and its sum with 2, not the products by -0 and +0
   CHECK(s.programs[0].code.input_count == 2);
   CHECK(specialise::count_ops(s.kernels[0].code).total() == 1);
   CHECK(specialise::count_ops(s.kernels[1].code).total() == 2);
@@ -355,7 +361,8 @@ TEST_CASE("sharing works for sets of any number of kernels (more than 64)", "[sp
   }
 }
 
-TEST_CASE("a scalar program prints as an SSA listing: names, exact literals, labels once per run", "[specialise][print]") {
+TEST_CASE("a scalar program prints as an SSA listing: names, exact literals, labels once per run",
+          "[specialise][print]") {
   using specialise::ScalarOp;
   test::ScalarBuilder b(3);
   const int q = b.in(2);

@@ -155,8 +155,8 @@ TEST_CASE("expressions build the expected IR", "[syntax]") {
     CHECK(expr("-2 phi") == ir::scale(-2.0, ir::symbol("phi")));
   }
   SECTION("postfix operators bind to the last name of a split word") {
-    CHECK(expr("H*Hphi*") == ir::product({ir::adjoint(ir::symbol("H")), ir::symbol("H"),
-                                          ir::adjoint(ir::symbol("phi"))}));
+    CHECK(expr("H*Hphi*") ==
+          ir::product({ir::adjoint(ir::symbol("H")), ir::symbol("H"), ir::adjoint(ir::symbol("phi"))}));
   }
   SECTION("I and 0 are the identity and zero operators") {
     CHECK(expr("I - E_phi") == ir::sub(ir::identity(), ir::symbol("E_phi")));
@@ -223,18 +223,13 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
   };
   const Row rows[] = {
       // names
-      {Expression, "Hx", "<command line>:1:1",
-       "unknown name 'Hx' (did you mean 'H'? known names: E_phi, phi,"},
+      {Expression, "Hx", "<command line>:1:1", "unknown name 'Hx' (did you mean 'H'? known names: E_phi, phi,"},
       {Expression, "omega", "<command line>:1:1", "unknown name 'omega' (did you mean 'Omega'?"},
       {Expression, "A", "<command line>:1:1", "unknown name 'A' (known names: E_phi, phi,"},
-      {Expression, "phi + Omaga", "<command line>:1:7",
-       "unknown name 'Omaga' (did you mean 'Omega'?"},
-      {Expression, "HpsiKxyz", "<command line>:1:1",
-       "unknown name 'HpsiKxyz' (no known name starts at 'xyz'"},
-      {Expression, "phi ψ̃ Hx", "<command line>:1:8",
-       "unknown name 'Hx'"},  // columns count code points
-      {Expression, "phi let", "<command line>:1:5",
-       "expected an operator or the end of the expression, found 'let'"},
+      {Expression, "phi + Omaga", "<command line>:1:7", "unknown name 'Omaga' (did you mean 'Omega'?"},
+      {Expression, "HpsiKxyz", "<command line>:1:1", "unknown name 'HpsiKxyz' (no known name starts at 'xyz'"},
+      {Expression, "phi ψ̃ Hx", "<command line>:1:8", "unknown name 'Hx'"},  // columns count code points
+      {Expression, "phi let", "<command line>:1:5", "expected an operator or the end of the expression, found 'let'"},
       // tokens
       {Expression, "phi $ psi", "<command line>:1:5", "unexpected character '$'"},
       {Expression, "φ $", "<command line>:1:3", "unexpected character '$'"},
@@ -242,8 +237,7 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Expression, "phi \xff", "<command line>:1:5", "invalid UTF-8 byte 0xFF"},
       {Expression, "phi * psi", "<command line>:1:5", "'*' must follow its operand with no space"},
       {Expression, "phi ^-1", "<command line>:1:5", "'^-1' must follow its operand with no space"},
-      {Expression, "phi^2", "<command line>:1:5",
-       "'^' must be followed by '-1' (inverse) or '*' (adjoint), found '2'"},
+      {Expression, "phi^2", "<command line>:1:5", "'^' must be followed by '-1' (inverse) or '*' (adjoint), found '2'"},
       // the exponent is the mistake, sign and all
       {Expression, "calM^-2 T", "<command line>:1:6",
        "'^' must be followed by '-1' (inverse) or '*' (adjoint), found '-2'"},
@@ -253,14 +247,11 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Expression, "(phi + psi", "<command line>:1:11", "expected ')', found the end of the input"},
       {Expression, "(phi + psi ;", "<command line>:1:12", "expected ')', found ';'"},
       {Expression, "phi )", "<command line>:1:5", "unmatched ')'"},
-      {Expression, "phi + ", "<command line>:1:7",
-       "expected an expression after '+', found the end of the input"},
-      {Expression, "phi + -psi", "<command line>:1:7",
-       "expected an expression after '+', found '-'"},
+      {Expression, "phi + ", "<command line>:1:7", "expected an expression after '+', found the end of the input"},
+      {Expression, "phi + -psi", "<command line>:1:7", "expected an expression after '+', found '-'"},
       {Expression, "phi -", "<command line>:1:6", "expected an expression after '-'"},
       {Expression, "( )", "<command line>:1:3", "expected an expression after '(', found ')'"},
-      {Expression, "phi = psi", "<command line>:1:5",
-       "expected an operator or the end of the expression, found '='"},
+      {Expression, "phi = psi", "<command line>:1:5", "expected an operator or the end of the expression, found '='"},
       // numbers
       {Expression, "2", "<command line>:1:1", "a number must scale an operator, as in '2 phi'"},
       {Expression, "2* phi", "<command line>:1:2", "a number has no adjoint"},
@@ -268,10 +259,8 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Expression, "0.0 phi", "<command line>:1:1", "a zero coefficient"},
       {Expression, "1e999 phi", "<command line>:1:1", "the number 1e999 is out of range"},
       // shapes
-      {Expression, "M H", "<command line>:1:1",
-       "cannot multiply M (6n x 6n) by H (N x 6n): 6n columns but N rows"},
-      {Expression, "H* D H phi H", "<command line>:1:8",
-       "cannot multiply H* D H phi (6n x 6n) by H (N x 6n)"},
+      {Expression, "M H", "<command line>:1:1", "cannot multiply M (6n x 6n) by H (N x 6n): 6n columns but N rows"},
+      {Expression, "H* D H phi H", "<command line>:1:8", "cannot multiply H* D H phi (6n x 6n) by H (N x 6n)"},
       {Expression, "T + V", "<command line>:1:1", "cannot add T (N x 1) and V (6n x 1)"},
       {Expression, "H^-1", "<command line>:1:1", "H is N x 6n, not square, so it has no inverse"},
       {Expression, "phi (H + T)", "<command line>:1:6", "cannot add H (N x 6n) and T (N x 1)"},
@@ -279,25 +268,21 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       // equations
       {Equation, "calM", "<command line>:1:5",
        "expected '=' (an equation has at least two sides), found the end of the input"},
-      {Equation, "calM = ", "<command line>:1:8",
-       "expected an expression after '=', found the end of the input"},
-      {Equation, "calM = H", "<command line>:1:8",
-       "the two sides differ in shape: calM is N x N but H is N x 6n"},
+      {Equation, "calM = ", "<command line>:1:8", "expected an expression after '=', found the end of the input"},
+      {Equation, "calM = H", "<command line>:1:8", "the two sides differ in shape: calM is N x N but H is N x 6n"},
       {Equation, "phi = psi = T", "<command line>:1:13", "the two sides differ in shape"},
-      {Equation, "phi = psi;", "<command line>:1:10",
-       "expected '=' or the end of the equation, found ';'"},
+      {Equation, "phi = psi;", "<command line>:1:10", "expected '=' or the end of the equation, found ';'"},
       // declarations
-      {File, "foo", "t.soa:1:1",
-       "expected a declaration ('let', 'identity' or 'kernel'), found 'foo'"},
+      {File, "foo", "t.soa:1:1", "expected a declaration ('let', 'identity' or 'kernel'), found 'foo'"},
       {File, "identity X \"c\": phi = phi;\nidentity X \"d\": psi = psi;\n", "t.soa:2:10",
        "duplicate identity 'X' (first declared at t.soa:1:10)"},
-      {File, "kernel k() = calM;\nkernel k() = D;", "t.soa:2:8",
-       "duplicate kernel 'k' (first declared at t.soa:1:8)"},
+      {File, "kernel k() = calM;\nkernel k() = D;", "t.soa:2:8", "duplicate kernel 'k' (first declared at t.soa:1:8)"},
       {File, "let X = phi;\nlet X = psi;", "t.soa:2:5", "duplicate definition 'X'"},
       {File, "let phi = psi;", "t.soa:1:5", "'phi' is already a name of the operator language"},
       {File, "let Φ2 = H^-1;", "t.soa:1:10", "not square"},
       {File, "identity X \"c\" [serial, fast]: phi = phi;", "t.soa:1:25",
-       "unknown attribute 'fast' (known: serial, false, definition, rewrite=ltr|rtl|both|none, lowering=newton-euler|composite-body|gram)"},
+       "unknown attribute 'fast' (known: serial, false, definition, rewrite=ltr|rtl|both|none, "
+       "lowering=newton-euler|composite-body|gram)"},
       {File, "identity X \"c\" [definition]: H = H;", "t.soa:1:10",
        "its first side must be a derived symbol of the vocabulary (role Defined or Compound)"},
       {File, "identity X \"c\" [definition]: calM1 = H1 phi1 M1 phi1* H1*;", "t.soa:1:10",
@@ -310,36 +295,26 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
        "lowering=gram is given twice (first by 'X' at t.soa:1:10)"},
       {File, "identity X \"c\" [rewrite=sideways]: phi = phi;", "t.soa:1:17",
        "rewrite=ltr, rtl, both or none (not 'sideways')"},
-      {File, "identity X \"c\" [serial=yes]: phi = phi;", "t.soa:1:17",
-       "attribute 'serial' takes no value"},
-      {File, "identity X \"c\" [serial, serial]: phi = phi;", "t.soa:1:25",
-       "attribute 'serial' is given twice"},
+      {File, "identity X \"c\" [serial=yes]: phi = phi;", "t.soa:1:17", "attribute 'serial' takes no value"},
+      {File, "identity X \"c\" [serial, serial]: phi = phi;", "t.soa:1:25", "attribute 'serial' is given twice"},
       {File, "identity X \"c\" [serial: phi = phi;", "t.soa:1:23",
        "expected ',' or ']' in the attribute list, found ':'"},
-      {File, "identity X \"c\" []: phi = phi;", "t.soa:1:17",
-       "expected an attribute name after '['"},
-      {File, "identity X \"c\" phi = phi;", "t.soa:1:16",
-       "expected ':' before the identity's equation, found 'phi'"},
+      {File, "identity X \"c\" []: phi = phi;", "t.soa:1:17", "expected an attribute name after '['"},
+      {File, "identity X \"c\" phi = phi;", "t.soa:1:16", "expected ':' before the identity's equation, found 'phi'"},
       {File, "identity X: phi = phi;", "t.soa:1:11", "expected the identity's citation"},
-      {File, "identity \"c\": phi = phi;", "t.soa:1:10",
-       "expected the identity's name after 'identity'"},
+      {File, "identity \"c\": phi = phi;", "t.soa:1:10", "expected the identity's name after 'identity'"},
       {File, "identity X \"c: phi = phi;\n", "t.soa:1:26",
        "unterminated citation: expected '\"' before the end of the line"},
-      {File, "identity X \"c\": ;", "t.soa:1:17",
-       "expected the identity's equation after ':', found ';'"},
-      {File, "identity X \"c\": phi;", "t.soa:1:20",
-       "expected '=' (an equation has at least two sides), found ';'"},
+      {File, "identity X \"c\": ;", "t.soa:1:17", "expected the identity's equation after ':', found ';'"},
+      {File, "identity X \"c\": phi;", "t.soa:1:20", "expected '=' (an equation has at least two sides), found ';'"},
       {File, "identity X \"c\":\n  phi = phi", "t.soa:2:12",
        "expected ';' to end the identity declaration before the end of the input"},
-      {File, "identity X \"c\": phi = phi   # no semicolon\n\nidentity Y \"d\": psi = psi;\n",
-       "t.soa:1:26", "expected ';' to end the identity declaration before 'identity'"},
-      {File, "let X = phi\nkernel k() = X;", "t.soa:1:12",
-       "expected ';' to end the let declaration before 'kernel'"},
-      {File, "kernel k = calM;", "t.soa:1:10",
-       "expected '(' and the kernel's inputs after its name"},
+      {File, "identity X \"c\": phi = phi   # no semicolon\n\nidentity Y \"d\": psi = psi;\n", "t.soa:1:26",
+       "expected ';' to end the identity declaration before 'identity'"},
+      {File, "let X = phi\nkernel k() = X;", "t.soa:1:12", "expected ';' to end the let declaration before 'kernel'"},
+      {File, "kernel k = calM;", "t.soa:1:10", "expected '(' and the kernel's inputs after its name"},
       {File, "kernel k(q, ) = calM;", "t.soa:1:13", "expected an input name after ','"},
-      {File, "kernel k(q qd) = calM;", "t.soa:1:12",
-       "expected ',' or ')' in the kernel's inputs, found 'qd'"},
+      {File, "kernel k(q qd) = calM;", "t.soa:1:12", "expected ',' or ')' in the kernel's inputs, found 'qd'"},
       {File, "kernel k(q, q) = calM;", "t.soa:1:13", "input 'q' is listed twice"},
       {File, "kernel k(q) calM;", "t.soa:1:13", "expected '=' after the kernel's inputs"},
       {File, "kernel k(q) = Hx;", "t.soa:1:15", "unknown name 'Hx'"},
@@ -350,8 +325,8 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
        "# a comment\nlet Minv = (I - H psi K)* D^-1 (I - H psi K);\n\nidentity BAD \"x\":\n    "
        "calM = M H;\n",
        "t.soa:5:12", "cannot multiply M (6n x 6n) by H (N x 6n)"},
-      {File, "identity A \"x\": phi = phi;\n# φψΩ\nidentity B \"y\" [serial]:\n  Ω ψ = ψ Hx;\n",
-       "t.soa:4:11", "unknown name 'Hx'"},
+      {File, "identity A \"x\": phi = phi;\n# φψΩ\nidentity B \"y\" [serial]:\n  Ω ψ = ψ Hx;\n", "t.soa:4:11",
+       "unknown name 'Hx'"},
       {File, "identity A \"# not a comment\": phi = phi\n", "t.soa:1:40",
        "expected ';' to end the identity declaration before the end of the input"},
   };
@@ -385,8 +360,7 @@ TEST_CASE("the documented example errors, in full", "[syntax][errors]") {
   CHECK(paren.message == "<command line>:1:13: error: expected ')', found the end of the input");
   CHECK(paren.detail == "H (phi + psi\n            ^");
 
-  const Failure semi =
-      failure_of([] { parse_module(text_source("let A = phi\n\nlet B = psi;", "f.soa")); });
+  const Failure semi = failure_of([] { parse_module(text_source("let A = phi\n\nlet B = psi;", "f.soa")); });
   CHECK(semi.message == "f.soa:1:12: error: expected ';' to end the let declaration before 'let'");
   CHECK(semi.detail == "let A = phi\n           ^");
 }
@@ -455,8 +429,7 @@ kernel uses_minv(T) = MinvT;
   CHECK(omega->has("serial"));
   CHECK_FALSE(omega->has("false"));
   CHECK(omega->attribute("rewrite", "both") == "ltr");
-  CHECK(omega->attributes ==
-        std::vector<std::pair<std::string, std::string>>{{"serial", ""}, {"rewrite", "ltr"}});
+  CHECK(omega->attributes == std::vector<std::pair<std::string, std::string>>{{"serial", ""}, {"rewrite", "ltr"}});
 
   const Identity* a1 = m.find_identity("A.1");
   REQUIRE(a1 != nullptr);
@@ -476,16 +449,14 @@ kernel uses_minv(T) = MinvT;
   CHECK(m.find_kernel("MINV") == nullptr);
 
   // A module is a scope for later expressions.
-  CHECK(ir::print(parse_expression(text_source("Minv T"), &m)) ==
-        "(I - H psi K)* D^-1 (I - H psi K) T");
+  CHECK(ir::print(parse_expression(text_source("Minv T"), &m)) == "(I - H psi K)* D^-1 (I - H psi K) T");
   CHECK(parse_equation(text_source("calM^-1 = Minv"), &m).size() == 2);
   const Failure f = failure_of([&] { parse_expression(text_source("Minv"), nullptr); });
   CHECK_THAT(f.message, Catch::Contains("unknown name 'Minv'"));
 }
 
 TEST_CASE("definitions take part in name splitting", "[syntax][module]") {
-  const Module m =
-      parse_module(text_source("let L = I - H psi K;\nlet Lstar = L*;\nkernel k() = LstarDL;"));
+  const Module m = parse_module(text_source("let L = I - H psi K;\nlet Lstar = L*;\nkernel k() = LstarDL;"));
   CHECK(ir::print(m.kernels.at(0).body) == "(I - H psi K)* D (I - H psi K)");
   const Module empty = parse_module(text_source("  # nothing but a comment\n"));
   CHECK(empty.identities.empty());
@@ -497,11 +468,10 @@ TEST_CASE("grammar/identities.soa loads and every side round-trips", "[syntax][i
   const Module m = load_module(path);
 
   const std::vector<std::string> names = {
-      "NE",           "EOM",   "CRB",   "CRB-H",        "P-split",    "A.1",       "diff",
-      "INNOV",        "INV-L", "MINV",  "RNEA",         "L4",         "LAMBDA",    "OMEGA",
-      "TIPF",         "ACC",   "def-phitilde", "def-phi", "def-psi",  "def-psitilde", "def-D",
-      "def-G",        "def-tau", "def-taubar", "def-K", "def-E_psi", "def-Omega", "def-J",
-      "def-C",        "def-V", "def-alpha", "L4-adjoint"};
+      "NE",           "EOM",       "CRB",       "CRB-H",        "P-split", "A.1",   "diff",      "INNOV",
+      "INV-L",        "MINV",      "RNEA",      "L4",           "LAMBDA",  "OMEGA", "TIPF",      "ACC",
+      "def-phitilde", "def-phi",   "def-psi",   "def-psitilde", "def-D",   "def-G", "def-tau",   "def-taubar",
+      "def-K",        "def-E_psi", "def-Omega", "def-J",        "def-C",   "def-V", "def-alpha", "L4-adjoint"};
   REQUIRE(m.identities.size() == names.size());
   for (std::size_t i = 0; i < names.size(); ++i) CHECK(m.identities[i].name == names[i]);
 
@@ -520,8 +490,7 @@ TEST_CASE("grammar/identities.soa loads and every side round-trips", "[syntax][i
   // where: the identity's name, on the line that declares it.
   const std::string& text = m.source->text;
   const std::size_t decl = text.find("identity MINV");
-  const auto line =
-      1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(decl), '\n');
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(decl), '\n');
   CHECK(location(m.find_identity("MINV")->where) == fmt::format("{}:{}:10", path, line));
 
   for (const Identity& id : m.identities) {
@@ -546,8 +515,8 @@ TEST_CASE("nesting is limited with an error at its place, flat length is not", "
   Failure f = failure_of([&] { expr(repeat("(", 20000) + "H" + repeat(")", 20000)); });
   CHECK(f.message == "<command line>:1:201: error: parentheses nested more than 200 deep");
   // Parentheses in comments and citations do not count.
-  CHECK(parse_module(text_source("# " + repeat("(", 300) + "\nidentity X \"" + repeat("(", 300) +
-                                 "\": phi = phi;", "t.soa"))
+  CHECK(parse_module(
+            text_source("# " + repeat("(", 300) + "\nidentity X \"" + repeat("(", 300) + "\": phi = phi;", "t.soa"))
             .identities.size() == 1);
   std::string starred = "H";  // appended, not "H" + ...: g++ 12 warns (-Wrestrict) on that
   starred += repeat("*", 20000);
@@ -573,7 +542,7 @@ namespace {
 // Random well-shaped expressions: a property test that print and parse are inverse on
 // every construct the printer can produce (not just the ones in the identity library).
 class RandomExpr {
- public:
+public:
   explicit RandomExpr(unsigned seed) : rng_(seed) {}
 
   ir::Expr make(ir::Dim rows, ir::Dim cols, int depth) {
@@ -614,7 +583,7 @@ class RandomExpr {
   ir::Dim middle(int i) const { return middle_[i]; }
   int pick_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
- private:
+private:
   std::mt19937 rng_;
   const ir::Dim middle_[3] = {ir::Dim::Joint, ir::Dim::Spatial, ir::Dim::Tip};
 
@@ -622,13 +591,11 @@ class RandomExpr {
     std::vector<ir::Expr> options;
     for (const ir::SymbolInfo& s : ir::vocabulary()) {
       if (s.rows == rows && s.cols == cols) options.push_back(ir::symbol(std::string(s.name)));
-      if (s.rows == cols && s.cols == rows)
-        options.push_back(ir::adjoint(ir::symbol(std::string(s.name))));
+      if (s.rows == cols && s.cols == rows) options.push_back(ir::adjoint(ir::symbol(std::string(s.name))));
     }
     if (options.empty()) {  // e.g. 6m x 6m: go through the bodies
       SOA_ASSERT(depth > -3, "no leaf of this shape");
-      return ir::product(
-          {leaf(rows, ir::Dim::Spatial, depth - 1), leaf(ir::Dim::Spatial, cols, depth - 1)});
+      return ir::product({leaf(rows, ir::Dim::Spatial, depth - 1), leaf(ir::Dim::Spatial, cols, depth - 1)});
     }
     return options[static_cast<std::size_t>(pick_int(0, static_cast<int>(options.size()) - 1))];
   }

@@ -32,9 +32,7 @@ std::vector<verify::Claim> library() {
 
 const char* const kHeavyRobots[] = {"heavy-middle.urdf", "heavy-light.urdf", "heavy-lengths.urdf"};
 
-Robot heavy(const std::string& file) {
-  return load_urdf(test::source_path("tests/data/urdf/" + file));
-}
+Robot heavy(const std::string& file) { return load_urdf(test::source_path("tests/data/urdf/" + file)); }
 
 MatX mat(std::initializer_list<std::initializer_list<double>> rows) {
   MatX m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.begin()->size()));
@@ -139,8 +137,10 @@ TEST_CASE("every library identity holds on badly scaled robots", "[verify][ident
 TEST_CASE("a side without symbols takes the equation's size", "[verify]") {
   const Robot robot = load_urdf(test::source_path("examples/robots/ur5.urdf"));
   const verify::Subject subject{&robot, robot.leaf_tips(), 0};
-  CHECK(verify::check(claim("psi - psitilde = I"), subject, test::definitions(), {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
-  CHECK(verify::check(claim("I = psi - psitilde"), subject, test::definitions(), {2, 1, 1e-9}).verdict == verify::Verdict::Pass);
+  CHECK(verify::check(claim("psi - psitilde = I"), subject, test::definitions(), {2, 1, 1e-9}).verdict ==
+        verify::Verdict::Pass);
+  CHECK(verify::check(claim("I = psi - psitilde"), subject, test::definitions(), {2, 1, 1e-9}).verdict ==
+        verify::Verdict::Pass);
   CHECK(verify::check(claim("H psi K - H psi K = 0"), subject, test::definitions(), {2, 1, 1e-9}).verdict ==
         verify::Verdict::Pass);
   const verify::Result wrong = verify::check(claim("psi - psitilde = 2 I"), subject, test::definitions(), {2, 1, 1e-9});
