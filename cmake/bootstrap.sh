@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake make g++ python3 libeigen3-dev libfmt-dev tao-pegtl-dev libcli11-dev
           libtinyxml2-dev nlohmann-json3-dev catch2 libmujoco-dev libbenchmark-dev llvm-16-dev llvm-16-tools valgrind
           texlive-latex-base
-          clang-16 libclang-rt-16-dev)
+          clang-16 libclang-rt-16-dev clang-format-16)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
