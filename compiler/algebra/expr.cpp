@@ -145,6 +145,19 @@ bool mentions(const Expr& e, std::string_view name) {
   return false;
 }
 
+IdentityPart identity_part(const Expr& sum) {
+  IdentityPart p;
+  for (const Expr& t : sum.kids()) {
+    if (t.is(Op::Identity))
+      p.s += 1.0;
+    else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity))
+      p.s += t.coef();
+    else
+      p.rest.push_back(t);
+  }
+  return p;
+}
+
 bool mentions(const Expr& e, Sym s) {
   if (e.is(s)) return true;
   for (const auto& k : e.kids())

@@ -115,6 +115,14 @@ Expr with_span(const Expr& e, Span span);
 // Number of nodes; a cheap size measure for termination arguments.
 std::size_t node_count(const Expr& e);
 
+// A sum read as s I + (the other terms), as the substitution (s I + X)^-1 needs it: s sums
+// the coefficients of the I terms (0 when there is none), `rest` holds the others.
+struct IdentityPart {
+  double s = 0.0;
+  std::vector<Expr> rest;
+};
+IdentityPart identity_part(const Expr& sum);
+
 // Does `e` contain the symbol `name` (of base `s`, on any arm) anywhere?
 bool mentions(const Expr& e, std::string_view name);
 bool mentions(const Expr& e, Sym s);

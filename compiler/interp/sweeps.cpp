@@ -339,16 +339,7 @@ private:
   }
 
   std::optional<VecX> causal_solve(const Expr& sum, const VecX& y) const {
-    double s = 0.0;
-    std::vector<Expr> rest;
-    for (const auto& t : sum.kids()) {
-      if (t.is(Op::Identity))
-        s += 1.0;
-      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity))
-        s += t.coef();
-      else
-        rest.push_back(t);
-    }
+    const auto [s, rest] = ir::identity_part(sum);
     if (s == 0.0 || rest.empty()) return std::nullopt;
     for (bool outward : {false, true}) {
       std::vector<Chain> chains;

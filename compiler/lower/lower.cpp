@@ -481,16 +481,7 @@ private:
   // (s I + X)^-1 y with X strictly causal or anticausal: z = (y - X z) / s, body by body;
   // X z at body k reads z only at k's children (parent), which are already done.
   Value substitute(const Expr& x, const Value& y) {
-    double s = 0.0;
-    std::vector<Expr> rest;
-    for (const Expr& t : x.kids()) {
-      if (t.is(Op::Identity))
-        s += 1.0;
-      else if (t.is(Op::Scale) && t.kid(0).is(Op::Identity))
-        s += t.coef();
-      else
-        rest.push_back(t);
-    }
+    const auto [s, rest] = ir::identity_part(x);
     if (s == 0.0 || rest.empty()) throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
     const Space sp = y.e.space();
     const int z = fresh(sp);

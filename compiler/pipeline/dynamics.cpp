@@ -81,14 +81,12 @@ void Dynamics::run(std::string_view kernel, const double* in, double* out, Data&
 }
 
 void Dynamics::run(std::string_view kernel, const double* in, double* out) const {
-  const std::size_t i = impl_->index(kernel);
-#ifdef SOA_HAVE_LLVM_JIT
-  if (impl_->compiled) {
-    impl_->compiled->lookup(kernel)(in, out);
+  if (impl_->backend == Backend::Runtime) {  // a workspace for this call only
+    exec::execute(impl_->kernels[impl_->index(kernel)].program, impl_->robot, in, out);
     return;
   }
-#endif
-  exec::execute(impl_->kernels[i].program, impl_->robot, in, out);
+  Data none = data();  // compiled code keeps its temporaries on the stack
+  run(kernel, in, out, none);
 }
 
 const exec::Layout& Dynamics::layout(std::string_view kernel) const { return impl_->layouts[impl_->index(kernel)]; }
