@@ -2,6 +2,7 @@
 // standard ones), written atomically: either both files appear complete, or neither.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Above this many lines a generated source costs g++ -O2 more than about a gigabyte and a
+// minute or more of CPU (docs/performance.md, "Building the generated code"): too much for
+// a 2-core CI runner building a robot's dynamics at build time.
+constexpr long kDefaultWarnLines = 50000;
+
 struct EmitOptions {
   std::string kernels;  // .soa file; empty: the standard kernels
   RobotOptions robot;
@@ -25,7 +31,15 @@ struct EmitOptions {
   std::string library;
   std::string emit;  // --emit=STAGE
   int share_min_ops = default_share_min_ops();
+  long warn_lines = kDefaultWarnLines;
 };
+
+long lines_of(const std::string& text) { return static_cast<long>(std::count(text.begin(), text.end(), '\n')); }
+
+std::string size_of(const std::string& text) {
+  const double kb = static_cast<double>(text.size()) / 1024.0;
+  return kb < 1024.0 ? fmt::format("{:.0f} KB", kb) : fmt::format("{:.1f} MB", kb / 1024.0);
+}
 
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
@@ -73,6 +87,13 @@ int run_emit(const EmitOptions& o) {
   }
   fmt::print("soac emit: {} kernels for {} -> {}, {}\n", kernels.size(), r.describe(), header.string(),
              source.string());
+  fmt::print("  size: {} {} lines {}, {} {} lines {}\n", files.header_name, lines_of(files.header),
+             size_of(files.header), files.source_name, lines_of(files.source), size_of(files.source));
+  if (lines_of(files.source) > o.warn_lines)
+    fmt::print(stderr,
+               "soac: warning: {} has {} lines (more than {}): compiling it takes minutes and gigabytes "
+               "(docs/performance.md); fewer tips or fewer kernels make it smaller\n",
+               source.string(), lines_of(files.source), o.warn_lines);
   return kOk;
 }
 
@@ -93,6 +114,9 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("--share-min-ops", opts->share_min_ops,
                   "--emit=shared: share what at least this many operations of a set of kernels compute alike")
       ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--warn-lines", opts->warn_lines,
+                  "warn when the generated source has more lines than this (compile time and memory grow with it)")
+      ->check(CLI::Range(1L, 1L << 40));
   cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
 }
 
