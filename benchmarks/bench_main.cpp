@@ -319,16 +319,17 @@ void register_case(RobotCase& r) {
     const KernelFn generated = r.generated[k];
     add_benchmark(name(kGenerated), r.output_size[k],
                   [&r, kernel, generated](int s, double* out) { generated(r.input(kernel, s), out); });
-    add_benchmark(name(kRuntime), r.output_size[k], [&r, kernel](int s, double* out) {
-      exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out);
-    });
-    // The generic runtime with its workspace made once (exec::Workspace), beside the row
-    // above that makes one per call; one robot is enough to see what allocation costs.
+    // The generic runtime as it is meant to run: its workspace made once (exec::Workspace,
+    // Dynamics::Data); beside it, on one robot, the convenience call that makes one per call.
+    add_benchmark(name(kRuntime), r.output_size[k],
+                  [&r, kernel, ws = std::make_shared<exec::Workspace<double>>(r.programs[kernel], r.constants)](
+                      int s, double* out) {
+                    exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out, *ws);
+                  });
     if (r.name == "panda")
-      add_benchmark(fmt::format("{}/{}/runtime-workspace", r.name, kKernelLabel[k]), r.output_size[k],
-                    [&r, kernel, ws = std::make_shared<exec::Workspace<double>>(r.programs[kernel], r.constants)](
-                        int s, double* out) {
-                      exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out, *ws);
+      add_benchmark(fmt::format("{}/{}/runtime-per-call", r.name, kKernelLabel[k]), r.output_size[k],
+                    [&r, kernel](int s, double* out) {
+                      exec::execute<double>(r.programs[kernel], r.constants, r.input(kernel, s), out);
                     });
     add_benchmark(name(kMujoco), r.output_size[k],
                   [&r, kernel](int s, double* out) { mujoco_call(kernel, r, s, out); });

@@ -47,7 +47,7 @@ header() {  # the generated header of soa_bench_ROBOT (benchmarks/CMakeLists.txt
 ops() {
   awk -v k="$2" '
     $1 == "//" && $3 == "=" { current = $2 }
-    current == k && /ops:/ {
+    current == k && / [0-9]+ ops:/ {
       gsub(",", "")
       for (i = 1; i < NF; ++i) v[$(i + 1)] = $i
       print v["mul"], v["add"], v["sub"], v["neg"], v["div"], v["sqrt"], v["sin"], v["cos"]
