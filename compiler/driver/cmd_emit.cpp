@@ -11,6 +11,7 @@
 #include "driver/driver.hpp"
 #include "emit-cpp/emit_cpp.hpp"
 #include "pipeline/kernels.hpp"
+#include "specialise/share.hpp"
 #include "support/error.hpp"
 
 namespace soa::driver {
@@ -30,7 +31,7 @@ struct EmitOptions {
   std::string name;
   std::string library;
   std::string emit;  // --emit=STAGE
-  int share_min_ops = default_share_min_ops();
+  int share_min_ops = specialise::kDefaultShareMinOps;
   long warn_lines = kDefaultWarnLines;
 };
 
@@ -64,8 +65,7 @@ int run_emit(const EmitOptions& o) {
   const LoadedRobot r = load_robot(o.robot);
   const std::vector<specialise::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
-  const std::string name = o.name.empty() ? specialise::identifier(r.robot.name) : o.name;
-  emit::Target target = emit::make_target(r.robot, r.tips, name);
+  emit::Target target = emit::make_target(r.robot, r.tips, code_name(r, o.name));
   target.kernel_source = o.kernels;
   const emit::Emitted files = emit::emit_cpp(kernels, target);
 

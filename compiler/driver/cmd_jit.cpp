@@ -61,7 +61,7 @@ int run_jit(const JitOptions& o) {
   jopt.passes = o.passes;
   jopt.ir_file = o.ir_file;
   // The functions are named as soac emit names its extern "C" symbols: <name>_<kernel>.
-  jopt.prefix = o.name.empty() ? specialise::identifier(r.robot.name) : o.name;
+  jopt.prefix = code_name(r, o.name);
   // soac is its own process: LLVM's process-wide options may be set for compile time.
   jit::tune_llvm_process_options();
   const jit::Kernels kernels = pipeline::jit_compile(code, jopt);

@@ -6,6 +6,7 @@
 #include "driver/driver.hpp"
 #include "exec/execute.hpp"
 #include "pipeline/kernels.hpp"
+#include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
 
 namespace soa::driver {
@@ -17,7 +18,7 @@ struct LowerOptions {
   std::string library;
   RobotOptions robot;
   std::string emit;  // --emit=STAGE
-  int share_min_ops = default_share_min_ops();
+  int share_min_ops = specialise::kDefaultShareMinOps;
 };
 
 int run_lower(const LowerOptions& o) {

@@ -70,8 +70,9 @@ struct StageRequest {
   const pipeline::Library* loaded = nullptr;  // the library when the command has read it already
 };
 int print_stage(const StageRequest& request);
-// soac jit's threshold for compiling shared programs once (pipeline::JitOptions::share_min_ops).
-int default_share_min_ops();
+// The name of generated code for a robot: --name, else the robot's name as an identifier
+// (the file stem, namespace and symbol prefix of soac emit, the function prefix of soac jit).
+std::string code_name(const LoadedRobot& robot, const std::string& name);
 
 // Each subcommand registers itself and sets `run` when it is the one chosen.
 using Runner = std::function<int()>;

@@ -167,6 +167,10 @@ void add_emit_stage_option(CLI::App& cmd, std::string& stage) {
   cmd.add_option("--emit", stage, help)->check(CLI::IsMember(names));
 }
 
+std::string code_name(const LoadedRobot& robot, const std::string& name) {
+  return name.empty() ? specialise::identifier(robot.robot.name) : name;
+}
+
 int print_stage(const StageRequest& r) {
   const StageInfo& stage = stage_info(r.stage);
   if (stage.needs_robot && r.robot.path.empty())
@@ -257,8 +261,7 @@ int print_stage(const StageRequest& r) {
     return kOk;
   }
   if (name == "cpp") {
-    emit::Target target =
-        emit::make_target(robot.robot, robot.tips, r.name.empty() ? specialise::identifier(robot.robot.name) : r.name);
+    emit::Target target = emit::make_target(robot.robot, robot.tips, r.name);
     target.kernel_source = r.kernel_source;
     const emit::Emitted files = emit::emit_cpp(code, target);
     fmt::print("// ---- {}\n{}\n// ---- {}\n{}", files.header_name, files.header, files.source_name, files.source);
@@ -267,7 +270,7 @@ int print_stage(const StageRequest& r) {
 #ifdef SOA_HAVE_LLVM_JIT
   // The IR exactly as soac jit builds it: compiled, and written to a file that is read back.
   pipeline::JitOptions jopt;
-  jopt.prefix = r.name.empty() ? specialise::identifier(robot.robot.name) : r.name;
+  jopt.prefix = code_name(robot, r.name);
   const std::string ir_file =
       (std::filesystem::temp_directory_path() / fmt::format("soac-emit-{}.ll", ::getpid())).string();
   jopt.ir_file = ir_file;
@@ -284,14 +287,6 @@ int print_stage(const StageRequest& r) {
 #else
   (void)read_text;
   throw UserError("--emit=llvm: this soac was built without LLVM (SOA_WITH_LLVM=OFF)");
-#endif
-}
-
-int default_share_min_ops() {
-#ifdef SOA_HAVE_LLVM_JIT
-  return pipeline::JitOptions{}.share_min_ops;
-#else
-  return 4000;  // pipeline::JitOptions::share_min_ops
 #endif
 }
 

@@ -256,9 +256,7 @@ private:
         require(q);
         return {exec::read(q), ""};
       }
-      case ir::Role::Defined:
-        if (const auto body = algebra_.definitions.expand_symbol(s)) return value(*body);
-        break;
+      case ir::Role::Defined: throw InternalError(fmt::format("lower: '{}' survived expand()", s.name()));
       case ir::Role::Block:
       case ir::Role::Shift:
       case ir::Role::Recursion:
@@ -426,10 +424,7 @@ private:
         const Value v = apply(*algebra_.definitions.expand_symbol(s, adj), {y.e, ""});
         return {v.e, join(label, y.label)};
       }
-      case ir::Role::Defined:
-        if (const auto body = algebra_.definitions.expand_symbol(s, adj))
-          return apply(expand(*body, algebra_.definitions), std::move(y));
-        break;
+      case ir::Role::Defined: throw InternalError(fmt::format("lower: '{}' survived expand()", s.name()));
       case ir::Role::Input:
       case ir::Role::Quantity: break;
     }
@@ -466,9 +461,8 @@ private:
 
   Value solve_symbol(const Expr& s, bool adj, Value y) {
     const ir::SymbolInfo& info = *s.info();
-    if (info.role == ir::Role::Defined)
-      throw UserError(
-          fmt::format("{}^-1 has no sweep form of its own: rewrite first (soac derive shows how)", s.name()));
+    if (info.role == ir::Role::Defined)  // lower() refuses these before expand()
+      throw InternalError(fmt::format("lower: '{}^-1' survived the check for inverses of defined operators", s.name()));
     if (info.id == ir::Sym::D) return block(Block::Dinv, y);
     if (info.id == ir::Sym::M) return block(Block::Minv, y);
     if (const ir::Definition* d = algebra_.definitions.of_inverse(info.id)) {  // phi^-1 = I - E_phi

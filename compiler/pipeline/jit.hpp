@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "emit-llvm/jit.hpp"
+#include "specialise/share.hpp"
 #include "exec/constants.hpp"
 #include "exec/sweep_ir.hpp"
 #include "specialise/kernel.hpp"
@@ -39,7 +40,7 @@ struct JitOptions : jit::Options {
   // 80); 0: never. Why: a large robot's kernels then give the code generator markedly less
   // to compile (docs/performance.md); a kernel pays a call and a copy of its inputs, which
   // small robots' kernels, quick to compile anyway, need not pay.
-  int share_min_ops = 4000;
+  int share_min_ops = specialise::kDefaultShareMinOps;
   // Non-empty: each kernel's function is PREFIX_NAME (see Contract); checked like
   // soac emit --name.
   std::string prefix;

@@ -57,6 +57,10 @@ struct Sharing {
   int base = 0;                         // where programs' outputs start in a caller's array
 };
 
+// The back-ends' default `min_ops`: below it a kernel's call and input copy cost more than
+// the smaller code saves (pipeline::JitOptions::share_min_ops, soac --share-min-ops).
+inline constexpr int kDefaultShareMinOps = 4000;
+
 Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops);
 
 // Kernel k of the set, through its shared programs: what evaluate(original, in, out) gives.
