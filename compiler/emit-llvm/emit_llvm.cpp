@@ -20,6 +20,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "emit-llvm/lanes.hpp"
+#include "specialise/partition.hpp"
 #include "specialise/kernel.hpp"
 #include "support/error.hpp"
 #include "support/sincos.hpp"
@@ -144,25 +145,13 @@ LlvmKernelPlan make_plan(const ScalarProgram& p, const LlvmOptions& options) {
   const bool split = options.part_ops > 0 && total_ops > options.part_ops;
   plan.lanes = plan_lanes(p, split ? options.lanes : 0);
   const std::vector<char>& removed = plan.lanes.removed;
-  plan.part.assign(size, 0);
-  plan.begin = {0};
-  int ops = 0, part = 0;
-  for (int i = 0; i < size; ++i) {
-    if (removed[i]) plan.part[i] = -1;
-    if (arity(p.nodes[i].op) == 0 || removed[i]) continue;
-    if (options.part_ops > 0 && ops == options.part_ops) {
-      ++part;
-      ops = 0;
-      plan.begin.push_back(i);
-    }
-    plan.part[i] = part;
-    ++ops;
-  }
-  plan.scalar_parts = part + 1;
-  plan.begin.push_back(size);
-  plan.outputs.assign(plan.scalar_parts, {});
-  for (std::size_t i = 0; i < p.outputs.size(); ++i)
-    if (!removed[p.outputs[i]]) plan.outputs[plan.part[p.outputs[i]]].push_back(static_cast<int>(i));
+  specialise::Partition scalar = specialise::partition(p, options.part_ops, removed);
+  plan.part = std::move(scalar.part);
+  plan.begin = std::move(scalar.begin);
+  plan.slot = std::move(scalar.slot);
+  plan.outputs = std::move(scalar.outputs);
+  plan.scalar_parts = scalar.parts;
+  plan.slot_count = scalar.slots;
   // Lane parts.
   const int groups = static_cast<int>(plan.lanes.groups.size());
   plan.group_begin = {0};
@@ -176,31 +165,7 @@ LlvmKernelPlan make_plan(const ScalarProgram& p, const LlvmOptions& options) {
   if (groups > 0) plan.group_begin.push_back(groups);
   const int lane_parts = static_cast<int>(plan.group_begin.size()) - 1;
   plan.part_count = plan.scalar_parts + std::max(lane_parts, 0);
-  plan.slot.assign(size, -1);
   if (plan.part_count <= 1) return plan;
-
-  std::vector<int> last_part(size, -1);  // the last part reading an operation's value
-  for (int i = 0; i < size; ++i) {
-    const ScalarNode& n = p.nodes[i];
-    if (removed[i]) continue;
-    if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], plan.part[i]);
-    if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], plan.part[i]);
-  }
-  std::vector<std::vector<int>> expiring(plan.part_count + 1);  // slots free from part k on
-  std::vector<int> free;
-  int next_part = 0;
-  for (int i = 0; i < size; ++i) {
-    if (arity(p.nodes[i].op) == 0 || removed[i] || last_part[i] <= plan.part[i]) continue;
-    for (; next_part <= plan.part[i]; ++next_part)
-      for (int s : expiring[next_part]) free.push_back(s);
-    if (free.empty()) {
-      plan.slot[i] = plan.slot_count++;
-    } else {
-      plan.slot[i] = free.back();
-      free.pop_back();
-    }
-    expiring[last_part[i] + 1].push_back(plan.slot[i]);
-  }
 
   // Operand tuples: each distinct one a run of W slots (a row tuple recurs in every column
   // of a Gram matrix, a shared factor in every row group), filled by the scalar part

@@ -1,5 +1,7 @@
 #include "emit-llvm/lanes.hpp"
 
+#include "specialise/chains.hpp"
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -13,72 +15,9 @@ using specialise::ScalarProgram;
 
 namespace {
 
-struct Term {
-  int node;
-  bool sub;
-};
-
-// What the planner knows of the program: node uses (operand references) and which nodes
-// are outputs.
-struct Facts {
-  const ScalarProgram& p;
-  std::vector<int> uses;
-  std::vector<char> output;
-
-  explicit Facts(const ScalarProgram& program)
-      : p(program), uses(program.nodes.size(), 0), output(program.nodes.size(), 0) {
-    for (const ScalarNode& n : p.nodes) {
-      if (arity(n.op) >= 1) ++uses[n.a];
-      if (arity(n.op) == 2) ++uses[n.b];
-    }
-    for (int o : p.outputs) output[o] = 1;
-  }
-
-  ScalarOp op(int x) const { return p.nodes[x].op; }
-  // A link of some chain: an Add or Sub whose one use is the next link, and nothing else.
-  bool link(int x) const { return (op(x) == ScalarOp::Add || op(x) == ScalarOp::Sub) && uses[x] == 1 && !output[x]; }
-};
-
-// The root's terms in evaluation order and the chain's Add/Sub nodes; false when the root
-// is not a left-deep chain in the sense of the Contract. `pair`: the chain starts t1 + t2,
-// which is t2 + t1 to the bit -- the first two terms may be taken in either order.
-bool linearise(const Facts& f, int root, std::vector<Term>& terms, std::vector<int>& links, bool& pair) {
-  terms.clear();
-  links.clear();
-  pair = false;
-  int n = root;
-  for (;;) {
-    const ScalarNode& node = f.p.nodes[n];
-    if (node.op == ScalarOp::Sub) {
-      links.push_back(n);
-      terms.push_back({node.b, true});
-      if (f.link(node.a)) {
-        n = node.a;
-        continue;
-      }
-      terms.push_back({node.a, false});
-      break;
-    }
-    if (node.op == ScalarOp::Add) {
-      links.push_back(n);
-      const bool la = f.link(node.a), lb = f.link(node.b);
-      if (la && lb) return false;  // a tree, not a chain
-      if (la || lb) {
-        terms.push_back({la ? node.b : node.a, false});
-        n = la ? node.a : node.b;
-        continue;
-      }
-      terms.push_back({node.b, false});
-      terms.push_back({node.a, false});
-      pair = true;
-      break;
-    }
-    terms.push_back({n, false});  // a chain of one term
-    break;
-  }
-  std::reverse(terms.begin(), terms.end());
-  return true;
-}
+using Term = specialise::ChainTerm;
+using Facts = specialise::ChainFacts;
+using specialise::linearise;
 
 struct Factored {
   int key;  // the shared factor (a node, or kOne for a literal term)

@@ -75,6 +75,11 @@ std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last) {
 }
 
 void evaluate(const ScalarProgram& p, const double* in, double* out) {
+  const std::vector<double> v = node_values(p, in);
+  for (std::size_t i = 0; i < p.outputs.size(); ++i) out[i] = v[p.outputs[i]];
+}
+
+std::vector<double> node_values(const ScalarProgram& p, const double* in) {
   std::vector<double> v(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ScalarNode& n = p.nodes[i];
@@ -92,7 +97,7 @@ void evaluate(const ScalarProgram& p, const double* in, double* out) {
       case ScalarOp::Cos: v[i] = soa::sincos(a).c; break;
     }
   }
-  for (std::size_t i = 0; i < p.outputs.size(); ++i) out[i] = v[p.outputs[i]];
+  return v;
 }
 
 void check(const ScalarProgram& p) {

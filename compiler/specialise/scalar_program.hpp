@@ -54,6 +54,8 @@ std::string to_string(const OpCounts& c);  // "1234 ops: 600 mul, 500 add, ..."
 // The SSA interpreter, the reference for the back-ends: out[i] = value of outputs[i] for
 // inputs in[0 .. input_count).
 void evaluate(const ScalarProgram& p, const double* in, double* out);
+// Every node's value, as evaluate() computes it.
+std::vector<double> node_values(const ScalarProgram& p, const double* in);
 
 // The Input nodes (joint angles) whose sine or cosine the nodes [first, last) take, each
 // once, ordered by input index: the back-ends compute their sin-cos pairs first, together.

@@ -1,0 +1,61 @@
+#include "specialise/partition.hpp"
+
+#include <algorithm>
+
+namespace soa::specialise {
+
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed) {
+  Partition plan;
+  const int size = static_cast<int>(p.nodes.size());
+  const auto is_removed = [&](int i) { return !removed.empty() && removed[i]; };
+  int total_ops = 0;
+  for (int i = 0; i < size; ++i) total_ops += arity(p.nodes[i].op) > 0 && !is_removed(i) ? 1 : 0;
+  const int cut = part_ops > 0 && total_ops > part_ops ? part_ops : 0;
+  plan.part.assign(size, 0);
+  plan.begin = {0};
+  int ops = 0, part = 0;
+  for (int i = 0; i < size; ++i) {
+    if (is_removed(i)) plan.part[i] = -1;
+    if (arity(p.nodes[i].op) == 0 || is_removed(i)) continue;
+    if (cut > 0 && ops == cut) {
+      ++part;
+      ops = 0;
+      plan.begin.push_back(i);
+    }
+    plan.part[i] = part;
+    ++ops;
+  }
+  plan.parts = part + 1;
+  plan.begin.push_back(size);
+  plan.outputs.assign(plan.parts, {});
+  for (std::size_t o = 0; o < p.outputs.size(); ++o)
+    if (!is_removed(p.outputs[o])) plan.outputs[plan.part[p.outputs[o]]].push_back(static_cast<int>(o));
+  plan.slot.assign(size, -1);
+  if (plan.parts <= 1) return plan;
+
+  std::vector<int> last_part(size, -1);  // the last part reading a value
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (is_removed(i)) continue;
+    if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], plan.part[i]);
+    if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], plan.part[i]);
+  }
+  std::vector<std::vector<int>> expiring(plan.parts + 1);  // slots free from part k on
+  std::vector<int> free;
+  int next_part = 0;
+  for (int i = 0; i < size; ++i) {
+    if (arity(p.nodes[i].op) == 0 || is_removed(i) || last_part[i] <= plan.part[i]) continue;
+    for (; next_part <= plan.part[i]; ++next_part)
+      for (int s : expiring[next_part]) free.push_back(s);
+    if (free.empty()) {
+      plan.slot[i] = plan.slots++;
+    } else {
+      plan.slot[i] = free.back();
+      free.pop_back();
+    }
+    expiring[last_part[i] + 1].push_back(plan.slot[i]);
+  }
+  return plan;
+}
+
+}  // namespace soa::specialise

@@ -1,0 +1,39 @@
+// Parts: a long ScalarProgram cut into pieces a back-end compiles as functions of their
+// own. Code generators (g++'s and LLVM's register allocation and scheduling) cost more
+// than linearly in the length of one straight-line block: a humanoid's calM^-1 is tens
+// of thousands of operations. Cut into parts of bounded size, the cost is linear in the
+// program, and the parts of one program can even be compiled apart (emit-cpp's sources,
+// emit-llvm's modules).
+//
+// Contract
+// - partition(p, part_ops, removed) cuts the operations (nodes of arity >= 1) not marked
+//   `removed` into consecutive runs of part_ops operations in program order (the last may
+//   be shorter): part[n] is node n's part; Input and Const nodes are in part 0, removed
+//   ones in part -1. part_ops <= 0, or no more operations than that: one part.
+// - begin[k]..begin[k + 1] are the nodes of part k (begin has parts + 1 entries).
+// - A value that a later part reads gets a scratch slot (slot[n] >= 0): its part stores it
+//   there and the later parts load it. Slots are reused once no later part reads their
+//   value, so `slots` is at most the number of values live across one part boundary.
+//   Outputs are not given slots for being outputs: outputs[k] lists the output positions
+//   whose node part k computes, for it to store. A node read only by its own part, or by
+//   removed nodes, has no slot (a back-end computing removed nodes tracks their operands).
+// - Deterministic: the same program and options, the same partition.
+#pragma once
+
+#include <vector>
+
+#include "specialise/scalar_program.hpp"
+
+namespace soa::specialise {
+
+struct Partition {
+  std::vector<int> part;   // per node
+  std::vector<int> begin;  // parts + 1 entries
+  std::vector<int> slot;   // per node: scratch slot, or -1
+  int parts = 1, slots = 0;
+  std::vector<std::vector<int>> outputs;  // per part: output positions it computes
+};
+
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {});
+
+}  // namespace soa::specialise
