@@ -1,9 +1,11 @@
 # soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [NAME <stem>]
 #               [FLOATING] [TIPS <link>...] [GRAVITY <x> <y> <z> | GRAVITY "x,y,z"]
-#               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF])
+#               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF]
+#               [SOURCES <n>] [EMIT_OPTIONS <soac emit option>...])
 #
 # Runs `soac emit` at build time and makes <target>, a static library of the robot's
-# generated dynamics: <stem>.hpp (namespace soa_gen::<stem>) and <stem>.cpp. Without
+# generated dynamics: <stem>.hpp (namespace soa_gen::<stem>) and the sources <stem>_1.cpp
+# ... <stem>_<n>.cpp (<stem>.cpp when n is 1), which compile in parallel. Without
 # KERNELS the standard kernels are generated (inverse and forward dynamics, mass matrix and
 # its inverse, Jacobian, Lambda, tip-force correction). The code is regenerated whenever
 # soac (and with it its built-in identity library), the URDF or the kernel file changes.
@@ -15,6 +17,9 @@
 #   COMPILE_OPTIONS   extra options for compiling the generated source, e.g.
 #                     `COMPILE_OPTIONS -march=native` (the generated code is long
 #                     straight-line arithmetic and gains most from the target's ISA)
+#   SOURCES           how many source files to write (soac emit --sources); default 4,
+#                     balanced by operation count
+#   EMIT_OPTIONS      further options for soac emit, e.g. `EMIT_OPTIONS --part-ops 1000`
 #   OPTIMIZE          the generated source is compiled at -O2 unless the build type sets
 #                     optimisation itself (Release, RelWithDebInfo, MinSizeRel): also with
 #                     no CMAKE_BUILD_TYPE and in Debug builds, where unoptimised dynamics
@@ -30,7 +35,7 @@
 # installed executable next to the package when soac came from find_package(soac)
 # (soac::compiler), or else SOAC_EXECUTABLE / the PATH.
 function(soac_generate target)
-  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE" "TIPS;GRAVITY;COMPILE_OPTIONS" ${ARGN})
+  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES" "TIPS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
   if(SG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "soac_generate(${target}): unknown arguments: ${SG_UNPARSED_ARGUMENTS}")
   endif()
@@ -76,14 +81,29 @@ function(soac_generate target)
   endif()
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_generated)
   list(APPEND args --out ${out_dir})
+  if(NOT DEFINED SG_SOURCES)
+    set(SG_SOURCES 4)
+  endif()
+  if(NOT SG_SOURCES MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "soac_generate(${target}): SOURCES ${SG_SOURCES} is not a positive number")
+  endif()
+  list(APPEND args --sources ${SG_SOURCES} ${SG_EMIT_OPTIONS})
+  if(SG_SOURCES EQUAL 1)
+    set(sources ${out_dir}/${stem}.cpp)
+  else()
+    set(sources)
+    foreach(i RANGE 1 ${SG_SOURCES})
+      list(APPEND sources ${out_dir}/${stem}_${i}.cpp)
+    endforeach()
+  endif()
 
   add_custom_command(
-    OUTPUT ${out_dir}/${stem}.hpp ${out_dir}/${stem}.cpp
+    OUTPUT ${out_dir}/${stem}.hpp ${sources}
     COMMAND ${soac_command} ${args}
     DEPENDS ${depends}
     COMMENT "soac: generating ${stem} dynamics for ${SG_ROBOT}"
     VERBATIM)
-  add_library(${target} STATIC ${out_dir}/${stem}.cpp ${out_dir}/${stem}.hpp)
+  add_library(${target} STATIC ${sources} ${out_dir}/${stem}.hpp)
   target_include_directories(${target} PUBLIC ${out_dir})
   target_compile_features(${target} PUBLIC cxx_std_17)
 

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 soac=${1:-build/soac}
 out=${2:-generated}
 "$soac" emit --robot examples/robots/panda.urdf --name panda --out "$out/panda"
-"$soac" emit --robot examples/robots/double_pendulum_simple.urdf --name double_pendulum --out "$out/double_pendulum"
+"$soac" emit --robot examples/robots/double_pendulum_simple.urdf --name double_pendulum --sources 1 --out "$out/double_pendulum"

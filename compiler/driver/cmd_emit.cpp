@@ -19,10 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Above this many lines a generated source costs g++ -O2 more than about a gigabyte and a
-// minute or more of CPU (docs/performance.md, "Building the generated code"): too much for
-// a 2-core CI runner building a robot's dynamics at build time.
-constexpr long kDefaultWarnLines = 50000;
+// Above this many lines (all sources together) g++ -O2 needs more than about 30 s of CPU
+// for the generated code (it compiles about 7,000 lines a second: docs/performance.md,
+// "Building the generated code"): a robot's dynamics should not cost its build more.
+constexpr long kDefaultWarnLines = 200000;
+// Sources per kernel set: enough for the cores of a typical build machine.
+constexpr int kDefaultSources = 4;
 
 struct EmitOptions {
   std::string kernels;  // .soa file; empty: the standard kernels
@@ -32,6 +34,7 @@ struct EmitOptions {
   std::string library;
   std::string emit;  // --emit=STAGE
   int share_min_ops = specialise::kDefaultShareMinOps;
+  emit::CppOptions cpp{kDefaultSources};
   long warn_lines = kDefaultWarnLines;
 };
 
@@ -49,16 +52,22 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!f) throw UserError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
 }
 
+emit::CppOptions cpp_options(const EmitOptions& o) {
+  emit::CppOptions c = o.cpp;
+  c.share_min_ops = o.share_min_ops;
+  return c;
+}
+
 int run_emit(const EmitOptions& o) {
   // The name first: a bad one costs nothing.
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   if (!o.emit.empty() && !o.out.empty())
     throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
   if (!o.emit.empty())
-    return print_stage(
-        {o.emit, pipeline::kernel_set(o.kernels), nullptr, o.library, o.robot, o.name, o.kernels, o.share_min_ops});
+    return print_stage({o.emit, pipeline::kernel_set(o.kernels), nullptr, o.library, o.robot, o.name, o.kernels,
+                        o.share_min_ops, nullptr, cpp_options(o)});
   // Without --emit the files are the output: a robot and a directory are needed.
-  if (o.robot.path.empty()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
+  if (!o.robot.given()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
   if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
   const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels);
@@ -67,33 +76,37 @@ int run_emit(const EmitOptions& o) {
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
   emit::Target target = emit::make_target(r.robot, r.tips, code_name(r, o.name));
   target.kernel_source = o.kernels;
-  const emit::Emitted files = emit::emit_cpp(kernels, target);
+  const emit::Emitted files = emit::emit_cpp(kernels, target, cpp_options(o));
 
   // Write beside the targets, then rename: a failure leaves no half-written output.
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) throw UserError(fmt::format("{}: cannot create the output directory: {}", o.out, ec.message()));
-  const fs::path header = fs::path(o.out) / files.header_name, source = fs::path(o.out) / files.source_name;
-  const fs::path header_tmp = header.string() + ".tmp", source_tmp = source.string() + ".tmp";
+  std::vector<std::pair<fs::path, const std::string*>> outputs{{fs::path(o.out) / files.header_name, &files.header}};
+  for (const emit::SourceFile& f : files.sources) outputs.emplace_back(fs::path(o.out) / f.name, &f.text);
+  const auto tmp = [](const fs::path& p) { return fs::path(p.string() + ".tmp"); };
   try {
-    write_file(header_tmp, files.header);
-    write_file(source_tmp, files.source);
-    fs::rename(header_tmp, header);
-    fs::rename(source_tmp, source);
+    for (const auto& [path, text] : outputs) write_file(tmp(path), *text);
+    for (const auto& [path, text] : outputs) fs::rename(tmp(path), path);
   } catch (...) {
-    fs::remove(header_tmp, ec);
-    fs::remove(source_tmp, ec);
+    for (const auto& [path, text] : outputs) fs::remove(tmp(path), ec);
     throw;
   }
-  fmt::print("soac emit: {} kernels for {} -> {}, {}\n", kernels.size(), r.describe(), header.string(),
-             source.string());
-  fmt::print("  size: {} {} lines {}, {} {} lines {}\n", files.header_name, lines_of(files.header),
-             size_of(files.header), files.source_name, lines_of(files.source), size_of(files.source));
-  if (lines_of(files.source) > o.warn_lines)
+  long lines = 0;
+  std::size_t bytes = 0;
+  for (const emit::SourceFile& f : files.sources) lines += lines_of(f.text), bytes += f.text.size();
+  fmt::print("soac emit: {} kernels for {} -> {}{}\n", kernels.size(), r.describe(), outputs.front().first.string(),
+             files.sources.size() == 1 ? ", " + outputs.back().first.string()
+                                       : fmt::format(" and {} sources {}/{}_1.cpp ... _{}.cpp", files.sources.size(),
+                                                     o.out, target.file_stem, files.sources.size()));
+  fmt::print("  size: {} {} lines {}; {} {} lines {}\n", files.header_name, lines_of(files.header),
+             size_of(files.header), files.sources.size() == 1 ? "source" : "sources", lines,
+             size_of(std::string(bytes, ' ')));
+  if (lines > o.warn_lines)
     fmt::print(stderr,
-               "soac: warning: {} has {} lines (more than {}): compiling it takes minutes and gigabytes "
-               "(docs/performance.md); fewer tips or fewer kernels make it smaller\n",
-               source.string(), lines_of(files.source), o.warn_lines);
+               "soac: warning: the generated sources have {} lines (more than {}): compiling them takes more "
+               "than half a minute of CPU (docs/performance.md); fewer tips or fewer kernels make them smaller\n",
+               lines, o.warn_lines);
   return kOk;
 }
 
@@ -103,7 +116,7 @@ void add_emit(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<EmitOptions>();
   CLI::App* cmd = app.add_subcommand("emit", "generate robot-specialised C++ for a kernel set");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
-  opts->robot.add_to(*cmd, false);
+  opts->robot.add_to(*cmd, false, true);
   cmd->add_option("--out", opts->out, "output directory (required unless --emit is given)");
   cmd->add_option("--name", opts->name,
                   "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "
@@ -112,10 +125,23 @@ void add_emit(CLI::App& app, Runner& run) {
                   "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   add_emit_stage_option(*cmd, opts->emit);
   cmd->add_option("--share-min-ops", opts->share_min_ops,
-                  "--emit=shared: share what at least this many operations of a set of kernels compute alike")
+                  "compute once what at least this many operations of a set of kernels compute alike (the generated "
+                  "C++, --emit=shared)")
       ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--sources", opts->cpp.sources,
+                  "write the code as N source files NAME_1.cpp ... NAME_N.cpp of about equal size, to compile in "
+                  "parallel (1: NAME.cpp)")
+      ->check(CLI::Range(1, emit::kMaxSources));
+  cmd->add_option("--part-ops", opts->cpp.part_ops,
+                  "cut kernels into functions of about this many operations (compile time grows faster than a "
+                  "function's length)")
+      ->check(CLI::Range(100, 1 << 30));
+  cmd->add_option("--dot-min-terms", opts->cpp.dot_min_terms,
+                  "compute a kernel's sums of products (Gram entries) by a loop over a table when they have at least "
+                  "this many products (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--warn-lines", opts->warn_lines,
-                  "warn when the generated source has more lines than this (compile time and memory grow with it)")
+                  "warn when the generated sources have more lines than this (compile time grows with it)")
       ->check(CLI::Range(1L, 1L << 40));
   cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
 }

@@ -114,7 +114,7 @@ void add_jit(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<JitOptions>();
   CLI::App* cmd = app.add_subcommand("jit", "compile kernels to machine code in process (LLVM) and self-check them");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
-  opts->robot.add_to(*cmd, true);
+  opts->robot.add_to(*cmd, true, true);
   cmd->add_option("--library", opts->library,
                   "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");

@@ -25,7 +25,8 @@ int run_lower(const LowerOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const pipeline::KernelSpec spec{"kernel", o.inputs, syntax::parse_expression(source, &lib.module), "out", ""};
-  if (!o.emit.empty()) return print_stage({o.emit, {spec}, source, o.library, o.robot, "", "", o.share_min_ops, &lib});
+  if (!o.emit.empty())
+    return print_stage({o.emit, {spec}, source, o.library, o.robot, "", "", o.share_min_ops, &lib, {}});
   rewrite::Options options;
   std::optional<LoadedRobot> robot;
   if (!o.robot.path.empty()) {

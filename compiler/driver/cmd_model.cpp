@@ -55,7 +55,7 @@ int run_model(const RobotOptions& o) {
 void add_model(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<RobotOptions>();
   CLI::App* cmd = app.add_subcommand("model", "print the robot as soac numbers it (bodies, joints, frames)");
-  opts->add_to(*cmd, true);
+  opts->add_to(*cmd, true, true);
   cmd->callback([opts, &run] { run = [opts] { return run_model(*opts); }; });
 }
 

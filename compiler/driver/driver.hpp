@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "emit-cpp/emit_cpp.hpp"
 #include "model/robot.hpp"
 #include "pipeline/kernels.hpp"
 
@@ -26,10 +27,13 @@ enum Exit { kOk = 0, kCheckFailed = 1, kBadInput = 2, kInternalError = 3 };
 // command allows it.
 struct RobotOptions {
   std::string path;
+  std::string random_tree;  // "BODIES[:SEED]": random_tree() instead of a URDF (benchmarks, scaling tables)
   bool floating = false;
   std::vector<std::string> tips;
   std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
-  void add_to(CLI::App& cmd, bool robot_required);
+  bool given() const { return !path.empty() || !random_tree.empty(); }
+  // `random`: offer --random-tree too (soac emit, jit, model: code for a tree of any size).
+  void add_to(CLI::App& cmd, bool robot_required, bool random = false);
 };
 
 // "x,y,z" -> the gravity vector: three finite numbers; else UserError naming the value.
@@ -41,7 +45,9 @@ struct LoadedRobot {
   std::string describe() const;
 };
 
-// Loads --robot; names the URDF's mimic joints (treated as independent) in one warning
+// "BODIES[:SEED]" -> (bodies, seed); else UserError naming the value.
+std::pair<int, std::uint64_t> parse_random_tree(const std::string& text);
+// Loads --robot (or makes --random-tree's robot); names the URDF's mimic joints (treated as independent) in one warning
 // line on stderr.
 LoadedRobot load_robot(const RobotOptions& o);
 // Tips named on the command line, or the robot's default tips (its end-effectors).
@@ -68,6 +74,7 @@ struct StageRequest {
   std::string kernel_source;                  // the .soa file, for the generated banner
   int share_min_ops = 0;                      // --emit=shared: specialise::share's threshold
   const pipeline::Library* loaded = nullptr;  // the library when the command has read it already
+  emit::CppOptions cpp;                       // --emit=cpp: soac emit's options
 };
 int print_stage(const StageRequest& request);
 // The name of generated code for a robot: --name, else the robot's name as an identifier

@@ -11,9 +11,24 @@
 
 namespace soa::driver {
 
-void RobotOptions::add_to(CLI::App& cmd, bool robot_required) {
+void RobotOptions::add_to(CLI::App& cmd, bool robot_required, bool random) {
   auto* r = cmd.add_option("--robot", path, "URDF file of the robot");
-  if (robot_required) r->required();
+  if (robot_required && !random) r->required();
+  if (random)
+    cmd.add_option("--random-tree", random_tree,
+                   "BODIES[:SEED] instead of --robot: a random tree of that many bodies with mixed joint "
+                   "types (seed 1 by default); with --floating on a free-flyer")
+        ->excludes(r)
+        ->check([](const std::string& text) {
+          try {
+            parse_random_tree(text);
+            return std::string();
+          } catch (const UserError& e) {
+            const std::string what = e.what();  // CLI11 names the option and the value
+            return what.substr(what.find("': ") + 3);
+          }
+        });
+  // One of the two is needed where robot_required: load_robot() says so when neither is given.
   cmd.add_flag("--floating", floating, "add a free-flyer joint above the URDF root link");
   cmd.add_option("--tip", tips,
                  "tip frame (link name) for B, J and f0; default: the end-effectors (each hand "
@@ -88,7 +103,37 @@ LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& 
   return r;
 }
 
+std::pair<int, std::uint64_t> parse_random_tree(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return UserError(fmt::format("--random-tree '{}': {} (expected BODIES[:SEED], e.g. 100 or 100:7)", text, why));
+  };
+  const std::size_t colon = text.find(':');
+  const std::string bodies_text = text.substr(0, colon);
+  const std::string seed_text = colon == std::string::npos ? "1" : text.substr(colon + 1);
+  int bodies = 0;
+  std::uint64_t seed = 0;
+  const auto [b_end, b_error] = std::from_chars(bodies_text.data(), bodies_text.data() + bodies_text.size(), bodies);
+  if (bodies_text.empty() || b_error != std::errc() || b_end != bodies_text.data() + bodies_text.size())
+    throw bad(fmt::format("'{}' is not a number of bodies", bodies_text));
+  if (bodies < 1 || bodies > 10000) throw bad("the number of bodies must be 1 to 10000");
+  const auto [s_end, s_error] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
+  if (seed_text.empty() || s_error != std::errc() || s_end != seed_text.data() + seed_text.size())
+    throw bad(fmt::format("'{}' is not a seed", seed_text));
+  return {bodies, seed};
+}
+
 LoadedRobot load_robot(const RobotOptions& o) {
+  if (!o.random_tree.empty()) {
+    const auto [bodies, seed] = parse_random_tree(o.random_tree);
+    RandomTreeOptions options;
+    options.bodies = bodies;
+    options.floating = o.floating;
+    LoadedRobot r{random_tree(seed, options), {}};
+    if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
+    r.tips = resolve_tips(r.robot, o.tips);
+    return r;
+  }
+  if (o.path.empty()) throw UserError("--robot FILE (or --random-tree BODIES) is required");
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
   if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
   if (!r.robot.mimic_joints.empty()) {

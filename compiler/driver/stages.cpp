@@ -173,7 +173,7 @@ std::string code_name(const LoadedRobot& robot, const std::string& name) {
 
 int print_stage(const StageRequest& r) {
   const StageInfo& stage = stage_info(r.stage);
-  if (stage.needs_robot && r.robot.path.empty())
+  if (stage.needs_robot && !r.robot.given())
     throw UserError(fmt::format("--emit={} needs a robot: give --robot FILE.urdf", stage.name));
   const std::string name = stage.name;
 
@@ -203,7 +203,7 @@ int print_stage(const StageRequest& r) {
   if (name == "rewritten" || name == "sweeps") {
     // Robot independent, but a serial chain allows more rules (as soac emit lowers).
     rewrite::Options options;
-    if (!r.robot.path.empty()) options.serial_chain = load_robot(r.robot).robot.is_serial_chain();
+    if (r.robot.given()) options.serial_chain = load_robot(r.robot).robot.is_serial_chain();
     for (std::size_t i = 0; i < r.specs.size(); ++i) {
       const pipeline::LoweredKernel k = pipeline::lower_kernel(r.specs[i], lib, options);
       if (i) fmt::print("\n");
@@ -263,8 +263,9 @@ int print_stage(const StageRequest& r) {
   if (name == "cpp") {
     emit::Target target = emit::make_target(robot.robot, robot.tips, r.name);
     target.kernel_source = r.kernel_source;
-    const emit::Emitted files = emit::emit_cpp(code, target);
-    fmt::print("// ---- {}\n{}\n// ---- {}\n{}", files.header_name, files.header, files.source_name, files.source);
+    const emit::Emitted files = emit::emit_cpp(code, target, r.cpp);
+    fmt::print("// ---- {}\n{}", files.header_name, files.header);
+    for (const emit::SourceFile& f : files.sources) fmt::print("\n// ---- {}\n{}", f.name, f.text);
     return kOk;
   }
 #ifdef SOA_HAVE_LLVM_JIT

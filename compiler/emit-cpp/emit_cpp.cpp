@@ -7,12 +7,16 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "support/error.hpp"
+#include "specialise/dot_table.hpp"
+#include "specialise/partition.hpp"
+#include "specialise/share.hpp"
 #include "support/sincos.hpp"
 
 namespace soa::emit {
@@ -27,6 +31,12 @@ using specialise::ScalarOp;
 using specialise::ScalarProgram;
 
 const char* soac_version() { return SOA_VERSION; }
+
+std::string Emitted::all_sources() const {
+  std::string all;
+  for (const SourceFile& f : sources) all += f.text;
+  return all;
+}
 
 Toolchain build_toolchain() { return {SOA_CXX, SOA_EIGEN_INCLUDE}; }
 
@@ -257,85 +267,493 @@ struct soa_sincos_pair {{
       fmt::arg("C4", dec(c::C4)), fmt::arg("C5", dec(c::C5)), fmt::arg("C6", dec(c::C6)));
 }
 
-bool uses_sincos(const std::vector<Kernel>& kernels) {
-  return std::any_of(kernels.begin(), kernels.end(), [](const Kernel& k) {
-    const specialise::OpCounts c = specialise::count_ops(k.code);
-    return c.sin + c.cos > 0;
-  });
+// A function of generated code computing one ScalarProgram: a kernel, or a program several
+// kernels share (specialise::share). How its Input nodes and outputs are spelled differs:
+// a kernel reads its ports and the shared programs' outputs (`s`), a shared program its
+// caller's concatenated inputs (`in`) and earlier programs' outputs.
+struct Unit {
+  std::string name;  // kernel name, or "shared<j>"
+  const ScalarProgram* code = nullptr;
+  std::vector<std::string> input;  // per input index: its spelling ("q[3]", "s[12]"; "" unread)
+  std::string out_array;           // output o is out_array[out_offset + o]
+  int out_offset = 0;
+  std::string output(int o) const { return fmt::format("{}[{}]", out_array, out_offset + o); }
+  std::string params, args;        // of its part functions
+  std::vector<std::string> ports;  // its parts' parameters: those a part leaves alone get (void)
+  specialise::Partition parts;
+  std::vector<int> ordinal;   // per node: its place among the operations (v0, v1, ... in every part)
+  specialise::DotTable dots;  // outputs computed by a loop over a table (empty: none)
+};
+
+// Per node of one part: its spelling there.
+class PartWriter {
+public:
+  PartWriter(const Unit& u, int part) : u_(u), p_(*u.code), part_(part), name_(p_.nodes.size()) {}
+
+  // The part's statements: pairs of the angles, then one `const double` per operation, a
+  // store to the scratch array for values later parts read, the part's outputs.
+  std::string body(bool whole) {
+    const specialise::Partition& plan = u_.parts;
+    const int first = plan.begin[part_], last = plan.begin[part_ + 1];
+    std::vector<std::string> pair(p_.nodes.size());
+    int pairs = 0;
+    const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
+    std::string b;
+    if (!angles.empty()) b += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
+    for (int x : angles) {
+      pair[x] = fmt::format("sc{}", pairs++);
+      b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[x], value(x));
+    }
+    int label = -2;
+    bool any = false;
+    for (int i = first; i < last; ++i) {
+      const ScalarNode& n = p_.nodes[i];
+      if (specialise::arity(n.op) == 0 || plan.part[i] != part_) continue;
+      if (n.label != label) {
+        label = n.label;
+        if (label >= 0) b += '\n' + comment("  // ", p_.labels[label]);
+      }
+      if (!any && !angles.empty() && label < 0) b += "\n";  // no comment to set the pairs apart
+      any = true;
+      name_[i] = fmt::format("v{}", u_.ordinal[i]);
+      const std::string a = value(n.a);
+      std::string rhs;
+      switch (n.op) {
+        case ScalarOp::Add: rhs = fmt::format("{} + {}", a, value(n.b)); break;
+        case ScalarOp::Sub: rhs = fmt::format("{} - {}", a, value(n.b)); break;
+        case ScalarOp::Mul: rhs = fmt::format("{} * {}", a, value(n.b)); break;
+        case ScalarOp::Div: rhs = fmt::format("{} / {}", a, value(n.b)); break;
+        case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
+        case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
+        case ScalarOp::Sin:
+        case ScalarOp::Cos:
+          if (pair[n.a].empty()) {
+            pair[n.a] = fmt::format("sc{}", pairs++);
+            b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
+          }
+          rhs = pair[n.a] + (n.op == ScalarOp::Sin ? ".s" : ".c");
+          break;
+        default: throw InternalError("emit-cpp: unknown operation");
+      }
+      b += fmt::format("  const double {} = {};\n", name_[i], rhs);
+      if (plan.slot[i] >= 0) b += fmt::format("  w[{}] = {};\n", plan.slot[i], name_[i]);
+      if (!u_.dots.empty() && u_.dots.factor_of[i] >= 0) {
+        const int k = u_.dots.factor_of[i];
+        b += fmt::format("  g[{}] = {}{};\n", k, u_.dots.negated[k] ? "-" : "", name_[i]);
+      }
+    }
+    std::vector<int> outs;  // computed here (literal and input outputs: outputs_not_computed)
+    for (int o : plan.outputs[part_])
+      if (specialise::arity(p_.nodes[p_.outputs[o]].op) > 0) outs.push_back(o);
+    if (!outs.empty()) b += "\n  // output\n";
+    for (int o : outs) b += fmt::format("  {} = {};\n", u_.output(o), name_[p_.outputs[o]]);
+    if (whole) b += outputs_not_computed(u_);
+    return b;
+  }
+
+  // Outputs no operation computes (literals, inputs): runs of zeros as loops.
+  static std::string outputs_not_computed(const Unit& u) {
+    const ScalarProgram& p = *u.code;
+    std::string b;
+    const auto plain = [&](std::size_t o) { return specialise::arity(p.nodes[p.outputs[o]].op) == 0; };
+    const auto zero = [&](std::size_t o) {
+      const ScalarNode& n = p.nodes[p.outputs[o]];
+      return n.op == ScalarOp::Const && n.value == 0.0 && !std::signbit(n.value);
+    };
+    bool any = false;
+    for (std::size_t o = 0; o < p.outputs.size();) {
+      if (!plain(o)) {
+        ++o;
+        continue;
+      }
+      if (!any) b += "\n  // outputs that are constants or inputs\n";
+      any = true;
+      std::size_t end = o + 1;
+      if (zero(o))
+        while (end < p.outputs.size() && zero(end)) ++end;
+      if (end - o >= 8) {
+        b += fmt::format("  for (int i = {}; i < {}; ++i) {}[i] = 0.0;\n", u.out_offset + static_cast<int>(o),
+                         u.out_offset + static_cast<int>(end), u.out_array);
+        o = end;
+        continue;
+      }
+      const ScalarNode& n = p.nodes[p.outputs[o]];
+      b += fmt::format("  {} = {};\n", u.output(static_cast<int>(o)),
+                       n.op == ScalarOp::Const ? literal(n.value) : u.input[n.a]);
+      ++o;
+    }
+    return b;
+  }
+
+private:
+  const Unit& u_;
+  const ScalarProgram& p_;
+  int part_;
+  std::vector<std::string> name_;
+
+  std::string value(int x) const {
+    const ScalarNode& n = p_.nodes[x];
+    if (n.op == ScalarOp::Const) return literal(n.value);
+    if (n.op == ScalarOp::Input) return u_.input[n.a];
+    if (u_.parts.part[x] == part_) return name_[x];
+    return fmt::format("w[{}]", u_.parts.slot[x]);
+  }
+};
+
+// The loop computing a kernel's dot table (specialise/dot_table.hpp) from the factors in g:
+// the tables as constant arrays, then one loop, the same operations in the same order as
+// the chains it replaces.
+std::string dots_function(const std::string& name, const specialise::DotTable& t, const std::string& out) {
+  const auto rows = [](const std::vector<std::array<int, 4>>& table) {
+    std::string text;
+    for (std::size_t i = 0; i < table.size(); ++i)
+      text += fmt::format("{}{{{}, {}, {}, {}}},{}", i % 6 == 0 ? "      " : "", table[i][0], table[i][1], table[i][2],
+                          table[i][3], i % 6 == 5 || i + 1 == table.size() ? "\n" : " ");
+    return text;
+  };
+  std::vector<std::array<int, 4>> runs, entries;
+  for (const auto& r : t.runs) runs.push_back({r.x, r.s, r.count, r.sub ? 1 : 0});
+  for (const auto& e : t.entries) entries.push_back({e.first_run, e.runs, e.first_position, e.position_count});
+  std::string positions;
+  for (std::size_t i = 0; i < t.positions.size(); ++i)
+    positions += fmt::format("{}{},{}", i % 16 == 0 ? "      " : "", t.positions[i],
+                             i % 16 == 15 || i + 1 == t.positions.size() ? "\n" : " ");
+  return fmt::format(
+      R"(// {name}: its {entries} sums of products ({terms} products), each over the rows two columns have
+// in common: out = g[x] g[s] + g[x+1] g[s+1] + ..., in runs {{x, s, count, subtracted}}, an entry
+// {{first run, runs, first position, positions}} stored at each of its output positions.
+[[gnu::noinline]] void {name}_dots(const double* g, double* {out}) {{
+  static constexpr int runs[][4] = {{
+{runs}  }};
+  static constexpr int entries[][4] = {{
+{entry_rows}  }};
+  static constexpr int positions[] = {{
+{positions}  }};
+  for (const auto& e : entries) {{
+    const int* r = runs[e[0]];
+    double acc = g[r[0]] * g[r[1]];
+    for (int i = 0, k0 = 1; i < e[1]; ++i, r += 4, k0 = 0)
+      for (int k = k0; k < r[2]; ++k) {{
+        const double term = g[r[0] + k] * g[r[1] + k];
+        acc = r[3] ? acc - term : acc + term;
+      }}
+    for (int k = 0; k < e[3]; ++k) {out}[positions[e[2] + k]] = acc;
+  }}
+}}
+)",
+      fmt::arg("name", name), fmt::arg("entries", t.entries.size()), fmt::arg("terms", t.terms), fmt::arg("out", out),
+      fmt::arg("runs", rows(runs)), fmt::arg("entry_rows", rows(entries)), fmt::arg("positions", positions));
 }
 
-// The body of one kernel function.
-std::string function_body(const Kernel& k) {
-  const ScalarProgram& p = k.code;
-  std::vector<std::string> name(p.nodes.size());
-  // Per node: the soa_sincos pair of its value ("sc3"). Inputs' (the joint angles') are made
-  // first, in input order, all together: they depend on nothing, so their latencies
-  // overlap; those of computed values at their first Sin or Cos.
-  std::vector<std::string> pair(p.nodes.size());
-  int pairs = 0;
-  std::vector<char> used_port(k.inputs.size(), 0);
-  auto port_of = [&](int index, std::size_t& port) {
-    for (port = 0; port < k.inputs.size(); index -= k.inputs[port].size, ++port)
-      if (index < k.inputs[port].size) return index;
-    throw InternalError("emit-cpp: an input outside the kernel's layout");
+bool has_trig(const ScalarProgram& p, int first, int last) {
+  for (int i = first; i < last; ++i)
+    if (p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos) return true;
+  return false;
+}
+
+// The operations part k of u computes (not those its dot table does).
+int ops_in(const Unit& u, int k) {
+  int ops = 0;
+  for (int i = u.parts.begin[k]; i < u.parts.begin[k + 1]; ++i)
+    ops += specialise::arity(u.code->nodes[i].op) > 0 && u.parts.part[i] == k ? 1 : 0;
+  return ops;
+}
+
+// A function of the generated source, and what the sources it lands in need to know.
+struct Definition {
+  std::string text;
+  std::string declaration;  // "" for the public kernels (the header declares them)
+  std::vector<int> calls;   // definitions it calls (indices)
+  int ops = 0;              // its weight, to balance the sources
+  bool trig = false;        // uses soa_sincos
+  std::string c_entry;      // a kernel's extern "C" entry point, after the namespace
+};
+
+// The generated sources (see emit_cpp.hpp, "Sources").
+std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target& t, const CppOptions& options,
+                                const std::string& header_name) {
+  const std::string ns = "soa_gen::" + t.robot;
+  std::vector<const ScalarProgram*> programs;
+  for (const Kernel& k : kernels) programs.push_back(&k.code);
+  const specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? options.share_min_ops : 0);
+  const int base = sharing.base;
+  int shared_size = 0;
+  for (const specialise::SharedProgram& sp : sharing.programs)
+    shared_size = std::max(shared_size, sp.offset + static_cast<int>(sp.code.outputs.size()));
+
+  const auto strip_unused = [](std::string body, const std::vector<std::string>& names) {
+    std::string voids;
+    for (const std::string& n : names) {
+      bool used = false;
+      for (std::size_t at = body.find(n + "["); at != std::string::npos && !used; at = body.find(n + "[", at + 1))
+        used = at == 0 || !(std::isalnum(static_cast<unsigned char>(body[at - 1])) || body[at - 1] == '_');
+      if (!used && body.find("(" + n + ",") == std::string::npos && body.find(" " + n + ",") == std::string::npos &&
+          body.find(" " + n + ")") == std::string::npos && body.find("(" + n + ")") == std::string::npos)
+        voids += fmt::format("  (void){};\n", n);
+    }
+    return voids + body;
   };
-  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-    const ScalarNode& n = p.nodes[i];
-    if (n.op != ScalarOp::Input) continue;
-    std::size_t port = 0;
-    const int offset = port_of(n.a, port);
-    used_port[port] = 1;
-    name[i] = fmt::format("{}[{}]", k.inputs[port].name, offset);
-  }
-  const std::vector<int> angles = specialise::trig_inputs(p, 0, static_cast<int>(p.nodes.size()));
-  std::string body;
-  if (!angles.empty()) body += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
-  for (int x : angles) {
-    pair[x] = fmt::format("sc{}", pairs++);
-    body += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[x], name[x]);
-  }
-  int vars = 0, label = -2;
-  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-    const ScalarNode& n = p.nodes[i];
-    if (n.op == ScalarOp::Input) continue;
-    if (n.op == ScalarOp::Const) {
-      name[i] = literal(n.value);
-      continue;
+  std::vector<Definition> defs;
+  // Part functions of a unit, then its entry's statements calling them (or its whole body).
+  const auto parts_of = [&](Unit& u, std::vector<int>& part_defs) {
+    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed);
+    u.ordinal.assign(u.code->nodes.size(), -1);
+    for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
+      if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);
+    if (u.parts.parts == 1) return;
+    for (int k = 0; k < u.parts.parts; ++k) {
+      Definition d;
+      const std::string fname = fmt::format("{}_part{}", u.name, k);
+      d.declaration = fmt::format("void {}({});", fname, u.params);
+      PartWriter w(u, k);
+      const std::string body = strip_unused(w.body(false), u.ports);
+      d.text = fmt::format("// {}, part {} of {}\n[[gnu::noinline]] void {}({}) {{\n{}}}\n", u.name, k + 1,
+                           u.parts.parts, fname, u.params, body);
+      d.ops = ops_in(u, k);
+      d.trig = has_trig(*u.code, u.parts.begin[k], u.parts.begin[k + 1]);
+      part_defs.push_back(static_cast<int>(defs.size()));
+      defs.push_back(std::move(d));
     }
-    if (n.label != label) {
-      label = n.label;
-      if (label >= 0) body += '\n' + comment("  // ", p.labels[label]);
+  };
+  // The statements of an entry: its parts called in order, or its whole body.
+  const auto entry_body = [&](const Unit& u, Definition& d, const std::vector<int>& part_defs) {
+    if (u.parts.parts == 1) {
+      PartWriter w(u, 0);
+      d.ops += ops_in(u, 0);
+      d.trig = d.trig || has_trig(*u.code, 0, static_cast<int>(u.code->nodes.size()));
+      return w.body(true);
     }
-    if (vars == 0 && !angles.empty() && label < 0) body += "\n";  // no comment to set the pairs apart
-    name[i] = fmt::format("v{}", vars++);
-    const std::string& a = name[n.a];
-    std::string rhs;
-    switch (n.op) {
-      case ScalarOp::Add: rhs = fmt::format("{} + {}", a, name[n.b]); break;
-      case ScalarOp::Sub: rhs = fmt::format("{} - {}", a, name[n.b]); break;
-      case ScalarOp::Mul: rhs = fmt::format("{} * {}", a, name[n.b]); break;
-      case ScalarOp::Div: rhs = fmt::format("{} / {}", a, name[n.b]); break;
-      case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
-      case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
-      case ScalarOp::Sin:
-      case ScalarOp::Cos:
-        if (pair[n.a].empty()) {
-          pair[n.a] = fmt::format("sc{}", pairs++);
-          body += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
+    std::string b;
+    for (int k = 0; k < u.parts.parts; ++k) {
+      b += fmt::format("  detail::{}_part{}({});\n", u.name, k, u.args);
+      d.calls.push_back(part_defs[k]);
+    }
+    return b + PartWriter::outputs_not_computed(u);
+  };
+
+  // Shared programs: shared<j>(in, s, w).
+  std::vector<int> shared_entry;
+  std::vector<int> shared_slots;
+  std::vector<int> shared_reads;  // per program: 1 + the largest kernel-input index it reads
+  std::vector<Unit> shared_units(sharing.programs.size());
+  for (std::size_t j = 0; j < sharing.programs.size(); ++j) {
+    const specialise::SharedProgram& sp = sharing.programs[j];
+    Unit& u = shared_units[j];
+    u.name = fmt::format("shared{}", j);
+    u.code = &sp.code;
+    int reads = 0;
+    for (const ScalarNode& n : sp.code.nodes)
+      if (n.op == ScalarOp::Input && n.a < base) reads = std::max(reads, n.a + 1);
+    shared_reads.push_back(reads);
+    for (int i = 0; i < sp.code.input_count; ++i)
+      u.input.push_back(i < base ? fmt::format("in[{}]", i) : fmt::format("s[{}]", i - base));
+    u.out_array = "s";
+    u.out_offset = sp.offset;
+    u.params = "const double* in, double* s, double* w";
+    u.args = "in, s, w";
+    u.ports = {"in", "s", "w"};
+    std::vector<int> part_defs;
+    parts_of(u, part_defs);
+    Definition d;
+    d.declaration = fmt::format("void {}({});", u.name, u.params);
+    std::string users;
+    for (int k : sp.users) users += (users.empty() ? "" : ", ") + kernels[k].name;
+    const std::string body = strip_unused(entry_body(u, d, part_defs), {"in", "s", "w"});
+    d.text = comment("// ", fmt::format("computed alike by {}: {}", users,
+                                        specialise::to_string(specialise::count_ops(sp.code)))) +
+             fmt::format("[[gnu::noinline]] void {}({}) {{\n{}}}\n", u.name, u.params, body);
+    shared_entry.push_back(static_cast<int>(defs.size()));
+    shared_slots.push_back(u.parts.slots);
+    defs.push_back(std::move(d));
+  }
+
+  // Kernels: NAME(ports..., out) and the extern "C" entry point.
+  std::vector<Unit> kernel_units(kernels.size());
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kernel = kernels[k];
+    const specialise::FactoredKernel& f = sharing.kernels[k];
+    Unit& u = kernel_units[k];
+    u.name = kernel.name;
+    u.code = &f.code;
+    const bool uses = !f.uses.empty();
+    for (int i = 0; i < f.code.input_count; ++i) {
+      if (i >= f.own_inputs) {
+        u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
+        continue;
+      }
+      int index = i;
+      std::size_t port = 0;
+      while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
+      if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
+      u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
+    }
+    u.out_array = kernel.output;
+    std::vector<std::string> names;
+    for (const Port& p : kernel.inputs) {
+      u.params += fmt::format("const double* {}, ", p.name);
+      u.args += p.name + ", ";
+      names.push_back(p.name);
+    }
+    if (uses) {
+      u.params += "const double* s, ";
+      u.args += "s, ";
+      names.push_back("s");
+    }
+    u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+    const bool dots = !u.dots.empty();
+    if (dots) {
+      u.params += "double* g, ";
+      u.args += "g, ";
+      names.push_back("g");
+    }
+    u.params += fmt::format("double* {}, double* w", kernel.output);
+    u.args += fmt::format("{}, w", kernel.output);
+    names.push_back(kernel.output);
+    names.push_back("w");
+    u.ports = names;
+    std::vector<int> part_defs;
+    parts_of(u, part_defs);
+    Definition d;
+    std::string body;
+    int scratch = u.parts.parts > 1 ? u.parts.slots : 0;
+    if (uses) {
+      // Shared programs read the kernel's inputs concatenated: the first port itself when
+      // they read nothing beyond it, else a copy.
+      int reads = 0;
+      for (int j : f.uses) reads = std::max(reads, shared_reads[j]);
+      std::string in = kernel.inputs.empty() ? "nullptr" : kernel.inputs[0].name;
+      if (!kernel.inputs.empty() && reads > kernel.inputs[0].size) {
+        int total = 0;
+        for (const Port& p : kernel.inputs) total += p.size;
+        body += fmt::format("  double in[{}];\n", total);
+        int at = 0;
+        for (const Port& p : kernel.inputs) {
+          body += fmt::format("  for (int i = 0; i < {}; ++i) in[{} + i] = {}[i];\n", p.size, at, p.name);
+          at += p.size;
         }
-        rhs = pair[n.a] + (n.op == ScalarOp::Sin ? ".s" : ".c");
-        break;
-      default: throw InternalError("emit-cpp: unknown operation");
+        in = "in";
+      }
+      body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
+                          kernel.name);
+      for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
+      if (scratch > 0)
+        body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
+      else
+        body += "  double* w = nullptr;  // no part needs scratch\n";
+      for (int j : f.uses) {
+        body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
+        d.calls.push_back(shared_entry[j]);
+      }
+    } else if (scratch > 0) {
+      body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
     }
-    body += fmt::format("  const double {} = {};\n", name[i], rhs);
+    if (dots)
+      body += fmt::format("  double g[{}];  // the factors of the sums of products computed by a table, below\n",
+                          u.dots.factors.size());
+    std::string rest = entry_body(u, d, part_defs);
+    if (dots) {
+      std::string fill;
+      for (std::size_t k = 0; k < u.dots.factors.size(); ++k) {
+        const int node = u.dots.factors[k];
+        const std::string sign = u.dots.negated[k] ? "-" : "";
+        if (node == specialise::kOneFactor)
+          fill += fmt::format("  g[{}] = 1.0;\n", k);
+        else if (f.code.nodes[node].op == ScalarOp::Const)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(f.code.nodes[node].value));
+        else if (f.code.nodes[node].op == ScalarOp::Input)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[f.code.nodes[node].a]);
+      }
+      rest += (fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill) +
+              fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
+      Definition table;
+      table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
+      table.text = dots_function(kernel.name, u.dots, kernel.output);
+      // A row of a table costs g++ about what an operation does.
+      table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
+      d.calls.push_back(static_cast<int>(defs.size()));
+      defs.push_back(std::move(table));
+    }
+    if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
+      // The whole kernel in one function, as it reads best: no scratch, no shared programs.
+      body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
+    } else {
+      body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
+    }
+    std::string call;
+    int offset = 0;
+    for (const Port& p : kernel.inputs) {
+      call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
+      offset += p.size;
+    }
+    d.text = '\n' + comment("// ", kernel.expression) +
+             fmt::format("void {}({}) {{\n{}}}\n", kernel.name, params(kernel), body);
+    d.c_entry = fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n", t.robot,
+                            kernel.name, ns, kernel.name, call);
+    defs.push_back(std::move(d));
   }
-  body += "\n  // output\n";
-  for (std::size_t i = 0; i < p.outputs.size(); ++i)
-    body += fmt::format("  {}[{}] = {};\n", k.output, i, name[p.outputs[i]]);
-  std::string unused;
-  for (std::size_t i = 0; i < k.inputs.size(); ++i)
-    if (!used_port[i]) unused += fmt::format("  (void){};\n", k.inputs[i].name);
-  return unused + body;
+
+  // Balance the definitions over the sources: heaviest first, each to the lightest source.
+  const int n = options.sources;
+  std::vector<int> where(defs.size(), 0), order(defs.size());
+  std::vector<long> load(n, 0);
+  for (std::size_t i = 0; i < defs.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return defs[a].ops > defs[b].ops; });
+  for (int i : order) {
+    const int lightest = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    where[i] = lightest;
+    load[lightest] += defs[i].ops + 1;
+  }
+
+  std::vector<SourceFile> files;
+  for (int f = 0; f < n; ++f) {
+    SourceFile file;
+    file.name = n == 1 ? t.file_stem + ".cpp" : fmt::format("{}_{}.cpp", t.file_stem, f + 1);
+    std::string& text = file.text;
+    text = banner(file.name, kernels, t);
+    long ops = 0;
+    bool trig = false;
+    std::vector<int> declare;
+    for (std::size_t i = 0; i < defs.size(); ++i) {
+      if (where[i] != f) continue;
+      ops += defs[i].ops;
+      trig = trig || defs[i].trig;
+      for (int c : defs[i].calls)
+        if (where[c] != f) declare.push_back(c);
+    }
+    std::sort(declare.begin(), declare.end());
+    declare.erase(std::unique(declare.begin(), declare.end()), declare.end());
+    if (n > 1)
+      text += comment("//\n// ", fmt::format("Source {} of {} ({} operations); compile and link all {}: the functions "
+                                             "of one kernel may be in several",
+                                             f + 1, n, ops, n));
+    // The header's Eigen overloads are for callers: without them here, a source costs g++ no
+    // time parsing Eigen.
+    text += fmt::format(
+        "#ifndef SOA_GEN_NO_EIGEN\n#define SOA_GEN_NO_EIGEN\n#endif\n#include \"{}\"\n\n#include <cmath>\n\n"
+        "namespace {} {{\n",
+        header_name, ns);
+    if (trig) text += sincos_function();
+    if (!declare.empty()) {
+      text += "\n// defined in the other sources\nnamespace detail {\n";
+      for (int c : declare) text += defs[c].declaration + "\n";
+      text += "}  // namespace detail\n";
+    }
+    bool in_detail = false;
+    for (std::size_t i = 0; i < defs.size(); ++i) {
+      if (where[i] != f) continue;
+      const bool detail = !defs[i].declaration.empty();
+      if (detail && !in_detail) text += "\nnamespace detail {\n";
+      if (!detail && in_detail) text += "}  // namespace detail\n";
+      in_detail = detail;
+      text += (detail ? "\n" : "") + defs[i].text;
+    }
+    if (in_detail) text += "}  // namespace detail\n";
+    text += fmt::format("\n}}  // namespace {}\n", ns);
+    for (std::size_t i = 0; i < defs.size(); ++i)
+      if (where[i] == f) text += defs[i].c_entry;
+    files.push_back(std::move(file));
+  }
+  return files;
 }
 
 }  // namespace
@@ -385,7 +803,7 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
   return t;
 }
 
-Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
+Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppOptions& options) {
   check_name(t.robot, "emit-cpp: name", true);
   const bool stem_ok = !t.file_stem.empty() && t.file_stem.front() != '.' &&
                        std::all_of(t.file_stem.begin(), t.file_stem.end(), [](char c) {
@@ -395,12 +813,24 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
   if (!stem_ok)
     throw UserError(fmt::format("emit-cpp: file stem '{}' is not a plain file name (letters, digits, '_', '-', '.')",
                                 comment_safe(t.file_stem)));
-  static constexpr std::array<std::string_view, 6> reserved = {
-      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm"};
+  if (options.sources < 1 || options.sources > kMaxSources)
+    throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
+  static constexpr std::array<std::string_view, 7> reserved = {
+      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "detail"};
+  // The names the generated functions give their own parameters besides the ports.
+  static constexpr std::array<std::string_view, 3> internal = {"s", "w", "in"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));
     check_name(k.output, fmt::format("emit-cpp: kernel '{}': output", k.name));
+    std::vector<std::string_view> ports{k.output};
+    for (const Port& p : k.inputs) ports.push_back(p.name);
+    for (std::string_view port : ports)
+      if (std::find(internal.begin(), internal.end(), port) != internal.end())
+        throw UserError(
+            fmt::format("emit-cpp: kernel '{}': '{}' is taken: the generated code names its scratch "
+                        "arrays {}; rename the input or output",
+                        k.name, port, fmt::join(internal, ", ")));
     if (std::find(reserved.begin(), reserved.end(), k.name) != reserved.end())
       throw UserError(
           fmt::format("emit-cpp: kernel name '{}' is taken: the generated code defines '{}' in namespace "
@@ -409,7 +839,6 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
   }
   Emitted e;
   e.header_name = t.file_stem + ".hpp";
-  e.source_name = t.file_stem + ".cpp";
   const std::string ns = "soa_gen::" + t.robot;
 
   std::string& h = e.header;
@@ -442,24 +871,7 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t) {
          fmt::format("void {}_{}(const double* in, double* out);\n", t.robot, k.name);
   h += "}\n";
 
-  std::string& s = e.source;
-  s = banner(e.source_name, kernels, t);
-  s += fmt::format("#include \"{}\"\n\n#include <cmath>\n\nnamespace {} {{\n", e.header_name, ns);
-  if (uses_sincos(kernels)) s += sincos_function();
-  for (const Kernel& k : kernels)
-    s += '\n' + comment("// ", k.expression) +
-         fmt::format("void {}({}) {{\n{}}}\n", k.name, params(k), function_body(k));
-  s += fmt::format("\n}}  // namespace {}\n", ns);
-  for (const Kernel& k : kernels) {
-    std::string call;
-    int offset = 0;
-    for (const Port& p : k.inputs) {
-      call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
-      offset += p.size;
-    }
-    s += fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n", t.robot, k.name,
-                     ns, k.name, call);
-  }
+  e.sources = sources(kernels, t, options, e.header_name);
   return e;
 }
 

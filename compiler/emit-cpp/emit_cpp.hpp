@@ -28,23 +28,47 @@
 //   derivations, labels) reaches the output only inside `//` comments, and only through
 //   specialise::comment_safe(): nothing read from a file can end a comment line or splice
 //   the next line into it.
-// - The source is straight-line code: one `const double` per operation, in the program's
-//   order (but for the sin-cos pairs below), with a comment line wherever the body or operator factor changes; literals
-//   are printed to round-trip exactly; no dead code (the program has none); unused array parameters are marked (void).
-//   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath>, its header and (there)
-//   <Eigen/Core>.
-// - Sin and Cos: when a kernel of the set takes one, the source defines `struct
+// - Sources (CppOptions): `sources` files, <stem>.cpp when one, else <stem>_1.cpp ...
+//   <stem>_<n>.cpp, each with the banner and the functions assigned to it -- heaviest first,
+//   each to the source with the fewest operations so far -- declaring those of other
+//   sources it calls (in namespace soa_gen::<prefix>::detail). A source with nothing
+//   assigned holds the banner and an empty namespace. Compile and link them all.
+// - Straight-line code: one `const double` per operation, in the program's order (but for
+//   the sin-cos pairs below), with a comment line wherever the body or operator factor
+//   changes; literals print to round-trip exactly; no dead code (the program has none);
+//   unused parameters are marked (void). What the code is cut into:
+//   - Sharing: what at least `share_min_ops` operations of several kernels compute alike
+//     (specialise::share: the joints' sines and cosines, the Riccati sweep) is a function
+//     detail::shared<j> of its own, run by each kernel using it into its array `s`.
+//   - Parts: a kernel or shared program of more than `part_ops` operations is cut in
+//     program order into functions detail::<name>_part<k> of that many (specialise::
+//     partition), [[gnu::noinline]], called in order; a value a later part reads goes
+//     through the caller's stack array `w`. Why: g++'s time and memory grow faster than the
+//     length of a function; cut, they grow linearly in the code (docs/performance.md).
+//   - Dot tables: a kernel whose sums of products (Gram entries) have at least
+//     `dot_min_terms` products computes them by a loop, detail::<name>_dots, over constant
+//     tables of runs of its array `g` of factors (specialise/dot_table.hpp), which the
+//     parts fill; O(N^2 depth) lines become O(N^2) table rows.
+//   Each kernel's names are its own: kernels named detail, or with a port named s, w or in
+//   (the arrays above), are refused.
+//   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath> and
+//   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
+//   define it: they need no Eigen).
+// - Sin and Cos: each source holding a function that takes one defines `struct
 //   soa_sincos_pair { double s, c; }` and `static inline soa_sincos_pair soa_sincos(double)`
 //   once -- soa::sincos (support/sincos.hpp) printed, an inline sine-cosine pair instead
 //   of two libm calls, [[gnu::always_inline]] (else g++ outlines its fast path from a
 //   kernel this long: a call per joint), libm's fallback in a cold soa_sincos_libm -- and each value whose sine or
 //   cosine is taken gets one `const soa_sincos_pair scN = soa_sincos(x);`, its Sin and Cos nodes reading scN.s and
-//   scN.c. Those of inputs (the joint angles) open the kernel's body, in input order, under
+//   scN.c. Those of inputs (the joint angles) open the function's body (a kernel's, a part's
+//   or a shared program's), in input order, under
 //   one comment, before any other statement: independent of everything else, they
 //   overlap. Those of computed values come at the first Sin or Cos of the value. Only
 //   values some Sin or Cos reads get a pair; kernels without either carry none of it.
 // - Values: compiled as documented (-O2, no -march: no FMA contraction), every kernel
-//   computes specialise::evaluate's values bit for bit (the LLVM back-end's too).
+//   computes specialise::evaluate's values bit for bit (the LLVM back-end's too), however
+//   it is cut: parts, shared programs and dot tables perform the same operations in the
+//   same order.
 // - Emission is deterministic: the same inputs give the same text.
 #pragma once
 
@@ -57,6 +81,7 @@
 #include "exec/execute.hpp"
 #include "model/robot.hpp"
 #include "specialise/kernel.hpp"
+#include "specialise/share.hpp"
 
 namespace soa::emit {
 
@@ -87,12 +112,33 @@ struct Target {
 // and <that>_kernels); it is checked with specialise::check_name().
 Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::string name = {});
 
-struct Emitted {
-  std::string header_name, header;
-  std::string source_name, source;
+struct SourceFile {
+  std::string name, text;
 };
 
-Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target);
+struct Emitted {
+  std::string header_name, header;
+  std::vector<SourceFile> sources;  // CppOptions::sources of them
+  std::string all_sources() const;  // their texts one after the other (for searching)
+};
+
+inline constexpr int kMaxSources = 64;
+
+struct CppOptions {
+  // The sources to write: `sources` files that compile in parallel (see Contract).
+  int sources = 1;
+  // Functions of at most about this many operations: g++'s cost grows faster than the
+  // length of a function, linearly in their number (docs/performance.md).
+  int part_ops = 1000;
+  // What several kernels compute alike, when at least this many operations, once per source
+  // set (specialise::share); <= 0: nothing shared.
+  int share_min_ops = specialise::kDefaultShareMinOps;
+  // A kernel whose sums of products (Gram entries) have at least this many products gets
+  // them computed by a loop over a table (specialise/dot_table.hpp); <= 0: never.
+  int dot_min_terms = 1000;
+};
+
+Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});
 
 // FNV-1a 64 of the robot's URDF file when it can be read ("file fnv1a64:..."), else of the
 // model's numbers and structure ("model fnv1a64:...").

@@ -62,6 +62,9 @@
 //     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
 //       loops: inward, outward
 //     26 ops: 15 mul, 3 add, 4 sub, 1 neg, 1 div, 0 sqrt, 1 sin, 1 cos
+#ifndef SOA_GEN_NO_EIGEN
+#define SOA_GEN_NO_EIGEN
+#endif
 #include "double_pendulum.hpp"
 
 #include <cmath>
@@ -207,6 +210,8 @@ void mass_matrix(const double* q, double* calM) {
   calM[0] = v7;
   calM[1] = v9;
   calM[2] = v9;
+
+  // outputs that are constants or inputs
   calM[3] = 0.004015625;
 }
 
@@ -356,12 +361,14 @@ void jacobian(const double* q, double* J) {
   const double v5 = v2 - 0.2;
 
   // output
+  J[4] = v5;
+  J[5] = v4;
+
+  // outputs that are constants or inputs
   J[0] = 1.0;
   J[1] = 0.0;
   J[2] = 0.0;
   J[3] = 0.0;
-  J[4] = v5;
-  J[5] = v4;
   J[6] = 1.0;
   J[7] = 0.0;
   J[8] = 0.0;
@@ -427,41 +434,26 @@ void lambda(const double* q, double* Lambda) {
 
   // output
   Lambda[0] = v17;
-  Lambda[1] = 0.0;
-  Lambda[2] = 0.0;
-  Lambda[3] = 0.0;
   Lambda[4] = v19;
   Lambda[5] = v23;
-  Lambda[6] = 0.0;
-  Lambda[7] = 0.0;
-  Lambda[8] = 0.0;
-  Lambda[9] = 0.0;
-  Lambda[10] = 0.0;
-  Lambda[11] = 0.0;
-  Lambda[12] = 0.0;
-  Lambda[13] = 0.0;
-  Lambda[14] = 0.0;
-  Lambda[15] = 0.0;
-  Lambda[16] = 0.0;
-  Lambda[17] = 0.0;
-  Lambda[18] = 0.0;
-  Lambda[19] = 0.0;
-  Lambda[20] = 0.0;
-  Lambda[21] = 0.0;
-  Lambda[22] = 0.0;
-  Lambda[23] = 0.0;
   Lambda[24] = v19;
-  Lambda[25] = 0.0;
-  Lambda[26] = 0.0;
-  Lambda[27] = 0.0;
   Lambda[28] = v21;
   Lambda[29] = v25;
   Lambda[30] = v23;
+  Lambda[34] = v25;
+  Lambda[35] = v26;
+
+  // outputs that are constants or inputs
+  Lambda[1] = 0.0;
+  Lambda[2] = 0.0;
+  Lambda[3] = 0.0;
+  for (int i = 6; i < 24; ++i) Lambda[i] = 0.0;
+  Lambda[25] = 0.0;
+  Lambda[26] = 0.0;
+  Lambda[27] = 0.0;
   Lambda[31] = 0.0;
   Lambda[32] = 0.0;
   Lambda[33] = 0.0;
-  Lambda[34] = v25;
-  Lambda[35] = v26;
 }
 
 // calM^-1 J* f0
