@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR: the whole benchmark report for the README, as markdown.
 #   1. configures BUILD_DIR as a Release build with SOA_BUILD_BENCHMARKS=ON if it is not one;
-#   2. builds soa_bench, soa_callgrind and soa_jit_compile (JOBS, default 2, parallel jobs);
+#   2. builds soa_bench, soa_callgrind, soac and soa_jit_compile (JOBS, default 2, parallel jobs);
 #   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
 #      shared machine spreads over all benchmarks instead of hitting one; medians reported);
 #   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
 #      standard kernels of the Panda and the Talos robots, 5 repetitions);
-#   5. runs callgrind.sh (instructions per call and operation counts).
+#   5. runs callgrind.sh (instructions per call and operation counts);
+#   6. runs build_cost.sh (the cost of compiling the generated C++ soac emit writes).
 # soa_bench's full console output is kept in BUILD_DIR/benchmarks/soa_bench.log.
-# Takes about 2 minutes after the build (the first build of a fresh BUILD_DIR is ~15 minutes
-# on 2 cores: the TALOS kernels are 135k lines of generated C++).
+# Takes a few minutes after the build, most of it build_cost.sh's 100-body tree.
 # The build uses the project's flags (plain x86-64, the ISA of Debian's MuJoCo). To measure
 # code compiled for the machine, give a fresh BUILD_DIR and e.g.
 #   CXXFLAGS=-march=x86-64-v3 benchmarks/run.sh build-bench-v3
@@ -28,7 +28,7 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
   cmake -S "$source_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOA_BUILD_BENCHMARKS=ON \
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target soa_bench soa_callgrind -j "$jobs" >/dev/null
+cmake --build "$build" --target soa_bench soa_callgrind soac -j "$jobs" >/dev/null
 jit_compile=$build/benchmarks/soa_jit_compile
 if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then
   cmake --build "$build" --target soa_jit_compile -j "$jobs" >/dev/null
@@ -65,3 +65,5 @@ if [[ -x $jit_compile ]]; then
   echo
 fi
 "$here/callgrind.sh" "$build"
+echo
+"$here/build_cost.sh" "$build"

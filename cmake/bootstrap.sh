@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ python3 libeigen3-dev libfmt-dev tao-pegtl-dev libcli11-dev
-          libtinyxml2-dev nlohmann-json3-dev catch2 libmujoco-dev libbenchmark-dev llvm-16-dev llvm-16-tools valgrind
+          libtinyxml2-dev nlohmann-json3-dev catch2 libmujoco-dev libbenchmark-dev llvm-16-dev llvm-16-tools valgrind time
           texlive-latex-base
           clang-16 libclang-rt-16-dev clang-format-16)
 missing=()
