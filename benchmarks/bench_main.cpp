@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -45,6 +46,7 @@
 #include "model/kinematics.hpp"
 #include "model/robot.hpp"
 #include "panda.hpp"
+#include "panda_whole.hpp"
 #include "pipeline/kernels.hpp"
 #ifdef SOA_HAVE_LLVM_JIT
 #include "emit-llvm/jit.hpp"
@@ -52,6 +54,7 @@
 #endif
 #include "support/mujoco_oracle.hpp"
 #include "talos.hpp"
+#include "talos_whole.hpp"
 
 namespace {
 
@@ -65,8 +68,8 @@ constexpr std::array<const char*, kKernels> kKernelName = {"inverse_dynamics", "
                                                            "mass_matrix_inverse"};
 constexpr std::array<const char*, kKernels> kKernelLabel = {"ID", "M", "FD", "Minv"};
 
-enum Impl { kGenerated, kRuntime, kMujoco, kJit, kImpls };
-constexpr std::array<const char*, kImpls> kImplName = {"generated", "runtime", "mujoco", "jit"};
+enum Impl { kGenerated, kRuntime, kMujoco, kJit, kWhole, kImpls };
+constexpr std::array<const char*, kImpls> kImplName = {"generated", "runtime", "mujoco", "jit", "one-function"};
 
 using KernelFn = void (*)(const double*, double*);
 
@@ -75,6 +78,9 @@ struct RobotCase {
   Robot robot;
   exec::RobotConstants<double> constants;
   std::array<KernelFn, kKernels> generated{};
+  // The same kernels as one straight-line function each (soac emit --sources 1 --part-ops,
+  // --share-min-ops and --dot-min-terms off): the form before parts, sharing and dot tables.
+  std::array<KernelFn, kKernels> whole{};
   std::array<KernelFn, kKernels> jitted{};  // LLVM ORC, the same scalar programs (soac jit)
 #ifdef SOA_HAVE_LLVM_JIT
   std::unique_ptr<jit::Kernels> jit_kernels;  // owns jitted
@@ -155,11 +161,12 @@ void check(double error, const std::string& what) {
 
 std::unique_ptr<RobotCase> make_case(const std::string& name, const std::string& urdf, bool floating,
                                      const std::array<KernelFn, kKernels>& generated,
-                                     const pipeline::Library& library) {
+                                     const std::array<KernelFn, kKernels>& whole, const pipeline::Library& library) {
   auto r = std::make_unique<RobotCase>();
   r->name = name;
   r->robot = load_urdf(urdf, LoadOptions{floating});
   r->generated = generated;
+  r->whole = whole;
   // soac emit's default tips, the end-effectors (the four kernels here do not use tips,
   // but the constants are the ones the generated code was specialised with).
   std::vector<int> tips = r->robot.default_tips();
@@ -251,6 +258,13 @@ void check_case(RobotCase& r) {
       const int cols = k == kID || k == kFD ? 1 : nv;
       Eigen::MatrixXd gen(nv, cols), run(nv, cols), mj(nv, cols);
       r.generated[k](r.input(static_cast<Kernel>(k), s), gen.data());
+      if (r.whole[k]) {  // the same operations in the same order: the same bits
+        Eigen::MatrixXd one(nv, cols);
+        r.whole[k](r.input(static_cast<Kernel>(k), s), one.data());
+        if (std::memcmp(one.data(), gen.data(), sizeof(double) * one.size()) != 0)
+          throw std::runtime_error(r.name + " " + kKernelName[k] +
+                                   ": the generated code differs from its one-function form");
+      }
       exec::execute<double>(r.programs[k], r.constants, r.input(static_cast<Kernel>(k), s), run.data());
       vs_runtime[k] = std::max(vs_runtime[k], relative_error(gen, run));
       if (r.jitted[k]) {  // the JIT runs the same scalar program: it must agree as closely
@@ -319,6 +333,9 @@ void register_case(RobotCase& r) {
     const KernelFn generated = r.generated[k];
     add_benchmark(name(kGenerated), r.output_size[k],
                   [&r, kernel, generated](int s, double* out) { generated(r.input(kernel, s), out); });
+    if (const KernelFn whole = r.whole[k])
+      add_benchmark(name(kWhole), r.output_size[k],
+                    [&r, kernel, whole](int s, double* out) { whole(r.input(kernel, s), out); });
     // The generic runtime as it is meant to run: its workspace made once (exec::Workspace,
     // Dynamics::Data); beside it, on one robot, the convenience call that makes one per call.
     add_benchmark(name(kRuntime), r.output_size[k],
@@ -403,9 +420,9 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
       "before %s, after %s (2 vCPU).\n\n",
       repetitions, kStates, load_before.c_str(), load_average().c_str());
   std::printf(
-      "| robot | kernel | generated (ns) | runtime (ns) | MuJoCo (ns) | JIT (ns) | MuJoCo / generated | runtime / "
-      "generated | JIT / generated | targets (>= 5x, >= 10x) |\n");
-  std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
+      "| robot | kernel | generated (ns) | one function (ns) | runtime (ns) | MuJoCo (ns) | JIT (ns) | one function / "
+      "generated | MuJoCo / generated | runtime / generated | JIT / generated | targets (>= 5x, >= 10x) |\n");
+  std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (const auto& r : cases) {
     for (int k = 0; k < kKernels; ++k) {
       std::array<double, kImpls> t{};
@@ -423,9 +440,10 @@ void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Col
           verdict += fmt::format("runtime {:.2f}x < 10x (needs {:.0f}% less time); ", vs_rt, 100 * (1 - vs_rt / 10));
         verdict = verdict.empty() ? "met" : verdict.substr(0, verdict.size() - 2);
       }
-      std::printf("| %s (%d dof) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->name.c_str(), r->robot.nv,
-                  kKernelLabel[k], ns(t[kGenerated]).c_str(), ns(t[kRuntime]).c_str(), ns(t[kMujoco]).c_str(),
-                  ns(t[kJit]).c_str(), ratio(t[kMujoco], t[kGenerated]).c_str(),
+      std::printf("| %s (%d dof) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->name.c_str(),
+                  r->robot.nv, kKernelLabel[k], ns(t[kGenerated]).c_str(), ns(t[kWhole]).c_str(),
+                  ns(t[kRuntime]).c_str(), ns(t[kMujoco]).c_str(), ns(t[kJit]).c_str(),
+                  ratio(t[kWhole], t[kGenerated]).c_str(), ratio(t[kMujoco], t[kGenerated]).c_str(),
                   ratio(t[kRuntime], t[kGenerated]).c_str(), ratio(t[kJit], t[kGenerated]).c_str(), verdict.c_str());
     }
   }
@@ -460,12 +478,18 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<RobotCase>> cases;
   try {
     const pipeline::Library library = pipeline::load_library();
-    cases.push_back(make_case(
-        "panda", SOA_BENCH_PANDA, false,
-        {panda_inverse_dynamics, panda_mass_matrix, panda_forward_dynamics, panda_mass_matrix_inverse}, library));
-    cases.push_back(make_case(
-        "talos", SOA_BENCH_TALOS, true,
-        {talos_inverse_dynamics, talos_mass_matrix, talos_forward_dynamics, talos_mass_matrix_inverse}, library));
+    cases.push_back(
+        make_case("panda", SOA_BENCH_PANDA, false,
+                  {panda_inverse_dynamics, panda_mass_matrix, panda_forward_dynamics, panda_mass_matrix_inverse},
+                  {panda_whole_inverse_dynamics, panda_whole_mass_matrix, panda_whole_forward_dynamics,
+                   panda_whole_mass_matrix_inverse},
+                  library));
+    cases.push_back(
+        make_case("talos", SOA_BENCH_TALOS, true,
+                  {talos_inverse_dynamics, talos_mass_matrix, talos_forward_dynamics, talos_mass_matrix_inverse},
+                  {talos_whole_inverse_dynamics, talos_whole_mass_matrix, talos_whole_forward_dynamics,
+                   talos_whole_mass_matrix_inverse},
+                  library));
     for (auto& r : cases) check_case(*r);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "soa_bench: %s\n", e.what());
