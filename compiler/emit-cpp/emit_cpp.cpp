@@ -431,7 +431,7 @@ std::string dots_function(const std::string& name, const specialise::DotTable& t
 {positions}  }};
   for (const auto& e : entries) {{
     const int* r = runs[e[0]];
-    double acc = g[r[0]] * g[r[1]];
+    double acc = r[3] ? -(g[r[0]] * g[r[1]]) : g[r[0]] * g[r[1]];
     for (int i = 0, k0 = 1; i < e[1]; ++i, r += 4, k0 = 0)
       for (int k = k0; k < r[2]; ++k) {{
         const double term = g[r[0] + k] * g[r[1] + k];

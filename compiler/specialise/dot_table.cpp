@@ -210,6 +210,7 @@ void evaluate(const DotTable& t, const std::vector<double>& value, double* out) 
   for (const DotTable::Entry& e : t.entries) {
     const DotTable::Run* r = t.runs.data() + e.first_run;
     double acc = g[r->x] * g[r->s];
+    if (r->sub) acc = -acc;  // a first term whose factor is held negated
     for (int i = 0, k0 = 1; i < e.runs; ++i, ++r, k0 = 0)
       for (int k = k0; k < r->count; ++k) {
         const double term = g[r->x + k] * g[r->s + k];

@@ -18,7 +18,8 @@
 //   (negated[i]: g[i] = -value), chosen so that as many terms as possible are added (a - x s = a + (-x) s, exactly).
 //   Then the terms of one entry are runs: `count` consecutive terms g[x + k] * g[s + k], all added or all subtracted.
 // - Entry e: runs [first_run, first_run + runs) in order; its value is acc = (first term),
-//   then acc = acc + t or acc - t for each further term: the root's value to the bit. It
+//   negated when its run is subtracted, then acc = acc + t or acc - t for each further
+//   term: the root's value to the bit. It
 //   is stored at every output position of the root (a Gram entry at (i,j) and (j,i)):
 //   positions[first_position .. first_position + position_count).
 // - removed[n]: node n is computed by the table's loop alone (a root, a chain link, a
