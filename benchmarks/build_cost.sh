@@ -117,7 +117,7 @@ target() {
 
 echo "## Build cost of the generated C++"
 echo
-echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $cxx $("$cxx" -dumpfullversion), -std=c++20 -O2 -c per source${SOURCES:+, soac emit --sources $SOURCES}; CPU is user + sys of all sources compiled one after the other, peak the largest source's resident memory, wall 2 parallel jobs."
+echo "$(nproc) CPUs, $cxx $("$cxx" -dumpfullversion), -std=c++20 -O2 -c per source${SOURCES:+, soac emit --sources $SOURCES}; CPU is user + sys of all sources compiled one after the other, peak the largest source's resident memory, wall 2 parallel jobs."
 echo
 echo "Table 1: all standard kernels."
 echo

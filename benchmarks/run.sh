@@ -37,7 +37,7 @@ fi
 log=$build/benchmarks/soa_bench.log
 echo "# soac benchmarks"
 echo
-echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), g++ $(g++ -dumpfullversion)."
+echo "$(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), g++ $(g++ -dumpfullversion)."
 echo
 "$build/benchmarks/soa_bench" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
   --benchmark_min_time=0.2 >"$log" 2>&1 || { cat "$log" >&2; exit 1; }

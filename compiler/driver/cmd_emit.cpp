@@ -136,6 +136,9 @@ void add_emit(CLI::App& app, Runner& run) {
                   "cut kernels into functions of about this many operations (compile time grows faster than a "
                   "function's length)")
       ->check(CLI::Range(100, 1 << 30));
+  cmd->add_option("--whole-ops", opts->cpp.whole_ops,
+                  "keep kernels of at most this many operations one function (cut, they run slower)")
+      ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--dot-min-terms", opts->cpp.dot_min_terms,
                   "compute a kernel's sums of products (Gram entries) by a loop over a table when they have at least "
                   "this many products (0: never)")

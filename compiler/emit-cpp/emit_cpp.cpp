@@ -496,7 +496,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   std::vector<Definition> defs;
   // Part functions of a unit, then its entry's statements calling them (or its whole body).
   const auto parts_of = [&](Unit& u, std::vector<int>& part_defs) {
-    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed);
+    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops);
     u.ordinal.assign(u.code->nodes.size(), -1);
     for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
       if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);

@@ -129,13 +129,20 @@ struct CppOptions {
   int sources = 1;
   // Functions of at most about this many operations: g++'s cost grows faster than the
   // length of a function, linearly in their number (docs/performance.md).
-  int part_ops = 1000;
+  int part_ops = 500;
+  // A kernel or shared program of at most this many operations stays one function: cut,
+  // the Panda's 1000-operation inverse dynamics ran 10% slower (values passed through
+  // memory between parts), and short functions cost g++ little.
+  int whole_ops = 3000;
   // What several kernels compute alike, when at least this many operations, once per source
   // set (specialise::share); <= 0: nothing shared.
   int share_min_ops = specialise::kDefaultShareMinOps;
   // A kernel whose sums of products (Gram entries) have at least this many products gets
-  // them computed by a loop over a table (specialise/dot_table.hpp); <= 0: never.
-  int dot_min_terms = 1000;
+  // them computed by a loop over a table (specialise/dot_table.hpp); <= 0: never. Below,
+  // straight-line chains cost g++ little (5000 products: about a second) and run faster:
+  // the CPU overlaps independent chains, which the loop's exits, mispredicted, cut apart
+  // (talos_reduced's calM^-1, 3768 products: 11% slower by table; docs/performance.md).
+  int dot_min_terms = 5000;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

@@ -4,13 +4,13 @@
 
 namespace soa::specialise {
 
-Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed) {
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed, int whole_ops) {
   Partition plan;
   const int size = static_cast<int>(p.nodes.size());
   const auto is_removed = [&](int i) { return !removed.empty() && removed[i]; };
   int total_ops = 0;
   for (int i = 0; i < size; ++i) total_ops += arity(p.nodes[i].op) > 0 && !is_removed(i) ? 1 : 0;
-  const int cut = part_ops > 0 && total_ops > part_ops ? part_ops : 0;
+  const int cut = part_ops > 0 && total_ops > std::max(part_ops, whole_ops) ? part_ops : 0;
   plan.part.assign(size, 0);
   plan.begin = {0};
   int ops = 0, part = 0;

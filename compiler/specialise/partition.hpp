@@ -6,10 +6,12 @@
 // emit-llvm's modules).
 //
 // Contract
-// - partition(p, part_ops, removed) cuts the operations (nodes of arity >= 1) not marked
-//   `removed` into consecutive runs of part_ops operations in program order (the last may
-//   be shorter): part[n] is node n's part; Input and Const nodes are in part 0, removed
-//   ones in part -1. part_ops <= 0, or no more operations than that: one part.
+// - partition(p, part_ops, removed, whole_ops) cuts the operations (nodes of arity >= 1)
+//   not marked `removed` into consecutive runs of part_ops operations in program order (the
+//   last may be shorter): part[n] is node n's part; Input and Const nodes are in part 0,
+//   removed ones in part -1. part_ops <= 0, or no more operations than part_ops or
+//   whole_ops: one part (a short program gains nothing from parts and loses the values
+//   they pass through memory).
 // - begin[k]..begin[k + 1] are the nodes of part k (begin has parts + 1 entries).
 // - A value that a later part reads gets a scratch slot (slot[n] >= 0): its part stores it
 //   there and the later parts load it. Slots are reused once no later part reads their
@@ -34,6 +36,6 @@ struct Partition {
   std::vector<std::vector<int>> outputs;  // per part: output positions it computes
 };
 
-Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {});
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {}, int whole_ops = 0);
 
 }  // namespace soa::specialise

@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1266 ops: 681 mul, 251 add, 313 sub, 2 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 3 of 4 (2254 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 3 of 4 (2554 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -121,1123 +121,8 @@ struct soa_sincos_pair {
   return {n & 2u ? -s : s, (n + 1u) & 2u ? -co : co};
 }
 
-namespace detail {
-
-// inverse_dynamics, part 2 of 2
-[[gnu::noinline]] void inverse_dynamics_part1(const double* q, const double* qd, const double* qdd, double* tau, double* w) {
-  (void)q;
-  (void)qd;
-
-  // panda_link2: phi M
-  const double v1000 = w[18] - w[19];
-  const double v1001 = w[17] + v1000;
-  const double v1002 = w[12] + w[15];
-  const double v1003 = w[16] - w[13];
-  const double v1004 = w[14] + v1001;
-  const double v1005 = v1002 - w[2];
-  const double v1006 = w[3] + v1003;
-  const double v1007 = w[4] + v1004;
-  const double v1008 = w[5] * w[11];
-  const double v1009 = w[6] * w[10];
-  const double v1010 = v1009 - v1008;
-  const double v1011 = w[6] * w[11];
-  const double v1012 = w[5] * w[10];
-  const double v1013 = v1011 + v1012;
-  const double v1014 = (-0.316) * v1013;
-  const double v1015 = (-0.316) * v1010;
-  const double v1016 = w[5] * w[8];
-  const double v1017 = w[6] * w[7];
-  const double v1018 = v1017 - v1016;
-  const double v1019 = w[6] * w[8];
-  const double v1020 = w[5] * w[7];
-  const double v1021 = v1019 + v1020;
-  const double v1022 = v1014 + v1018;
-  const double v1023 = v1021 - v1015;
-  const double v1024 = v1005 + v1022;
-  const double v1025 = v1006 - w[9];
-  const double v1026 = v1007 + v1023;
-
-  // panda_link1: phi M
-  const double v1027 = qdd[0] * 0.009213163777211224;
-  const double v1028 = w[1] * v1025;
-  const double v1029 = w[0] * v1024;
-  const double v1030 = v1028 + v1029;
-  const double v1031 = v1027 - v1030;
-
-  // output
-  tau[0] = v1031;
-  tau[1] = v1026;
-}
-
-// forward_dynamics, part 2 of 3
-[[gnu::noinline]] void forward_dynamics_part1(const double* q, const double* qd, const double* T, double* qdd, double* w) {
-  (void)q;
-  (void)qd;
-  (void)qdd;
-
-  // panda_link6: psi K, M
-  const double v1000 = w[48] - w[68];
-  const double v1001 = w[49] + w[106];
-  const double v1002 = (-0.017527158935000002) * w[54];
-  const double v1003 = w[42] * (-0.023526756935);
-  const double v1004 = v1002 + v1003;
-  const double v1005 = w[42] * 0.10024161669500001;
-  const double v1006 = (-0.017527158935000002) * w[53];
-  const double v1007 = v1006 - v1005;
-  const double v1008 = (-0.023526756935) * w[53];
-  const double v1009 = 0.10024161669500001 * w[54];
-  const double v1010 = v1008 + v1009;
-  const double v1011 = w[50] * 1.666555;
-  const double v1012 = w[51] * 1.666555;
-  const double v1013 = w[52] * 1.666555;
-  const double v1014 = v1011 - v1004;
-  const double v1015 = v1012 - v1007;
-  const double v1016 = v1010 + v1013;
-  const double v1017 = (-0.017527158935000002) * w[51];
-  const double v1018 = (-0.023526756935) * w[52];
-  const double v1019 = v1018 - v1017;
-  const double v1020 = 0.10024161669500001 * w[52];
-  const double v1021 = (-0.017527158935000002) * w[50];
-  const double v1022 = v1021 - v1020;
-  const double v1023 = (-0.023526756935) * w[50];
-  const double v1024 = 0.10024161669500001 * w[51];
-  const double v1025 = v1024 - v1023;
-  const double v1026 = w[42] * (-0.00010375891721868492);
-  const double v1027 = 0.001524110902883315 * w[54];
-  const double v1028 = 0.00248046035817079 * w[53];
-  const double v1029 = v1028 - v1027;
-  const double v1030 = v1026 + v1029;
-  const double v1031 = w[42] * 9.3569097314605e-05;
-  const double v1032 = 0.010567766133106952 * w[54];
-  const double v1033 = 0.001524110902883315 * w[53];
-  const double v1034 = v1033 - v1032;
-  const double v1035 = v1031 + v1034;
-  const double v1036 = w[42] * 0.011794560230238952;
-  const double v1037 = 9.356909731460494e-05 * w[54];
-  const double v1038 = (-0.0001037589172186847) * w[53];
-  const double v1039 = v1038 - v1037;
-  const double v1040 = v1036 + v1039;
-  const double v1041 = v1019 + v1030;
-  const double v1042 = v1022 + v1035;
-  const double v1043 = v1025 + v1040;
-  const double v1044 = w[107] + v1041;
-  const double v1045 = w[108] + v1042;
-  const double v1046 = w[109] + v1043;
-  const double v1047 = w[110] + v1014;
-  const double v1048 = v1000 + v1015;
-  const double v1049 = v1001 + v1016;
-
-  // panda_link6: D^-1 H
-  const double v1050 = T[5] - v1046;
-  const double v1051 = w[75] * v1050;
-  w[111] = v1051;
-
-  // panda_link5: Riccati
-  const double v1052 = w[46] * w[83];
-  const double v1053 = w[47] * w[82];
-  const double v1054 = v1053 - v1052;
-  const double v1055 = w[46] * w[89];
-  const double v1056 = w[47] * w[83];
-  const double v1057 = v1056 - v1055;
-  const double v1058 = w[46] * w[91];
-  const double v1059 = w[47] * w[85];
-  const double v1060 = w[84] - w[71];
-  const double v1061 = w[90] - w[72];
-  const double v1062 = w[46] * w[82];
-  const double v1063 = v1056 + v1062;
-  const double v1064 = w[47] * w[89];
-  const double v1065 = v1052 + v1064;
-  const double v1066 = w[46] * v1057;
-  const double v1067 = w[47] * v1054;
-  const double v1068 = v1067 - v1066;
-  const double v1069 = v1058 - v1059;
-  const double v1070 = w[47] * v1057;
-  const double v1071 = w[46] * v1054;
-  const double v1072 = v1070 + v1071;
-  const double v1073 = w[47] * v1061;
-  const double v1074 = w[46] * v1060;
-  const double v1075 = v1073 + v1074;
-  const double v1076 = w[47] * v1065;
-  const double v1077 = w[46] * v1063;
-  const double v1078 = v1076 + v1077;
-  const double v1079 = w[46] * w[92];
-  const double v1080 = w[47] * w[86];
-  const double v1081 = v1080 - v1079;
-  const double v1082 = w[46] * w[93];
-  const double v1083 = w[47] * w[87];
-  const double v1084 = v1082 + v1083;
-  const double v1085 = w[46] * w[94];
-  const double v1086 = w[47] * w[88];
-  const double v1087 = w[96] - w[73];
-  const double v1088 = w[97] - w[74];
-  const double v1089 = w[47] * w[92];
-  const double v1090 = w[46] * w[86];
-  const double v1091 = v1089 + v1090;
-  const double v1092 = w[47] * w[93];
-  const double v1093 = w[46] * w[87];
-  const double v1094 = v1093 - v1092;
-  const double v1095 = w[47] * w[94];
-  const double v1096 = w[46] * w[88];
-  const double v1097 = v1095 + v1096;
-  const double v1098 = w[46] * v1084;
-  const double v1099 = w[47] * v1081;
-  const double v1100 = v1099 - v1098;
-  const double v1101 = v1085 - v1086;
-  const double v1102 = w[47] * v1084;
-  const double v1103 = w[46] * v1081;
-  const double v1104 = v1102 + v1103;
-  const double v1105 = w[46] * v1088;
-  const double v1106 = w[47] * v1087;
-  const double v1107 = v1106 - v1105;
-  const double v1108 = w[47] * v1088;
-  const double v1109 = w[46] * v1087;
-  const double v1110 = v1108 + v1109;
-  const double v1111 = w[46] * v1094;
-  const double v1112 = w[47] * v1091;
-  const double v1113 = v1112 - v1111;
-  const double v1114 = w[47] * v1094;
-  const double v1115 = w[46] * v1091;
-  const double v1116 = v1114 + v1115;
-  const double v1117 = w[46] * w[100];
-  const double v1118 = w[47] * w[99];
-  const double v1119 = v1117 + v1118;
-  const double v1120 = w[46] * w[103];
-  const double v1121 = w[47] * w[100];
-  const double v1122 = v1120 + v1121;
-  const double v1123 = w[46] * w[104];
-  const double v1124 = w[47] * w[102];
-  const double v1125 = v1123 + v1124;
-  const double v1126 = w[101] - w[70];
-  const double v1127 = w[46] * w[99];
-  const double v1128 = v1127 - v1121;
-  const double v1129 = w[47] * w[103];
-  const double v1130 = v1129 - v1117;
-  const double v1131 = w[47] * w[104];
-  const double v1132 = w[46] * v1122;
-  const double v1133 = w[47] * v1119;
-  const double v1134 = v1132 + v1133;
-  const double v1135 = w[47] * v1122;
-  const double v1136 = w[46] * v1119;
-  const double v1137 = v1136 - v1135;
-  const double v1138 = w[46] * v1126;
-  const double v1139 = v1131 + v1138;
-  const double v1140 = w[47] * v1130;
-  const double v1141 = w[46] * v1128;
-  const double v1142 = v1140 + v1141;
-  const double v1143 = 0.03942757095803552 + v1068;
-  const double v1144 = (-0.00151524447332703) + v1069;
-  const double v1145 = (-0.004600245517563105) + v1072;
-  const double v1146 = v1101 + 0.047121686402;
-  const double v1147 = 0.05034347249 + v1104;
-  const double v1148 = 0.03146037232526039 + w[95];
-  const double v1149 = 0.0021640520520981297 + v1075;
-  const double v1150 = (-0.047121686402) + v1107;
-  const double v1151 = v1110 + 0.014653732538;
-  const double v1152 = 0.010869510762828563 + v1078;
-  const double v1153 = v1113 + (-0.05034347249);
-  const double v1154 = (-0.014653732538) - v1097;
-  const double v1155 = v1134 + 1.225946;
-  const double v1156 = w[105] + 1.225946;
-  const double v1157 = v1142 + 1.225946;
-  const double v1158 = 1.0 / v1152;
-  const double v1159 = v1145 * v1158;
-  w[112] = v1159;
-  const double v1160 = v1149 * v1158;
-  w[113] = v1160;
-  const double v1161 = v1152 * v1158;
-  w[114] = v1161;
-  const double v1162 = v1153 * v1158;
-  w[115] = v1162;
-  const double v1163 = v1154 * v1158;
-  w[116] = v1163;
-  const double v1164 = v1116 * v1158;
-  w[117] = v1164;
-  const double v1165 = v1145 * v1159;
-  const double v1166 = v1143 - v1165;
-  const double v1167 = v1149 * v1159;
-  const double v1168 = v1144 - v1167;
-  const double v1169 = v1152 * v1159;
-  const double v1170 = v1145 - v1169;
-  const double v1171 = v1153 * v1159;
-  const double v1172 = v1100 - v1171;
-  const double v1173 = v1154 * v1159;
-  const double v1174 = v1146 - v1173;
-  const double v1175 = v1116 * v1159;
-  const double v1176 = v1147 - v1175;
-  const double v1177 = v1149 * v1160;
-  const double v1178 = v1148 - v1177;
-  const double v1179 = v1152 * v1160;
-  const double v1180 = v1149 - v1179;
-  const double v1181 = v1153 * v1160;
-  const double v1182 = v1150 - v1181;
-  const double v1183 = v1154 * v1160;
-  const double v1184 = w[98] - v1183;
-  const double v1185 = v1116 * v1160;
-  const double v1186 = v1151 - v1185;
-  const double v1187 = v1152 * v1161;
-  const double v1188 = v1152 - v1187;
-  const double v1189 = v1153 * v1161;
-  const double v1190 = v1153 - v1189;
-  const double v1191 = v1154 * v1161;
-  const double v1192 = v1154 - v1191;
-  const double v1193 = v1116 * v1161;
-  const double v1194 = v1116 - v1193;
-  const double v1195 = v1153 * v1162;
-  const double v1196 = v1155 - v1195;
-  const double v1197 = v1154 * v1162;
-  const double v1198 = v1125 + v1197;
-  const double v1199 = v1116 * v1162;
-  const double v1200 = v1137 - v1199;
-  const double v1201 = v1154 * v1163;
-  const double v1202 = v1156 - v1201;
-  const double v1203 = v1116 * v1163;
-  const double v1204 = v1139 - v1203;
-  const double v1205 = v1116 * v1164;
-  const double v1206 = v1157 - v1205;
-
-  // panda_link5: psi K, M
-  const double v1207 = T[5] * w[76];
-  const double v1208 = T[5] * w[77];
-  const double v1209 = T[5] * w[78];
-  const double v1210 = T[5] * w[79];
-  const double v1211 = T[5] * w[80];
-  const double v1212 = T[5] * w[81];
-  const double v1213 = w[76] * v1046;
-  const double v1214 = w[77] * v1046;
-  const double v1215 = w[78] * v1046;
-  const double v1216 = w[79] * v1046;
-  const double v1217 = w[80] * v1046;
-  const double v1218 = w[81] * v1046;
-  const double v1219 = v1044 - v1213;
-  const double v1220 = v1045 - v1214;
-  const double v1221 = v1046 - v1215;
-  const double v1222 = v1047 - v1216;
-  const double v1223 = v1048 - v1217;
-  const double v1224 = v1049 - v1218;
-  const double v1225 = v1207 + v1219;
-  const double v1226 = v1208 + v1220;
-  const double v1227 = v1209 + v1221;
-  const double v1228 = v1210 + v1222;
-  const double v1229 = v1211 + v1223;
-  const double v1230 = v1212 + v1224;
-  const double v1231 = w[46] * v1229;
-  const double v1232 = w[47] * v1228;
-  const double v1233 = v1232 - v1231;
-  const double v1234 = w[47] * v1229;
-  const double v1235 = w[46] * v1228;
-  const double v1236 = v1234 + v1235;
-  const double v1237 = w[46] * v1226;
-  const double v1238 = w[47] * v1225;
-  const double v1239 = v1238 - v1237;
-  const double v1240 = w[47] * v1226;
-  const double v1241 = w[46] * v1225;
-  const double v1242 = v1240 + v1241;
-  const double v1243 = v1239 - w[38];
-  const double v1244 = w[39] - v1227;
-  const double v1245 = w[40] + v1242;
-  const double v1246 = v1233 - w[35];
-  const double v1247 = w[36] + v1230;
-  const double v1248 = w[37] + v1236;
-  const double v1249 = (-0.047121686402) * w[42];
-  const double v1250 = w[29] * 0.05034347249;
-  const double v1251 = v1249 - v1250;
-  const double v1252 = w[29] * (-0.014653732538);
-  const double v1253 = (-0.047121686402) * w[41];
-  const double v1254 = v1252 + v1253;
-  const double v1255 = 0.05034347249 * w[41];
-  const double v1256 = (-0.014653732538) * w[42];
-  const double v1257 = v1255 + v1256;
-  const double v1258 = w[43] * 1.225946;
-  const double v1259 = w[44] * 1.225946;
-  const double v1260 = w[45] * 1.225946;
-  const double v1261 = v1258 - v1251;
-  const double v1262 = v1259 - v1254;
-  const double v1263 = v1257 + v1260;
-  const double v1264 = (-0.047121686402) * w[44];
-  const double v1265 = 0.05034347249 * w[45];
-  const double v1266 = v1265 - v1264;
-  const double v1267 = (-0.014653732538) * w[45];
-  const double v1268 = (-0.047121686402) * w[43];
-  const double v1269 = v1268 - v1267;
-  const double v1270 = 0.05034347249 * w[43];
-  const double v1271 = (-0.014653732538) * w[44];
-  const double v1272 = v1271 - v1270;
-  const double v1273 = w[29] * (-0.004600245517563105);
-  const double v1274 = (-0.00151524447332703) * w[42];
-  const double v1275 = 0.03942757095803552 * w[41];
-  const double v1276 = v1275 - v1274;
-  const double v1277 = v1276 - v1273;
-  const double v1278 = w[29] * 0.0021640520520981297;
-  const double v1279 = 0.03146037232526039 * w[42];
-  const double v1280 = (-0.0015152444733270301) * w[41];
-  const double v1281 = v1280 - v1279;
-  const double v1282 = v1281 - v1278;
-  const double v1283 = w[29] * 0.010869510762828563;
-  const double v1284 = 0.0021640520520981297 * w[42];
-  const double v1285 = (-0.004600245517563105) * w[41];
-  const double v1286 = v1285 - v1284;
-  const double v1287 = v1286 - v1283;
-  const double v1288 = v1266 + v1277;
-  const double v1289 = v1269 + v1282;
-  const double v1290 = v1272 + v1287;
-  const double v1291 = v1243 + v1288;
-  const double v1292 = v1244 + v1289;
-  const double v1293 = v1245 + v1290;
-  const double v1294 = v1246 + v1261;
-  const double v1295 = v1262 - v1247;
-  const double v1296 = v1248 + v1263;
-
-  // panda_link5: D^-1 H
-  const double v1297 = T[4] - v1293;
-  const double v1298 = v1158 * v1297;
-  w[118] = v1298;
-
-  // panda_link4: Riccati
-  const double v1299 = w[33] * v1168;
-  const double v1300 = w[34] * v1166;
-  const double v1301 = v1300 - v1299;
-  const double v1302 = w[33] * v1178;
-  const double v1303 = w[34] * v1168;
-  const double v1304 = v1303 - v1302;
-  const double v1305 = w[33] * v1180;
-  const double v1306 = w[34] * v1170;
-  const double v1307 = v1306 - v1305;
-  const double v1308 = w[33] * v1166;
-  const double v1309 = v1303 + v1308;
-  const double v1310 = w[34] * v1178;
-  const double v1311 = v1299 + v1310;
-  const double v1312 = w[34] * v1180;
-  const double v1313 = w[33] * v1170;
-  const double v1314 = v1312 + v1313;
-  const double v1315 = w[33] * v1304;
-  const double v1316 = w[34] * v1301;
-  const double v1317 = v1316 - v1315;
-  const double v1318 = w[34] * v1304;
-  const double v1319 = w[33] * v1301;
-  const double v1320 = v1318 + v1319;
-  const double v1321 = w[34] * v1311;
-  const double v1322 = w[33] * v1309;
-  const double v1323 = v1321 + v1322;
-  const double v1324 = w[33] * v1182;
-  const double v1325 = w[34] * v1172;
-  const double v1326 = v1325 - v1324;
-  const double v1327 = w[33] * v1184;
-  const double v1328 = w[34] * v1174;
-  const double v1329 = v1328 - v1327;
-  const double v1330 = w[33] * v1186;
-  const double v1331 = w[34] * v1176;
-  const double v1332 = v1331 - v1330;
-  const double v1333 = w[34] * v1182;
-  const double v1334 = w[33] * v1172;
-  const double v1335 = v1333 + v1334;
-  const double v1336 = w[34] * v1184;
-  const double v1337 = w[33] * v1174;
-  const double v1338 = v1336 + v1337;
-  const double v1339 = w[34] * v1186;
-  const double v1340 = w[33] * v1176;
-  const double v1341 = v1339 + v1340;
-  const double v1342 = w[33] * v1329;
-  const double v1343 = w[34] * v1326;
-  const double v1344 = v1343 - v1342;
-  const double v1345 = w[34] * v1329;
-  const double v1346 = w[33] * v1326;
-  const double v1347 = v1345 + v1346;
-  const double v1348 = w[33] * v1192;
-  const double v1349 = w[34] * v1190;
-  const double v1350 = v1349 - v1348;
-  const double v1351 = w[34] * v1192;
-  const double v1352 = w[33] * v1190;
-  const double v1353 = v1351 + v1352;
-  const double v1354 = w[33] * v1338;
-  const double v1355 = w[34] * v1335;
-  const double v1356 = v1354 - v1355;
-  const double v1357 = w[34] * v1338;
-  const double v1358 = w[33] * v1335;
-  const double v1359 = v1357 + v1358;
-  const double v1360 = w[33] * v1198;
-  const double v1361 = w[34] * v1196;
-  const double v1362 = v1360 + v1361;
-  const double v1363 = w[33] * v1202;
-  const double v1364 = w[34] * v1198;
-  const double v1365 = v1363 + v1364;
-  const double v1366 = w[33] * v1204;
-  const double v1367 = w[34] * v1200;
-  const double v1368 = v1367 - v1366;
-  const double v1369 = w[33] * v1196;
-  const double v1370 = v1364 - v1369;
-  const double v1371 = w[34] * v1202;
-  const double v1372 = v1360 - v1371;
-  const double v1373 = w[34] * v1204;
-  const double v1374 = w[33] * v1200;
-  const double v1375 = v1373 + v1374;
-  const double v1376 = w[33] * v1365;
-  const double v1377 = w[34] * v1362;
-  const double v1378 = v1376 + v1377;
-  const double v1379 = w[34] * v1365;
-  const double v1380 = w[33] * v1362;
-  const double v1381 = v1379 - v1380;
-  const double v1382 = w[34] * v1372;
-  const double v1383 = w[33] * v1370;
-  const double v1384 = v1382 + v1383;
-  const double v1385 = 0.384 * v1381;
-  const double v1386 = (-0.0825) * v1381;
-  const double v1387 = 0.384 * v1378;
-  const double v1388 = (-0.0825) * v1368;
-  const double v1389 = v1388 - v1387;
-  const double v1390 = 0.384 * v1375;
-  const double v1391 = (-0.0825) * v1375;
-  const double v1392 = 0.384 * v1368;
-  const double v1393 = (-0.0825) * v1206;
-  const double v1394 = v1393 - v1392;
-  const double v1395 = 0.384 * v1384;
-  const double v1396 = (-0.0825) * v1384;
-  const double v1397 = v1385 + v1391;
-  const double v1398 = v1344 + v1385;
-  const double v1399 = v1332 - v1390;
-  const double v1400 = v1347 + v1395;
-  const double v1401 = v1350 - v1386;
-  const double v1402 = v1194 + v1391;
-  const double v1403 = v1396 - v1353;
-  const double v1404 = v1356 + v1389;
-  const double v1405 = v1394 - v1341;
-  const double v1406 = v1359 - v1397;
-  const double v1407 = 0.384 * v1347;
-  const double v1408 = 0.384 * v1353;
-  const double v1409 = (-0.0825) * v1353;
-  const double v1410 = 0.384 * v1359;
-  const double v1411 = (-0.0825) * v1359;
-  const double v1412 = 0.384 * v1356;
-  const double v1413 = (-0.0825) * v1341;
-  const double v1414 = v1412 + v1413;
-  const double v1415 = 0.384 * v1400;
-  const double v1416 = (-0.0825) * v1400;
-  const double v1417 = (-0.0825) * v1399;
-  const double v1418 = 0.384 * v1398;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = (-0.0825) * v1403;
-  const double v1421 = (-0.0825) * v1402;
-  const double v1422 = 0.384 * v1401;
-  const double v1423 = v1422 - v1421;
-  const double v1424 = (-0.0825) * v1405;
-  const double v1425 = 0.384 * v1404;
-  const double v1426 = v1425 - v1424;
-  const double v1427 = v1317 - v1407;
-  const double v1428 = v1427 - v1415;
-  const double v1429 = v1307 - v1408;
-  const double v1430 = v1416 + v1429;
-  const double v1431 = v1410 - v1320;
-  const double v1432 = v1431 - v1419;
-  const double v1433 = v1188 + v1409;
-  const double v1434 = v1433 - v1420;
-  const double v1435 = v1314 + v1411;
-  const double v1436 = v1423 + v1435;
-  const double v1437 = v1323 - v1414;
-  const double v1438 = v1437 - v1426;
-  const double v1439 = 0.06767727025085991 + v1428;
-  const double v1440 = 0.02771584317362585 + v1430;
-  const double v1441 = 0.0039053550262761003 + v1432;
-  const double v1442 = v1399 + (-0.09850206933);
-  const double v1443 = 0.374644408005 - v1400;
-  const double v1444 = 0.03239943042445132 + v1434;
-  const double v1445 = (-0.0016444875773692705) - v1436;
-  const double v1446 = 0.09850206933 + v1401;
-  const double v1447 = v1403 + 0.19076837715;
-  const double v1448 = 0.0775861490525396 + v1438;
-  const double v1449 = v1404 + (-0.374644408005);
-  const double v1450 = (-0.19076837715) + v1405;
-  const double v1451 = v1378 + 3.587895;
-  const double v1452 = v1206 + 3.587895;
-  const double v1453 = 3.587895 - v1384;
-  const double v1454 = 1.0 / v1448;
-  const double v1455 = v1441 * v1454;
-  w[119] = v1455;
-  const double v1456 = v1445 * v1454;
-  w[120] = v1456;
-  const double v1457 = v1448 * v1454;
-  w[121] = v1457;
-  const double v1458 = v1449 * v1454;
-  w[122] = v1458;
-  const double v1459 = v1450 * v1454;
-  w[123] = v1459;
-  const double v1460 = v1406 * v1454;
-  w[124] = v1460;
-  const double v1461 = v1441 * v1455;
-  const double v1462 = v1439 - v1461;
-  const double v1463 = v1445 * v1455;
-  const double v1464 = v1440 - v1463;
-  const double v1465 = v1448 * v1455;
-  const double v1466 = v1441 - v1465;
-  const double v1467 = v1449 * v1455;
-  const double v1468 = v1398 - v1467;
-  const double v1469 = v1450 * v1455;
-  const double v1470 = v1442 - v1469;
-  const double v1471 = v1406 * v1455;
-  const double v1472 = v1443 - v1471;
-  const double v1473 = v1445 * v1456;
-  const double v1474 = v1444 - v1473;
-  const double v1475 = v1448 * v1456;
-  const double v1476 = v1445 - v1475;
-  const double v1477 = v1449 * v1456;
-  const double v1478 = v1446 - v1477;
-  const double v1479 = v1450 * v1456;
-  const double v1480 = v1402 - v1479;
-  const double v1481 = v1406 * v1456;
-  const double v1482 = v1447 - v1481;
-  const double v1483 = v1448 * v1457;
-  const double v1484 = v1448 - v1483;
-  const double v1485 = v1449 * v1457;
-  const double v1486 = v1450 * v1457;
-  const double v1487 = v1406 * v1457;
-  const double v1488 = v1406 - v1487;
-  const double v1489 = v1449 * v1458;
-  const double v1490 = v1451 - v1489;
-  const double v1491 = v1450 * v1458;
-  const double v1492 = v1368 - v1491;
-  const double v1493 = v1406 * v1458;
-  const double v1494 = v1381 - v1493;
-  const double v1495 = v1450 * v1459;
-  const double v1496 = v1452 - v1495;
-  const double v1497 = v1406 * v1459;
-  const double v1498 = v1375 + v1497;
-  const double v1499 = v1406 * v1460;
-  const double v1500 = v1453 - v1499;
-
-  // panda_link4: psi K, M
-  const double v1501 = T[4] * v1159;
-  const double v1502 = T[4] * v1160;
-  const double v1503 = T[4] * v1161;
-  const double v1504 = T[4] * v1162;
-  const double v1505 = T[4] * v1163;
-  const double v1506 = T[4] * v1164;
-  const double v1507 = v1159 * v1293;
-  const double v1508 = v1160 * v1293;
-  const double v1509 = v1161 * v1293;
-  const double v1510 = v1162 * v1293;
-  const double v1511 = v1163 * v1293;
-  const double v1512 = v1164 * v1293;
-  const double v1513 = v1291 - v1507;
-  const double v1514 = v1292 - v1508;
-  const double v1515 = v1293 - v1509;
-  const double v1516 = v1294 - v1510;
-  const double v1517 = v1295 - v1511;
-  const double v1518 = v1296 - v1512;
-  const double v1519 = v1501 + v1513;
-  const double v1520 = v1502 + v1514;
-  const double v1521 = v1503 + v1515;
-  const double v1522 = v1504 + v1516;
-  const double v1523 = v1505 + v1517;
-  const double v1524 = v1506 + v1518;
-  const double v1525 = w[33] * v1523;
-  const double v1526 = w[34] * v1522;
-  const double v1527 = v1526 - v1525;
-  const double v1528 = w[34] * v1523;
-  const double v1529 = w[33] * v1522;
-  const double v1530 = v1528 + v1529;
-  const double v1531 = 0.384 * v1530;
-  const double v1532 = (-0.0825) * v1530;
-  const double v1533 = 0.384 * v1527;
-  const double v1534 = (-0.0825) * v1524;
-  const double v1535 = v1534 - v1533;
-  const double v1536 = w[33] * v1520;
-  const double v1537 = w[34] * v1519;
-  const double v1538 = v1537 - v1536;
-  const double v1539 = w[34] * v1520;
-  const double v1540 = w[33] * v1519;
-  const double v1541 = v1539 + v1540;
-  const double v1542 = v1538 - v1531;
-  const double v1543 = v1521 + v1532;
-  const double v1544 = v1535 - v1541;
-  const double v1545 = w[24] + v1542;
-  const double v1546 = w[25] + v1543;
-  const double v1547 = w[26] + v1544;
-  const double v1548 = w[21] + v1527;
-  const double v1549 = w[22] + v1524;
-  const double v1550 = w[23] - v1530;
-  const double v1551 = 0.09850206933 * w[29];
-  const double v1552 = 0.374644408005 * w[27];
-  const double v1553 = v1551 + v1552;
-  const double v1554 = (-0.19076837715) * w[27];
-  const double v1555 = 0.09850206933 * w[28];
-  const double v1556 = v1555 - v1554;
-  const double v1557 = 0.374644408005 * w[28];
-  const double v1558 = (-0.19076837715) * w[29];
-  const double v1559 = v1557 + v1558;
-  const double v1560 = w[30] * 3.587895;
-  const double v1561 = w[31] * 3.587895;
-  const double v1562 = w[32] * 3.587895;
-  const double v1563 = v1560 - v1553;
-  const double v1564 = v1561 - v1556;
-  const double v1565 = v1559 + v1562;
-  const double v1566 = 0.09850206933 * w[31];
-  const double v1567 = 0.374644408005 * w[32];
-  const double v1568 = v1567 - v1566;
-  const double v1569 = (-0.19076837715) * w[32];
-  const double v1570 = 0.09850206933 * w[30];
-  const double v1571 = v1570 - v1569;
-  const double v1572 = 0.374644408005 * w[30];
-  const double v1573 = (-0.19076837715) * w[31];
-  const double v1574 = v1573 - v1572;
-  const double v1575 = 0.0039053550262761003 * w[27];
-  const double v1576 = 0.02771584317362585 * w[29];
-  const double v1577 = 0.06767727025085991 * w[28];
-  const double v1578 = v1577 - v1576;
-  const double v1579 = v1575 + v1578;
-  const double v1580 = (-0.0016444875773692705) * w[27];
-  const double v1581 = 0.03239943042445132 * w[29];
-  const double v1582 = 0.02771584317362585 * w[28];
-  const double v1583 = v1582 - v1581;
-  const double v1584 = v1580 + v1583;
-  const double v1585 = 0.0775861490525396 * w[27];
-  const double v1586 = (-0.0016444875773692705) * w[29];
-  const double v1587 = 0.0039053550262761003 * w[28];
-  const double v1588 = v1587 - v1586;
-  const double v1589 = v1585 + v1588;
-  const double v1590 = v1568 + v1579;
-  const double v1591 = v1571 + v1584;
-  const double v1592 = v1574 + v1589;
-  const double v1593 = v1545 + v1590;
-  const double v1594 = v1546 + v1591;
-  const double v1595 = v1547 + v1592;
-  const double v1596 = v1548 + v1563;
-  const double v1597 = v1549 + v1564;
-  const double v1598 = v1550 + v1565;
-
-  // panda_link4: D^-1 H
-  const double v1599 = T[3] - v1595;
-  const double v1600 = v1454 * v1599;
-  w[125] = v1600;
-
-  // panda_link3: Riccati
-  const double v1601 = w[19] * v1464;
-  const double v1602 = w[20] * v1462;
-  const double v1603 = v1602 - v1601;
-  const double v1604 = w[19] * v1474;
-  const double v1605 = w[20] * v1464;
-  const double v1606 = v1605 - v1604;
-  const double v1607 = w[19] * v1476;
-  const double v1608 = w[20] * v1466;
-  const double v1609 = v1465 - v1441;
-  const double v1610 = v1475 - v1445;
-  const double v1611 = w[19] * v1462;
-  const double v1612 = v1605 + v1611;
-  const double v1613 = w[20] * v1474;
-  const double v1614 = v1601 + v1613;
-  const double v1615 = w[19] * v1606;
-  const double v1616 = w[20] * v1603;
-  const double v1617 = v1616 - v1615;
-  const double v1618 = v1607 - v1608;
-  const double v1619 = w[20] * v1606;
-  const double v1620 = w[19] * v1603;
-  const double v1621 = v1619 + v1620;
-  const double v1622 = w[20] * v1610;
-  const double v1623 = w[19] * v1609;
-  const double v1624 = v1622 + v1623;
-  const double v1625 = w[20] * v1614;
-  const double v1626 = w[19] * v1612;
-  const double v1627 = v1625 + v1626;
-  const double v1628 = w[19] * v1478;
-  const double v1629 = w[20] * v1468;
-  const double v1630 = v1629 - v1628;
-  const double v1631 = w[19] * v1480;
-  const double v1632 = w[20] * v1470;
-  const double v1633 = v1632 - v1631;
-  const double v1634 = w[19] * v1482;
-  const double v1635 = w[20] * v1472;
-  const double v1636 = v1485 - v1449;
-  const double v1637 = v1486 - v1450;
-  const double v1638 = w[20] * v1478;
-  const double v1639 = w[19] * v1468;
-  const double v1640 = v1638 + v1639;
-  const double v1641 = w[20] * v1480;
-  const double v1642 = w[19] * v1470;
-  const double v1643 = v1641 + v1642;
-  const double v1644 = w[20] * v1482;
-  const double v1645 = w[19] * v1472;
-  const double v1646 = v1644 + v1645;
-  const double v1647 = w[19] * v1633;
-  const double v1648 = w[20] * v1630;
-  const double v1649 = v1648 - v1647;
-  const double v1650 = v1634 - v1635;
-  const double v1651 = w[20] * v1633;
-  const double v1652 = w[19] * v1630;
-  const double v1653 = v1651 + v1652;
-  const double v1654 = w[19] * v1637;
-  const double v1655 = w[20] * v1636;
-  const double v1656 = v1655 - v1654;
-  const double v1657 = w[20] * v1637;
-  const double v1658 = w[19] * v1636;
-  const double v1659 = v1657 + v1658;
-  const double v1660 = w[19] * v1643;
-  const double v1661 = w[20] * v1640;
-  const double v1662 = v1661 - v1660;
-  const double v1663 = w[20] * v1643;
-  const double v1664 = w[19] * v1640;
-  const double v1665 = v1663 + v1664;
-  const double v1666 = w[19] * v1492;
-  const double v1667 = w[20] * v1490;
-  const double v1668 = v1667 - v1666;
-  const double v1669 = w[19] * v1496;
-  const double v1670 = w[20] * v1492;
-  const double v1671 = v1670 - v1669;
-  const double v1672 = w[19] * v1498;
-  const double v1673 = w[20] * v1494;
-  const double v1674 = v1672 + v1673;
-  const double v1675 = v1493 - v1381;
-  const double v1676 = w[19] * v1490;
-  const double v1677 = v1670 + v1676;
-  const double v1678 = w[20] * v1496;
-  const double v1679 = v1666 + v1678;
-  const double v1680 = w[20] * v1498;
-  const double v1681 = w[19] * v1671;
-  const double v1682 = w[20] * v1668;
-  const double v1683 = v1682 - v1681;
-  const double v1684 = w[20] * v1671;
-  const double v1685 = w[19] * v1668;
-  const double v1686 = v1684 + v1685;
-  const double v1687 = w[19] * v1675;
-  const double v1688 = v1680 + v1687;
-  const double v1689 = w[20] * v1679;
-  const double v1690 = w[19] * v1677;
-  const double v1691 = v1689 + v1690;
-  const double v1692 = 0.0825 * v1686;
-  const double v1693 = 0.0825 * v1674;
-  const double v1694 = 0.0825 * v1688;
-  const double v1695 = 0.0825 * v1500;
-  const double v1696 = 0.0825 * v1691;
-  const double v1697 = v1656 - v1692;
-  const double v1698 = v1488 - v1694;
-  const double v1699 = v1659 - v1696;
-  const double v1700 = v1662 - v1693;
-  const double v1701 = v1695 - v1646;
-  const double v1702 = 0.0825 * v1653;
-  const double v1703 = 0.0825 * v1650;
-  const double v1704 = 0.0825 * v1659;
-  const double v1705 = 0.0825 * v1665;
-  const double v1706 = 0.0825 * v1646;
-  const double v1707 = 0.0825 * v1699;
-  const double v1708 = 0.0825 * v1698;
-  const double v1709 = 0.0825 * v1701;
-  const double v1710 = v1618 - v1702;
-  const double v1711 = v1621 + v1703;
-  const double v1712 = v1484 - v1704;
-  const double v1713 = v1712 - v1707;
-  const double v1714 = v1624 - v1705;
-  const double v1715 = v1708 + v1714;
-  const double v1716 = v1627 - v1706;
-  const double v1717 = v1709 + v1716;
-  const double v1718 = 0.05649492601407083 + v1617;
-  const double v1719 = (-0.008248333140675744) + v1710;
-  const double v1720 = (-0.005487648106562256) + v1711;
-  const double v1721 = v1650 + 0.214708623208;
-  const double v1722 = 0.05287838199960611 + v1713;
-  const double v1723 = (-0.0043772571218395825) + v1715;
-  const double v1724 = (-0.214708623208) + v1697;
-  const double v1725 = 0.01824920229252011 + v1717;
-  const double v1726 = v1700 + (-0.126729164208);
-  const double v1727 = 0.088844724872 + v1701;
-  const double v1728 = v1683 + 3.228604;
-  const double v1729 = v1500 + 3.228604;
-  const double v1730 = 1.0 / v1725;
-  const double v1731 = v1720 * v1730;
-  w[126] = v1731;
-  const double v1732 = v1723 * v1730;
-  w[127] = v1732;
-  const double v1733 = v1725 * v1730;
-  w[128] = v1733;
-  const double v1734 = v1726 * v1730;
-  w[129] = v1734;
-  const double v1735 = v1727 * v1730;
-  w[130] = v1735;
-  const double v1736 = v1720 * v1731;
-  const double v1737 = v1718 - v1736;
-  const double v1738 = v1723 * v1731;
-  const double v1739 = v1719 - v1738;
-  const double v1740 = v1725 * v1731;
-  const double v1741 = v1720 - v1740;
-  const double v1742 = v1726 * v1731;
-  const double v1743 = v1649 - v1742;
-  const double v1744 = v1727 * v1731;
-  const double v1745 = v1721 - v1744;
-  const double v1746 = v1723 * v1732;
-  const double v1747 = v1722 - v1746;
-  const double v1748 = v1725 * v1732;
-  const double v1749 = v1723 - v1748;
-  const double v1750 = v1726 * v1732;
-  const double v1751 = v1724 - v1750;
-  const double v1752 = v1727 * v1732;
-  const double v1753 = v1698 - v1752;
-  const double v1754 = v1725 * v1733;
-  const double v1755 = v1725 - v1754;
-  const double v1756 = v1726 * v1733;
-  const double v1757 = v1727 * v1733;
-  const double v1758 = v1726 * v1734;
-  const double v1759 = v1728 - v1758;
-  const double v1760 = v1727 * v1734;
-  const double v1761 = v1674 + v1760;
-  const double v1762 = v1727 * v1735;
-  const double v1763 = v1729 - v1762;
-
-  // panda_link3: psi K, M
-  const double v1764 = T[3] * v1455;
-  const double v1765 = T[3] * v1456;
-  const double v1766 = T[3] * v1457;
-  const double v1767 = T[3] * v1458;
-  const double v1768 = T[3] * v1459;
-  const double v1769 = T[3] * v1460;
-  const double v1770 = v1455 * v1595;
-  const double v1771 = v1456 * v1595;
-  const double v1772 = v1457 * v1595;
-  const double v1773 = v1458 * v1595;
-  const double v1774 = v1459 * v1595;
-  const double v1775 = v1460 * v1595;
-  const double v1776 = v1593 - v1770;
-  const double v1777 = v1594 - v1771;
-  const double v1778 = v1595 - v1772;
-  const double v1779 = v1596 - v1773;
-  const double v1780 = v1597 - v1774;
-  const double v1781 = v1598 - v1775;
-  const double v1782 = v1764 + v1776;
-  const double v1783 = v1765 + v1777;
-  const double v1784 = v1766 + v1778;
-  const double v1785 = v1767 + v1779;
-  const double v1786 = v1768 + v1780;
-  const double v1787 = v1769 + v1781;
-  const double v1788 = w[19] * v1786;
-  const double v1789 = w[20] * v1785;
-  const double v1790 = v1789 - v1788;
-  const double v1791 = w[20] * v1786;
-  const double v1792 = w[19] * v1785;
-  const double v1793 = v1791 + v1792;
-  const double v1794 = 0.0825 * v1793;
-  const double v1795 = 0.0825 * v1787;
-  const double v1796 = w[19] * v1783;
-  const double v1797 = w[20] * v1782;
-  const double v1798 = v1797 - v1796;
-  const double v1799 = w[20] * v1783;
-  const double v1800 = w[19] * v1782;
-  const double v1801 = v1799 + v1800;
-  const double v1802 = v1784 + v1794;
-  const double v1803 = v1801 - v1795;
-  const double v1804 = w[11] + v1798;
-  const double v1805 = w[12] - v1802;
-  const double v1806 = w[13] + v1803;
-  const double v1807 = w[9] + v1790;
-  const double v1808 = w[10] - v1787;
-  const double v1809 = (-0.214708623208) * w[15];
-  const double v1810 = w[6] * 0.126729164208;
-  const double v1811 = v1809 + v1810;
-  const double v1812 = w[6] * 0.088844724872;
-  const double v1813 = (-0.214708623208) * w[14];
-  const double v1814 = v1812 + v1813;
-  const double v1815 = w[16] * 3.228604;
-  const double v1816 = w[17] * 3.228604;
-  const double v1817 = v1811 + v1815;
-  const double v1818 = v1816 - v1814;
-  const double v1819 = (-0.214708623208) * w[17];
-  const double v1820 = 0.126729164208 * w[18];
-  const double v1821 = v1820 - v1819;
-  const double v1822 = 0.088844724872 * w[18];
-  const double v1823 = (-0.214708623208) * w[16];
-  const double v1824 = v1823 - v1822;
-  const double v1825 = 0.126729164208 * w[16];
-  const double v1826 = 0.088844724872 * w[17];
-  const double v1827 = v1826 - v1825;
-  const double v1828 = w[6] * (-0.005487648106562256);
-  const double v1829 = (-0.008248333140675744) * w[15];
-  const double v1830 = 0.05649492601407083 * w[14];
-  const double v1831 = v1829 + v1830;
-  const double v1832 = v1831 - v1828;
-  const double v1833 = w[6] * (-0.0043772571218395825);
-  const double v1834 = 0.05287838199960611 * w[15];
-  const double v1835 = (-0.008248333140675745) * w[14];
-  const double v1836 = v1834 + v1835;
-  const double v1837 = v1836 - v1833;
-  const double v1838 = w[6] * 0.01824920229252011;
-  const double v1839 = (-0.0043772571218395825) * w[15];
-  const double v1840 = (-0.005487648106562255) * w[14];
-  const double v1841 = v1839 + v1840;
-  const double v1842 = v1841 - v1838;
-  const double v1843 = v1821 + v1832;
-  const double v1844 = v1824 + v1837;
-  const double v1845 = v1827 + v1842;
-  const double v1846 = v1804 + v1843;
-  const double v1847 = v1805 + v1844;
-  const double v1848 = v1806 + v1845;
-  const double v1849 = v1807 + v1817;
-  const double v1850 = v1808 + v1818;
-
-  // panda_link3: D^-1 H
-  const double v1851 = T[2] - v1848;
-  const double v1852 = v1730 * v1851;
-  w[131] = v1852;
-
-  // panda_link2: Riccati
-  const double v1853 = w[7] * v1739;
-  const double v1854 = w[8] * v1737;
-  const double v1855 = v1854 - v1853;
-  const double v1856 = w[7] * v1747;
-  const double v1857 = w[8] * v1739;
-  const double v1858 = v1857 - v1856;
-  const double v1859 = w[7] * v1749;
-  const double v1860 = w[8] * v1741;
-  const double v1861 = v1740 - v1720;
-  const double v1862 = v1748 - v1723;
-  const double v1863 = w[7] * v1737;
-  const double v1864 = v1857 + v1863;
-  const double v1865 = w[8] * v1747;
-  const double v1866 = v1853 + v1865;
-  const double v1867 = w[7] * v1858;
-  const double v1868 = w[8] * v1855;
-  const double v1869 = v1868 - v1867;
-  const double v1870 = v1859 - v1860;
-  const double v1871 = w[8] * v1858;
-  const double v1872 = w[7] * v1855;
-  const double v1873 = v1871 + v1872;
-  const double v1874 = w[8] * v1862;
-  const double v1875 = w[7] * v1861;
-  const double v1876 = v1874 + v1875;
-  const double v1877 = w[8] * v1866;
-  const double v1878 = w[7] * v1864;
-  const double v1879 = v1877 + v1878;
-  const double v1880 = w[7] * v1751;
-  const double v1881 = w[8] * v1743;
-  const double v1882 = v1881 - v1880;
-  const double v1883 = w[7] * v1753;
-  const double v1884 = w[8] * v1745;
-  const double v1885 = v1884 - v1883;
-  const double v1886 = v1756 - v1726;
-  const double v1887 = v1757 - v1727;
-  const double v1888 = w[8] * v1751;
-  const double v1889 = w[7] * v1743;
-  const double v1890 = v1888 + v1889;
-  const double v1891 = w[8] * v1753;
-  const double v1892 = w[7] * v1745;
-  const double v1893 = v1891 + v1892;
-  const double v1894 = w[7] * v1885;
-  const double v1895 = w[8] * v1882;
-  const double v1896 = v1895 - v1894;
-  const double v1897 = w[8] * v1885;
-  const double v1898 = w[7] * v1882;
-  const double v1899 = v1897 + v1898;
-  const double v1900 = w[7] * v1887;
-  const double v1901 = w[8] * v1886;
-  const double v1902 = v1901 - v1900;
-  const double v1903 = w[8] * v1887;
-  const double v1904 = w[7] * v1886;
-  const double v1905 = v1903 + v1904;
-  const double v1906 = w[7] * v1893;
-  const double v1907 = w[8] * v1890;
-  const double v1908 = v1907 - v1906;
-  const double v1909 = w[8] * v1893;
-  const double v1910 = w[7] * v1890;
-  const double v1911 = v1909 + v1910;
-  const double v1912 = w[7] * v1761;
-  const double v1913 = w[8] * v1759;
-  const double v1914 = v1912 + v1913;
-  const double v1915 = w[7] * v1763;
-  const double v1916 = w[8] * v1761;
-  const double v1917 = v1915 + v1916;
-  const double v1918 = w[7] * v1759;
-  const double v1919 = v1918 - v1916;
-  const double v1920 = w[8] * v1763;
-  const double v1921 = v1920 - v1912;
-  const double v1922 = w[7] * v1917;
-  const double v1923 = w[8] * v1914;
-  const double v1924 = v1922 + v1923;
-  const double v1925 = w[8] * v1917;
-  const double v1926 = w[7] * v1914;
-  const double v1927 = v1926 - v1925;
-  const double v1928 = w[8] * v1921;
-  const double v1929 = w[7] * v1919;
-  const double v1930 = v1928 + v1929;
-  const double v1931 = (-0.316) * v1927;
-  const double v1932 = (-0.316) * v1924;
-  const double v1933 = (-0.316) * v1930;
-  const double v1934 = v1896 + v1931;
-  const double v1935 = v1899 + v1933;
-  const double v1936 = v1908 - v1932;
-  const double v1937 = (-0.316) * v1899;
-  const double v1938 = (-0.316) * v1905;
-  const double v1939 = (-0.316) * v1902;
-  const double v1940 = (-0.316) * v1911;
-  const double v1941 = (-0.316) * v1908;
-  const double v1942 = (-0.316) * v1935;
-  const double v1943 = (-0.316) * v1934;
-  const double v1944 = (-0.316) * v1936;
-  const double v1945 = v1869 + v1937;
-  const double v1946 = v1942 + v1945;
-  const double v1947 = v1870 + v1938;
-  const double v1948 = v1873 + v1940;
-  const double v1949 = v1948 - v1943;
-  const double v1950 = v1876 - v1939;
-  const double v1951 = v1879 - v1941;
-  const double v1952 = v1951 - v1944;
-  const double v1953 = 0.00850351162402155 + v1946;
-  const double v1954 = (-0.00398335888393552) + v1947;
-  const double v1955 = 0.01026110182100817 + v1949;
-  const double v1956 = 0.028124284712194955 + v1755;
-  const double v1957 = 0.0007689361029464 + v1950;
-  const double v1958 = 0.026534991901690206 + v1952;
-  const double v1959 = 1.0 / v1958;
-  w[132] = v1959;
-  const double v1960 = v1955 * v1959;
-  w[133] = v1960;
-  const double v1961 = v1957 * v1959;
-  w[134] = v1961;
-  const double v1962 = v1955 * v1960;
-  const double v1963 = v1953 - v1962;
-  w[135] = v1963;
-  const double v1964 = v1957 * v1960;
-  const double v1965 = v1954 - v1964;
-  w[136] = v1965;
-  const double v1966 = v1957 * v1961;
-  const double v1967 = v1956 - v1966;
-  w[137] = v1967;
-
-  // panda_link2: psi K, M
-  const double v1968 = T[2] * v1731;
-  const double v1969 = T[2] * v1732;
-  const double v1970 = T[2] * v1733;
-  const double v1971 = T[2] * v1734;
-  const double v1972 = T[2] * v1735;
-  const double v1973 = v1731 * v1848;
-  const double v1974 = v1732 * v1848;
-  const double v1975 = v1733 * v1848;
-  const double v1976 = v1734 * v1848;
-  const double v1977 = v1735 * v1848;
-  const double v1978 = v1846 - v1973;
-  const double v1979 = v1847 - v1974;
-  const double v1980 = v1848 - v1975;
-  const double v1981 = v1849 - v1976;
-  const double v1982 = v1850 - v1977;
-  const double v1983 = v1968 + v1978;
-  w[138] = v1983;
-  const double v1984 = v1969 + v1979;
-  const double v1985 = v1970 + v1980;
-  w[139] = v1985;
-  const double v1986 = v1971 + v1981;
-  const double v1987 = v1972 + v1982;
-  const double v1988 = w[7] * v1987;
-  const double v1989 = w[8] * v1986;
-  const double v1990 = v1989 - v1988;
-  const double v1991 = w[8] * v1987;
-  const double v1992 = w[7] * v1986;
-  const double v1993 = v1991 + v1992;
-  const double v1994 = (-0.316) * v1993;
-  w[140] = v1994;
-  const double v1995 = (-0.316) * v1990;
-  w[141] = v1995;
-  const double v1996 = w[7] * v1984;
-  const double v1997 = w[8] * v1983;
-  const double v1998 = v1997 - v1996;
-  w[142] = v1998;
-  const double v1999 = w[8] * v1984;
-  w[143] = v1999;
-}
-}  // namespace detail
-
-// J
-void jacobian(const double* q, double* J) {
+// calM
+void mass_matrix(const double* q, double* calM) {
 
   // sin and cos of the joint angles, all at once: independent, they overlap
   const soa_sincos_pair sc0 = soa_sincos(q[1]);
@@ -1247,1519 +132,3107 @@ void jacobian(const double* q, double* J) {
   const soa_sincos_pair sc4 = soa_sincos(q[5]);
   const soa_sincos_pair sc5 = soa_sincos(q[6]);
 
-  // panda_link2: kinematics
-  const double v0 = sc0.s;
-  const double v1 = sc0.c;
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
 
-  // panda_link3: kinematics
-  const double v2 = sc1.s;
-  const double v3 = sc1.c;
-
-  // panda_link4: kinematics
-  const double v4 = sc2.s;
-  const double v5 = sc2.c;
-
-  // panda_link5: kinematics
-  const double v6 = sc3.s;
-  const double v7 = sc3.c;
-
-  // panda_link6: kinematics
-  const double v8 = sc4.s;
-  const double v9 = sc4.c;
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
 
   // panda_link7: kinematics
-  const double v10 = sc5.s;
-  const double v11 = sc5.c;
+  const double v4 = sc5.s;
+  const double v5 = sc5.c;
 
-  // column 0, panda_link3: phi* H*
-  const double v12 = v0 * (-0.316);
-  const double v13 = v2 * v12;
-  const double v14 = v3 * v12;
-  const double v15 = v0 * v3;
-  const double v16 = v0 * v2;
+  // panda_link7: composite body
+  const double v6 = q[7] * 0.010606601717798213;
+  const double v7 = q[7] * 0.010606601717798212;
+  const double v8 = v3 * v7;
+  const double v9 = v2 * v6;
+  const double v10 = v8 + v9;
+  const double v11 = v10 + 0.00041035739999999995;
+  const double v12 = 2.3749999999999997e-06 - v9;
+  const double v13 = v11 + v12;
+  const double v14 = v3 * v6;
+  const double v15 = q[7] * 0.0017543319241238244;
+  const double v16 = 2.3749999999999997e-06 - v8;
+  const double v17 = v11 + v16;
+  const double v18 = q[7] * 0.0017543319241238242;
+  const double v19 = v11 + (-0.00040960739999999996);
+  const double v20 = v6 + 0.0025736053713382038;
+  const double v21 = v7 + 0.0020344399586617982;
+  const double v22 = v13 + 0.030807878390949586;
+  const double v23 = 0.000391391281684248 - v14;
+  const double v24 = (-0.0009653051699191118) - v15;
+  const double v25 = v17 + 0.028386934612428354;
+  const double v26 = (-0.0012555365982728983) - v18;
+  const double v27 = v19 + 0.006682651967360945;
+  const double v28 = q[8] * 0.010606601717798213;
+  const double v29 = q[8] * 0.010606601717798212;
+  const double v30 = v1 * v29;
+  const double v31 = v0 * v28;
+  const double v32 = v30 + v31;
+  const double v33 = 0.00041035739999999995 + v32;
+  const double v34 = 2.3749999999999997e-06 - v31;
+  const double v35 = v33 + v34;
+  const double v36 = v1 * v28;
+  const double v37 = q[8] * 0.0017543319241238244;
+  const double v38 = 2.3749999999999997e-06 - v30;
+  const double v39 = v33 + v38;
+  const double v40 = q[8] * 0.0017543319241238242;
+  const double v41 = (-0.00040960739999999996) + v33;
+  const double v42 = v20 - v28;
+  const double v43 = v21 - v29;
+  const double v44 = v22 + v35;
+  const double v45 = v23 - v36;
+  const double v46 = v24 + v37;
+  const double v47 = v25 + v39;
+  const double v48 = v26 + v40;
+  const double v49 = v27 + v41;
 
-  // column 0, panda_link4: phi* H*
-  const double v17 = v1 * 0.0825;
-  const double v18 = v16 * 0.0825;
-  const double v19 = v4 * v18;
-  const double v20 = v5 * v13;
-  const double v21 = v19 + v20;
-  const double v22 = v5 * v18;
-  const double v23 = v4 * v13;
-  const double v24 = v23 - v22;
-  const double v25 = v14 - v17;
-  const double v26 = v1 * v4;
-  const double v27 = v5 * v15;
-  const double v28 = v26 - v27;
-  const double v29 = v1 * v5;
-  const double v30 = v4 * v15;
-  const double v31 = v29 + v30;
+  // panda_link6: kinematics
+  const double v50 = sc4.s;
+  const double v51 = sc4.c;
 
-  // column 0, panda_link5: phi* H*
-  const double v32 = v16 * 0.384;
-  const double v33 = v16 * (-0.0825);
-  const double v34 = v28 * 0.384;
-  const double v35 = v31 * (-0.0825);
-  const double v36 = v35 - v34;
-  const double v37 = v32 - v21;
-  const double v38 = v24 - v33;
-  const double v39 = v25 - v36;
-  const double v40 = v6 * v39;
-  const double v41 = v7 * v37;
-  const double v42 = v41 - v40;
-  const double v43 = v7 * v39;
-  const double v44 = v6 * v37;
-  const double v45 = v43 + v44;
-  const double v46 = v6 * v16;
-  const double v47 = v7 * v28;
-  const double v48 = v46 + v47;
-  const double v49 = v7 * v16;
-  const double v50 = v6 * v28;
+  // panda_link6: composite body
+  const double v52 = v4 * v43;
+  const double v53 = v5 * v42;
+  const double v54 = v53 - v52;
+  const double v55 = v5 * v43;
+  const double v56 = v4 * v42;
+  const double v57 = v55 + v56;
+  const double v58 = v54 + 0.13160593599999998;
+  const double v59 = v4 * v45;
+  const double v60 = v5 * v44;
+  const double v61 = v60 - v59;
+  const double v62 = v4 * v47;
+  const double v63 = v5 * v45;
+  const double v64 = v63 - v62;
+  const double v65 = v4 * v48;
+  const double v66 = v5 * v46;
+  const double v67 = v66 - v65;
+  const double v68 = v4 * v44;
+  const double v69 = v63 + v68;
+  const double v70 = v5 * v47;
+  const double v71 = v59 + v70;
+  const double v72 = v5 * v48;
+  const double v73 = v4 * v46;
+  const double v74 = v72 + v73;
+  const double v75 = v4 * v64;
+  const double v76 = v5 * v61;
+  const double v77 = v76 - v75;
+  const double v78 = v65 - v66;
+  const double v79 = v5 * v64;
+  const double v80 = v4 * v61;
+  const double v81 = v79 + v80;
+  const double v82 = v5 * v71;
+  const double v83 = v4 * v69;
+  const double v84 = v82 + v83;
+  const double v85 = v54 + v58;
+  const double v86 = v85 * 0.088;
+  const double v87 = v54 * 0.088;
+  const double v88 = v58 * 0.088;
+  const double v89 = v77 - v88;
+  const double v90 = v89 - v87;
+  const double v91 = v86 + v90;
+  const double v92 = v78 - (-0.013224459479792);
+  const double v93 = v57 * 0.088;
+  const double v94 = v81 - v93;
+  const double v95 = v49 + v86;
+  const double v96 = v84 + v86;
+  const double v97 = v58 + 0.10024161669500001;
+  const double v98 = v57 + (-0.017527158935000002);
+  const double v99 = v91 + 0.00248046035817079;
+  const double v100 = v92 + 0.001524110902883315;
+  const double v101 = v94 + (-0.00010375891721868492);
+  const double v102 = v95 + 0.010567766133106952;
+  const double v103 = 9.3569097314605e-05 - v74;
+  const double v104 = v94 + (-0.0001037589172186847);
+  const double v105 = v96 + 0.011794560230238952;
 
-  // column 0, panda_link6: phi* H*
-  const double v51 = v8 * v38;
-  const double v52 = v9 * v42;
-  const double v53 = v51 + v52;
-  const double v54 = v9 * v38;
-  const double v55 = v8 * v42;
-  const double v56 = v54 - v55;
-  const double v57 = v8 * v31;
-  const double v58 = v9 * v48;
-  const double v59 = v57 + v58;
-  const double v60 = v9 * v31;
-  const double v61 = v8 * v48;
-  const double v62 = v60 - v61;
-  const double v63 = v50 - v49;
+  // panda_link5: kinematics
+  const double v106 = sc3.s;
+  const double v107 = sc3.c;
 
-  // column 0, panda_link7: phi* H*
-  const double v64 = v63 * 0.088;
-  const double v65 = v62 * 0.088;
-  const double v66 = v56 + v64;
-  const double v67 = v45 - v65;
-  const double v68 = v10 * v67;
-  const double v69 = v11 * v53;
-  const double v70 = v68 + v69;
-  const double v71 = v11 * v67;
-  const double v72 = v10 * v53;
-  const double v73 = v71 - v72;
-  const double v74 = -v66;
-  const double v75 = v10 * v63;
-  const double v76 = v11 * v59;
-  const double v77 = v75 + v76;
-  const double v78 = v11 * v63;
-  const double v79 = v10 * v59;
-  const double v80 = v78 - v79;
-  const double v81 = v61 - v60;
-
-  // column 0, panda_link7: B*
-  const double v82 = v80 * 0.2104;
-  const double v83 = v77 * 0.2104;
-  const double v84 = v70 + v82;
-  const double v85 = v73 - v83;
-  const double v86 = v85 * (-0.7071067811865476);
-  const double v87 = 0.7071067811865475 * v84;
-  const double v88 = v86 + v87;
-  const double v89 = 0.7071067811865475 * v85;
-  const double v90 = 0.7071067811865476 * v84;
-  const double v91 = v89 + v90;
-  const double v92 = v80 * (-0.7071067811865476);
-  const double v93 = 0.7071067811865475 * v77;
-  const double v94 = v92 + v93;
-  const double v95 = 0.7071067811865475 * v80;
-  const double v96 = 0.7071067811865476 * v77;
-  const double v97 = v95 + v96;
-
-  // column 1, panda_link3: phi* H*
-  const double v98 = v3 * 0.316;
-  const double v99 = v2 * 0.316;
-
-  // column 1, panda_link4: phi* H*
-  const double v100 = v3 * 0.0825;
-  const double v101 = v4 * v100;
-  const double v102 = v5 * v98;
-  const double v103 = v102 - v101;
-  const double v104 = v5 * v100;
-  const double v105 = v4 * v98;
-  const double v106 = v104 + v105;
-  const double v107 = v2 * v5;
-  const double v108 = v2 * v4;
-
-  // column 1, panda_link5: phi* H*
-  const double v109 = v3 * 0.384;
-  const double v110 = v3 * (-0.0825);
-  const double v111 = 0.384 * v107;
-  const double v112 = (-0.0825) * v108;
+  // panda_link5: composite body
+  const double v108 = v50 * (-0.17380470556900002);
+  const double v109 = v51 * v97;
+  const double v110 = v109 - v108;
+  const double v111 = v51 * (-0.17380470556900002);
+  const double v112 = v50 * v97;
   const double v113 = v111 + v112;
-  const double v114 = v103 + v109;
-  const double v115 = v106 + v110;
-  const double v116 = v99 + v113;
-  const double v117 = v6 * v116;
-  const double v118 = v7 * v114;
+  const double v114 = v50 * v100;
+  const double v115 = v51 * v99;
+  const double v116 = v115 - v114;
+  const double v117 = v50 * v102;
+  const double v118 = v51 * v100;
   const double v119 = v118 - v117;
-  const double v120 = v7 * v116;
-  const double v121 = v6 * v114;
-  const double v122 = v120 + v121;
-  const double v123 = v3 * v6;
-  const double v124 = v7 * v107;
-  const double v125 = v123 + v124;
-  const double v126 = v3 * v7;
-  const double v127 = v6 * v107;
+  const double v120 = v50 * v103;
+  const double v121 = v51 * v101;
+  const double v122 = v121 - v120;
+  const double v123 = v74 - 9.356909731460494e-05;
+  const double v124 = v50 * v99;
+  const double v125 = v118 + v124;
+  const double v126 = v51 * v102;
+  const double v127 = v114 + v126;
+  const double v128 = v51 * v103;
+  const double v129 = v50 * v101;
+  const double v130 = v128 + v129;
+  const double v131 = v50 * v119;
+  const double v132 = v51 * v116;
+  const double v133 = v132 - v131;
+  const double v134 = v120 - v121;
+  const double v135 = v51 * v119;
+  const double v136 = v50 * v116;
+  const double v137 = v135 + v136;
+  const double v138 = v51 * v123;
+  const double v139 = v50 * v104;
+  const double v140 = v138 - v139;
+  const double v141 = v51 * v127;
+  const double v142 = v50 * v125;
+  const double v143 = v141 + v142;
+  const double v144 = v110 + (-0.014653732538);
+  const double v145 = 0.05034347249 - v98;
+  const double v146 = v113 + (-0.047121686402);
+  const double v147 = v133 + 0.03942757095803552;
+  const double v148 = v134 + (-0.00151524447332703);
+  const double v149 = v137 + (-0.004600245517563105);
+  const double v150 = v134 + (-0.0015152444733270301);
+  const double v151 = v105 + 0.03146037232526039;
+  const double v152 = v140 + 0.0021640520520981297;
+  const double v153 = v143 + 0.010869510762828563;
 
-  // column 1, panda_link6: phi* H*
-  const double v128 = v8 * v115;
-  const double v129 = v9 * v119;
-  const double v130 = v129 - v128;
-  const double v131 = v9 * v115;
-  const double v132 = v8 * v119;
-  const double v133 = v131 + v132;
-  const double v134 = v8 * v108;
-  const double v135 = v9 * v125;
-  const double v136 = v135 - v134;
-  const double v137 = v9 * v108;
-  const double v138 = v8 * v125;
-  const double v139 = v137 + v138;
-  const double v140 = v127 - v126;
+  // panda_link4: kinematics
+  const double v154 = sc2.s;
+  const double v155 = sc2.c;
 
-  // column 1, panda_link7: phi* H*
-  const double v141 = 0.088 * v140;
-  const double v142 = 0.088 * v139;
-  const double v143 = v122 + v142;
-  const double v144 = v10 * v143;
-  const double v145 = v11 * v130;
-  const double v146 = v144 + v145;
-  const double v147 = v11 * v143;
-  const double v148 = v10 * v130;
-  const double v149 = v147 - v148;
-  const double v150 = v133 - v141;
-  const double v151 = v10 * v140;
-  const double v152 = v11 * v136;
-  const double v153 = v151 + v152;
-  const double v154 = v11 * v140;
-  const double v155 = v10 * v136;
-  const double v156 = v154 - v155;
+  // panda_link4: composite body
+  const double v156 = v106 * v145;
+  const double v157 = v107 * v144;
+  const double v158 = v157 - v156;
+  const double v159 = v107 * v145;
+  const double v160 = v106 * v144;
+  const double v161 = v159 + v160;
+  const double v162 = v158 + (-0.36201189750000007);
+  const double v163 = v146 + 1.6850008320000003;
+  const double v164 = v106 * v150;
+  const double v165 = v107 * v147;
+  const double v166 = v165 - v164;
+  const double v167 = v106 * v151;
+  const double v168 = v107 * v148;
+  const double v169 = v168 - v167;
+  const double v170 = v106 * v152;
+  const double v171 = v107 * v149;
+  const double v172 = v171 - v170;
+  const double v173 = v107 * v150;
+  const double v174 = v106 * v147;
+  const double v175 = v173 + v174;
+  const double v176 = v107 * v151;
+  const double v177 = v106 * v148;
+  const double v178 = v176 + v177;
+  const double v179 = v107 * v152;
+  const double v180 = v106 * v149;
+  const double v181 = v179 + v180;
+  const double v182 = v106 * v169;
+  const double v183 = v107 * v166;
+  const double v184 = v183 - v182;
+  const double v185 = v107 * v169;
+  const double v186 = v106 * v166;
+  const double v187 = v185 + v186;
+  const double v188 = v107 * v178;
+  const double v189 = v106 * v175;
+  const double v190 = v188 + v189;
+  const double v191 = v158 + v162;
+  const double v192 = v146 + v163;
+  const double v193 = v192 * 0.384;
+  const double v194 = v191 * (-0.0825);
+  const double v195 = v193 + v194;
+  const double v196 = v158 * (-0.0825);
+  const double v197 = v162 * (-0.0825);
+  const double v198 = v184 - v197;
+  const double v199 = v198 - v196;
+  const double v200 = v195 + v199;
+  const double v201 = v146 * (-0.0825);
+  const double v202 = v162 * 0.384;
+  const double v203 = v172 - v202;
+  const double v204 = v203 - v201;
+  const double v205 = v161 * (-0.0825);
+  const double v206 = v205 - v187;
+  const double v207 = v146 * 0.384;
+  const double v208 = v163 * 0.384;
+  const double v209 = v153 - v208;
+  const double v210 = v209 - v207;
+  const double v211 = v195 + v210;
+  const double v212 = v161 * 0.384;
+  const double v213 = v212 - v181;
+  const double v214 = v190 + v195;
+  const double v215 = v162 + (-0.19076837715);
+  const double v216 = v163 + 0.374644408005;
+  const double v217 = v200 + 0.06767727025085991;
+  const double v218 = v204 + 0.02771584317362585;
+  const double v219 = v206 + 0.0039053550262761003;
+  const double v220 = v211 + 0.03239943042445132;
+  const double v221 = v213 + (-0.0016444875773692705);
+  const double v222 = v214 + 0.0775861490525396;
 
-  // column 1, panda_link7: B*
-  const double v157 = 0.2104 * v156;
-  const double v158 = 0.2104 * v153;
-  const double v159 = v146 + v157;
-  const double v160 = v149 - v158;
-  const double v161 = (-0.7071067811865476) * v160;
-  const double v162 = 0.7071067811865475 * v159;
-  const double v163 = v161 + v162;
-  const double v164 = 0.7071067811865475 * v160;
-  const double v165 = 0.7071067811865476 * v159;
-  const double v166 = v164 + v165;
-  const double v167 = (-0.7071067811865476) * v156;
-  const double v168 = 0.7071067811865475 * v153;
-  const double v169 = v167 + v168;
-  const double v170 = 0.7071067811865475 * v156;
-  const double v171 = 0.7071067811865476 * v153;
-  const double v172 = v170 + v171;
+  // panda_link3: kinematics
+  const double v223 = sc1.s;
+  const double v224 = sc1.c;
 
-  // column 2, panda_link5: phi* H*
-  const double v173 = v4 * 0.384;
-  const double v174 = v5 * (-0.0825);
-  const double v175 = v174 - v173;
-  const double v176 = (-0.0825) - v175;
-  const double v177 = v6 * v176;
-  const double v178 = v7 * v176;
-  const double v179 = v4 * v7;
-  const double v180 = v4 * v6;
+  // panda_link3: composite body
+  const double v225 = v154 * v216;
+  const double v226 = v155 * v215;
+  const double v227 = v226 - v225;
+  const double v228 = v161 - 0.09850206933;
+  const double v229 = v155 * v216;
+  const double v230 = v154 * v215;
+  const double v231 = v229 + v230;
+  const double v232 = v227 + 0.6580132350000001;
+  const double v233 = v154 * v218;
+  const double v234 = v155 * v217;
+  const double v235 = v234 - v233;
+  const double v236 = v154 * v220;
+  const double v237 = v155 * v218;
+  const double v238 = v237 - v236;
+  const double v239 = v154 * v221;
+  const double v240 = v155 * v219;
+  const double v241 = v240 - v239;
+  const double v242 = v154 * v217;
+  const double v243 = v237 + v242;
+  const double v244 = v155 * v220;
+  const double v245 = v233 + v244;
+  const double v246 = v155 * v221;
+  const double v247 = v154 * v219;
+  const double v248 = v246 + v247;
+  const double v249 = v154 * v238;
+  const double v250 = v155 * v235;
+  const double v251 = v250 - v249;
+  const double v252 = v239 - v240;
+  const double v253 = v155 * v238;
+  const double v254 = v154 * v235;
+  const double v255 = v253 + v254;
+  const double v256 = v155 * v245;
+  const double v257 = v154 * v243;
+  const double v258 = v256 + v257;
+  const double v259 = v227 + v232;
+  const double v260 = v259 * 0.0825;
+  const double v261 = v227 * 0.0825;
+  const double v262 = v232 * 0.0825;
+  const double v263 = v251 - v262;
+  const double v264 = v263 - v261;
+  const double v265 = v260 + v264;
+  const double v266 = v228 * 0.0825;
+  const double v267 = v252 - v266;
+  const double v268 = v231 * 0.0825;
+  const double v269 = v255 - v268;
+  const double v270 = v222 + v260;
+  const double v271 = v258 + v260;
+  const double v272 = v232 + 0.088844724872;
+  const double v273 = v228 + 0.126729164208;
+  const double v274 = v231 + (-0.214708623208);
+  const double v275 = v265 + 0.05649492601407083;
+  const double v276 = v267 + (-0.008248333140675744);
+  const double v277 = v269 + (-0.005487648106562256);
+  const double v278 = v267 + (-0.008248333140675745);
+  const double v279 = v270 + 0.05287838199960611;
+  const double v280 = (-0.0043772571218395825) - v248;
+  const double v281 = v269 + (-0.005487648106562255);
+  const double v282 = v271 + 0.01824920229252011;
 
-  // column 2, panda_link6: phi* H*
-  const double v181 = v9 * v177;
-  const double v182 = v8 * v177;
-  const double v183 = v5 * v8;
-  const double v184 = v9 * v179;
-  const double v185 = v183 + v184;
-  const double v186 = v5 * v9;
-  const double v187 = v8 * v179;
-  const double v188 = v186 - v187;
+  // panda_link2: kinematics
+  const double v283 = sc0.s;
+  const double v284 = sc0.c;
 
-  // column 2, panda_link7: phi* H*
-  const double v189 = 0.088 * v180;
-  const double v190 = 0.088 * v188;
-  const double v191 = v182 + v189;
-  const double v192 = v178 - v190;
-  const double v193 = v10 * v192;
-  const double v194 = v11 * v181;
-  const double v195 = v193 - v194;
-  const double v196 = v11 * v192;
-  const double v197 = v10 * v181;
-  const double v198 = v196 + v197;
-  const double v199 = -v191;
-  const double v200 = v10 * v180;
-  const double v201 = v11 * v185;
-  const double v202 = v200 + v201;
-  const double v203 = v11 * v180;
-  const double v204 = v10 * v185;
-  const double v205 = v203 - v204;
-  const double v206 = v187 - v186;
-
-  // column 2, panda_link7: B*
-  const double v207 = 0.2104 * v205;
-  const double v208 = 0.2104 * v202;
-  const double v209 = v195 + v207;
-  const double v210 = v198 - v208;
-  const double v211 = (-0.7071067811865476) * v210;
-  const double v212 = 0.7071067811865475 * v209;
-  const double v213 = v211 + v212;
-  const double v214 = 0.7071067811865475 * v210;
-  const double v215 = 0.7071067811865476 * v209;
-  const double v216 = v214 + v215;
-  const double v217 = (-0.7071067811865476) * v205;
-  const double v218 = 0.7071067811865475 * v202;
-  const double v219 = v217 + v218;
-  const double v220 = 0.7071067811865475 * v205;
-  const double v221 = 0.7071067811865476 * v202;
-  const double v222 = v220 + v221;
-
-  // column 3, panda_link5: phi* H*
-  const double v223 = v7 * (-0.384);
-  const double v224 = v6 * (-0.384);
-
-  // column 3, panda_link6: phi* H*
-  const double v225 = v8 * (-0.0825);
-  const double v226 = v9 * v223;
-  const double v227 = v225 + v226;
-  const double v228 = v9 * (-0.0825);
-  const double v229 = v8 * v223;
-  const double v230 = v228 - v229;
-  const double v231 = v6 * v9;
-  const double v232 = v6 * v8;
-  const double v233 = -v232;
-
-  // column 3, panda_link7: phi* H*
-  const double v234 = v7 * 0.088;
-  const double v235 = 0.088 * v232;
-  const double v236 = v230 + v234;
-  const double v237 = v224 - v235;
-  const double v238 = v10 * v237;
-  const double v239 = v11 * v227;
-  const double v240 = v238 + v239;
-  const double v241 = v11 * v237;
-  const double v242 = v10 * v227;
-  const double v243 = v241 - v242;
-  const double v244 = -v236;
-  const double v245 = v7 * v10;
-  const double v246 = v11 * v231;
-  const double v247 = v245 - v246;
-  const double v248 = v7 * v11;
-  const double v249 = v10 * v231;
-  const double v250 = v248 + v249;
-
-  // column 3, panda_link7: B*
-  const double v251 = 0.2104 * v250;
-  const double v252 = 0.2104 * v247;
-  const double v253 = v240 + v251;
-  const double v254 = v243 - v252;
-  const double v255 = (-0.7071067811865476) * v254;
-  const double v256 = 0.7071067811865475 * v253;
-  const double v257 = v255 + v256;
-  const double v258 = 0.7071067811865475 * v254;
-  const double v259 = 0.7071067811865476 * v253;
-  const double v260 = v258 + v259;
-  const double v261 = (-0.7071067811865476) * v250;
-  const double v262 = 0.7071067811865475 * v247;
-  const double v263 = v261 + v262;
-  const double v264 = 0.7071067811865475 * v250;
-  const double v265 = 0.7071067811865476 * v247;
-  const double v266 = v264 + v265;
-
-  // column 4, panda_link7: phi* H*
-  const double v267 = v9 * 0.088;
-  const double v268 = v10 * v267;
-  const double v269 = v11 * v267;
-  const double v270 = v8 * v11;
-  const double v271 = v8 * v10;
-  const double v272 = -v9;
-
-  // column 4, panda_link7: B*
-  const double v273 = 0.2104 * v271;
-  const double v274 = 0.2104 * v270;
-  const double v275 = v268 + v273;
-  const double v276 = v269 + v274;
-  const double v277 = (-0.7071067811865476) * v276;
-  const double v278 = 0.7071067811865475 * v275;
-  const double v279 = v277 + v278;
-  const double v280 = -v279;
-  const double v281 = 0.7071067811865475 * v276;
-  const double v282 = 0.7071067811865476 * v275;
-  const double v283 = v281 + v282;
-  const double v284 = -v283;
-  const double v285 = (-0.7071067811865476) * v271;
-  const double v286 = 0.7071067811865475 * v270;
+  // panda_link2: composite body
+  const double v285 = v223 * v273;
+  const double v286 = v224 * v272;
   const double v287 = v286 - v285;
-  const double v288 = 0.7071067811865475 * v271;
-  const double v289 = 0.7071067811865476 * v270;
-  const double v290 = v289 - v288;
+  const double v288 = v224 * v273;
+  const double v289 = v223 * v272;
+  const double v290 = v288 + v289;
+  const double v291 = (-3.5406289520000005) - v274;
+  const double v292 = v223 * v278;
+  const double v293 = v224 * v275;
+  const double v294 = v293 - v292;
+  const double v295 = v223 * v279;
+  const double v296 = v224 * v276;
+  const double v297 = v296 - v295;
+  const double v298 = v223 * v280;
+  const double v299 = v224 * v277;
+  const double v300 = v299 - v298;
+  const double v301 = v248 - (-0.0043772571218395825);
+  const double v302 = v224 * v278;
+  const double v303 = v223 * v275;
+  const double v304 = v302 + v303;
+  const double v305 = v224 * v279;
+  const double v306 = v223 * v276;
+  const double v307 = v305 + v306;
+  const double v308 = v224 * v280;
+  const double v309 = v223 * v277;
+  const double v310 = v308 + v309;
+  const double v311 = v223 * v297;
+  const double v312 = v224 * v294;
+  const double v313 = v312 - v311;
+  const double v314 = v298 - v299;
+  const double v315 = v224 * v297;
+  const double v316 = v223 * v294;
+  const double v317 = v315 + v316;
+  const double v318 = v224 * v301;
+  const double v319 = v223 * v281;
+  const double v320 = v318 - v319;
+  const double v321 = v224 * v307;
+  const double v322 = v223 * v304;
+  const double v323 = v321 + v322;
+  const double v324 = v291 - v274;
+  const double v325 = v324 * (-0.316);
+  const double v326 = v313 + v325;
+  const double v327 = v287 * (-0.316);
+  const double v328 = v314 - v327;
+  const double v329 = v274 * (-0.316);
+  const double v330 = v291 * (-0.316);
+  const double v331 = v282 - v330;
+  const double v332 = v329 + v331;
+  const double v333 = v325 + v332;
+  const double v334 = v290 * (-0.316);
+  const double v335 = v320 - v334;
+  const double v336 = v323 + v325;
+  const double v337 = v326 + 0.00850351162402155;
+  const double v338 = v328 + (-0.00398335888393552);
+  const double v339 = v317 + 0.01026110182100817;
+  const double v340 = v333 + 0.028124284712194955;
+  const double v341 = v335 + 0.0007689361029464;
+  const double v342 = v336 + 0.026534991901690206;
 
-  // column 5, panda_link7: B*
-  const double v291 = v10 * (-0.14877526676164962);
-  const double v292 = v11 * 0.1487752667616496;
-  const double v293 = v292 - v291;
-  const double v294 = v10 * 0.1487752667616496;
-  const double v295 = v11 * 0.14877526676164962;
-  const double v296 = v295 - v294;
-  const double v297 = v11 * (-0.7071067811865476);
-  const double v298 = v10 * 0.7071067811865475;
-  const double v299 = v297 + v298;
-  const double v300 = v11 * 0.7071067811865475;
-  const double v301 = v10 * 0.7071067811865476;
-  const double v302 = v300 + v301;
+  // panda_link1: composite body
+  const double v343 = v283 * v338;
+  const double v344 = v284 * v338;
+  const double v345 = v283 * v337;
+  const double v346 = v344 + v345;
+  const double v347 = v284 * v340;
+  const double v348 = v343 + v347;
+  const double v349 = v284 * v341;
+  const double v350 = v283 * v339;
+  const double v351 = v349 + v350;
+  const double v352 = -v351;
+  const double v353 = v284 * v348;
+  const double v354 = v283 * v346;
+  const double v355 = v353 + v354;
+  const double v356 = v355 + 0.009213163777211224;
+
+  // column 2, panda_link2: phi R H*
+  const double v357 = v300 + v327;
+  const double v358 = v310 + v334;
+
+  // column 2, panda_link1: phi R H*
+  const double v359 = v282 * v284;
+  const double v360 = v283 * v357;
+  const double v361 = v359 - v360;
+
+  // column 3, panda_link3: phi R H*
+  const double v362 = v222 + v261;
+
+  // column 3, panda_link2: phi R H*
+  const double v363 = v224 * v231;
+  const double v364 = v223 * v231;
+  const double v365 = (-0.316) * v364;
+  const double v366 = (-0.316) * v363;
+  const double v367 = v223 * v362;
+  const double v368 = v224 * v241;
+  const double v369 = v367 + v368;
+  const double v370 = v224 * v362;
+  const double v371 = v223 * v241;
+  const double v372 = v371 - v370;
+  const double v373 = v369 - v365;
+  const double v374 = v366 + v372;
+
+  // column 3, panda_link1: phi R H*
+  const double v375 = v248 * v284;
+  const double v376 = v283 * v373;
+  const double v377 = v375 - v376;
+
+  // column 4, panda_link5: phi R H*
+  const double v378 = v98 - 0.05034347249;
+
+  // column 4, panda_link4: phi R H*
+  const double v379 = v107 * v378;
+  const double v380 = v379 - v160;
+  const double v381 = v106 * v378;
+  const double v382 = v157 + v381;
+  const double v383 = 0.384 * v382;
+  const double v384 = (-0.0825) * v382;
+  const double v385 = 0.384 * v380;
+  const double v386 = v172 - v383;
+  const double v387 = v153 + v384;
+  const double v388 = v181 + v385;
+  const double v389 = -v388;
+
+  // column 4, panda_link3: phi R H*
+  const double v390 = v155 * v380;
+  const double v391 = v154 * v380;
+  const double v392 = 0.0825 * v391;
+  const double v393 = 0.0825 * v382;
+  const double v394 = v154 * v387;
+  const double v395 = v155 * v386;
+  const double v396 = v395 - v394;
+  const double v397 = v155 * v387;
+  const double v398 = v154 * v386;
+  const double v399 = v397 + v398;
+  const double v400 = v388 - v392;
+  const double v401 = v393 + v399;
+
+  // column 4, panda_link2: phi R H*
+  const double v402 = v223 * v382;
+  const double v403 = v224 * v390;
+  const double v404 = v403 - v402;
+  const double v405 = v224 * v382;
+  const double v406 = v223 * v390;
+  const double v407 = v405 + v406;
+  const double v408 = (-0.316) * v407;
+  const double v409 = (-0.316) * v404;
+  const double v410 = v223 * v400;
+  const double v411 = v224 * v396;
+  const double v412 = v411 - v410;
+  const double v413 = v224 * v400;
+  const double v414 = v223 * v396;
+  const double v415 = v413 + v414;
+  const double v416 = v408 + v412;
+  const double v417 = v415 - v409;
+
+  // column 4, panda_link1: phi R H*
+  const double v418 = v284 * v401;
+  const double v419 = v283 * v416;
+  const double v420 = v418 - v419;
+
+  // column 5, panda_link5: phi R H*
+  const double v421 = v51 * 0.17380470556900002;
+  const double v422 = v421 - v112;
+  const double v423 = v50 * 0.17380470556900002;
+  const double v424 = v109 + v423;
+
+  // column 5, panda_link4: phi R H*
+  const double v425 = v107 * v422;
+  const double v426 = v106 * v422;
+  const double v427 = 0.384 * v426;
+  const double v428 = (-0.0825) * v426;
+  const double v429 = 0.384 * v425;
+  const double v430 = (-0.0825) * v424;
+  const double v431 = v430 - v429;
+  const double v432 = v105 * v106;
+  const double v433 = v107 * v122;
+  const double v434 = v432 + v433;
+  const double v435 = v105 * v107;
+  const double v436 = v106 * v122;
+  const double v437 = v435 - v436;
+  const double v438 = v434 - v427;
+  const double v439 = v130 + v428;
+  const double v440 = v431 + v437;
+
+  // column 5, panda_link3: phi R H*
+  const double v441 = v154 * v424;
+  const double v442 = v155 * v425;
+  const double v443 = v442 - v441;
+  const double v444 = v155 * v424;
+  const double v445 = v154 * v425;
+  const double v446 = v444 + v445;
+  const double v447 = 0.0825 * v446;
+  const double v448 = 0.0825 * v426;
+  const double v449 = v154 * v439;
+  const double v450 = v155 * v438;
+  const double v451 = v450 - v449;
+  const double v452 = v155 * v439;
+  const double v453 = v154 * v438;
+  const double v454 = v452 + v453;
+  const double v455 = v440 + v447;
+  const double v456 = v448 + v454;
+
+  // column 5, panda_link2: phi R H*
+  const double v457 = v223 * v426;
+  const double v458 = v224 * v443;
+  const double v459 = v458 - v457;
+  const double v460 = v224 * v426;
+  const double v461 = v223 * v443;
+  const double v462 = v460 + v461;
+  const double v463 = (-0.316) * v462;
+  const double v464 = (-0.316) * v459;
+  const double v465 = v223 * v455;
+  const double v466 = v224 * v451;
+  const double v467 = v465 + v466;
+  const double v468 = v224 * v455;
+  const double v469 = v223 * v451;
+  const double v470 = v469 - v468;
+  const double v471 = v463 + v467;
+  const double v472 = v470 - v464;
+
+  // column 5, panda_link1: phi R H*
+  const double v473 = v284 * v456;
+  const double v474 = v283 * v471;
+  const double v475 = v473 - v474;
+
+  // column 6, panda_link7: phi R H*
+  const double v476 = v29 - v21;
+
+  // column 6, panda_link6: phi R H*
+  const double v477 = v5 * v476;
+  const double v478 = v477 - v56;
+  const double v479 = v4 * v476;
+  const double v480 = v53 + v479;
+  const double v481 = 0.088 * v480;
+  const double v482 = v49 + v481;
+
+  // column 6, panda_link5: phi R H*
+  const double v483 = v51 * v478;
+  const double v484 = v50 * v478;
+  const double v485 = v50 * v482;
+  const double v486 = v51 * v67;
+  const double v487 = v485 + v486;
+  const double v488 = v51 * v482;
+  const double v489 = v50 * v67;
+  const double v490 = v489 - v488;
+
+  // column 6, panda_link4: phi R H*
+  const double v491 = v106 * v480;
+  const double v492 = v107 * v483;
+  const double v493 = v491 + v492;
+  const double v494 = v107 * v480;
+  const double v495 = v106 * v483;
+  const double v496 = v494 - v495;
+  const double v497 = 0.384 * v496;
+  const double v498 = (-0.0825) * v496;
+  const double v499 = 0.384 * v493;
+  const double v500 = (-0.0825) * v484;
+  const double v501 = v500 - v499;
+  const double v502 = v74 * v106;
+  const double v503 = v107 * v487;
+  const double v504 = v502 + v503;
+  const double v505 = v74 * v107;
+  const double v506 = v106 * v487;
+  const double v507 = v505 - v506;
+  const double v508 = v497 + v504;
+  const double v509 = v490 - v498;
+  const double v510 = v501 + v507;
+
+  // column 6, panda_link3: phi R H*
+  const double v511 = v154 * v484;
+  const double v512 = v155 * v493;
+  const double v513 = v512 - v511;
+  const double v514 = v495 - v494;
+  const double v515 = v155 * v484;
+  const double v516 = v154 * v493;
+  const double v517 = v515 + v516;
+  const double v518 = 0.0825 * v517;
+  const double v519 = 0.0825 * v514;
+  const double v520 = v154 * v509;
+  const double v521 = v155 * v508;
+  const double v522 = v521 - v520;
+  const double v523 = v155 * v509;
+  const double v524 = v154 * v508;
+  const double v525 = v523 + v524;
+  const double v526 = v510 + v518;
+  const double v527 = v519 + v525;
+
+  // column 6, panda_link2: phi R H*
+  const double v528 = v223 * v514;
+  const double v529 = v224 * v513;
+  const double v530 = v529 - v528;
+  const double v531 = v224 * v514;
+  const double v532 = v223 * v513;
+  const double v533 = v531 + v532;
+  const double v534 = (-0.316) * v533;
+  const double v535 = (-0.316) * v530;
+  const double v536 = v223 * v526;
+  const double v537 = v224 * v522;
+  const double v538 = v536 + v537;
+  const double v539 = v224 * v526;
+  const double v540 = v223 * v522;
+  const double v541 = v540 - v539;
+  const double v542 = v534 + v538;
+  const double v543 = v541 - v535;
+
+  // column 6, panda_link1: phi R H*
+  const double v544 = v284 * v527;
+  const double v545 = v283 * v542;
+  const double v546 = v544 - v545;
+
+  // column 7, panda_link6: phi R H*
+  const double v547 = v4 * 0.010606601717798212;
+  const double v548 = v5 * 0.010606601717798213;
+  const double v549 = v548 - v547;
+  const double v550 = v5 * 0.010606601717798212;
+  const double v551 = v4 * 0.010606601717798213;
+  const double v552 = v550 + v551;
+  const double v553 = 0.088 * v552;
+  const double v554 = v4 * 0.0017543319241238244;
+  const double v555 = v5 * (-0.0017543319241238242);
+  const double v556 = v555 - v554;
+  const double v557 = v5 * 0.0017543319241238244;
+  const double v558 = v4 * (-0.0017543319241238242);
+  const double v559 = v557 + v558;
+
+  // column 7, panda_link5: phi R H*
+  const double v560 = v51 * v549;
+  const double v561 = v50 * v549;
+  const double v562 = v50 * v553;
+  const double v563 = v51 * v556;
+  const double v564 = v562 + v563;
+  const double v565 = v51 * v553;
+  const double v566 = v50 * v556;
+  const double v567 = v566 - v565;
+
+  // column 7, panda_link4: phi R H*
+  const double v568 = v106 * v552;
+  const double v569 = v107 * v560;
+  const double v570 = v568 + v569;
+  const double v571 = v107 * v552;
+  const double v572 = v106 * v560;
+  const double v573 = v571 - v572;
+  const double v574 = 0.384 * v573;
+  const double v575 = (-0.0825) * v573;
+  const double v576 = 0.384 * v570;
+  const double v577 = (-0.0825) * v561;
+  const double v578 = v577 - v576;
+  const double v579 = v106 * v559;
+  const double v580 = v107 * v564;
+  const double v581 = v579 + v580;
+  const double v582 = v107 * v559;
+  const double v583 = v106 * v564;
+  const double v584 = v582 - v583;
+  const double v585 = v574 + v581;
+  const double v586 = v567 - v575;
+  const double v587 = v578 + v584;
+
+  // column 7, panda_link3: phi R H*
+  const double v588 = v154 * v561;
+  const double v589 = v155 * v570;
+  const double v590 = v589 - v588;
+  const double v591 = v572 - v571;
+  const double v592 = v155 * v561;
+  const double v593 = v154 * v570;
+  const double v594 = v592 + v593;
+  const double v595 = 0.0825 * v594;
+  const double v596 = 0.0825 * v591;
+  const double v597 = v154 * v586;
+  const double v598 = v155 * v585;
+  const double v599 = v598 - v597;
+  const double v600 = v155 * v586;
+  const double v601 = v154 * v585;
+  const double v602 = v600 + v601;
+  const double v603 = v587 + v595;
+  const double v604 = v596 + v602;
+
+  // column 7, panda_link2: phi R H*
+  const double v605 = v223 * v591;
+  const double v606 = v224 * v590;
+  const double v607 = v606 - v605;
+  const double v608 = v224 * v591;
+  const double v609 = v223 * v590;
+  const double v610 = v608 + v609;
+  const double v611 = (-0.316) * v610;
+  const double v612 = (-0.316) * v607;
+  const double v613 = v223 * v603;
+  const double v614 = v224 * v599;
+  const double v615 = v613 + v614;
+  const double v616 = v224 * v603;
+  const double v617 = v223 * v599;
+  const double v618 = v617 - v616;
+  const double v619 = v611 + v615;
+  const double v620 = v618 - v612;
+
+  // column 7, panda_link1: phi R H*
+  const double v621 = v284 * v604;
+  const double v622 = v283 * v619;
+  const double v623 = v621 - v622;
+
+  // column 8, panda_link6: phi R H*
+  const double v624 = v4 * (-0.010606601717798212);
+  const double v625 = v5 * (-0.010606601717798213);
+  const double v626 = v625 - v624;
+  const double v627 = v5 * (-0.010606601717798212);
+  const double v628 = v4 * (-0.010606601717798213);
+  const double v629 = v627 + v628;
+  const double v630 = 0.088 * v629;
+  const double v631 = v4 * (-0.0017543319241238244);
+  const double v632 = v5 * 0.0017543319241238242;
+  const double v633 = v632 - v631;
+  const double v634 = v5 * (-0.0017543319241238244);
+  const double v635 = v4 * 0.0017543319241238242;
+  const double v636 = v634 + v635;
+
+  // column 8, panda_link5: phi R H*
+  const double v637 = v51 * v626;
+  const double v638 = v50 * v626;
+  const double v639 = v50 * v630;
+  const double v640 = v51 * v633;
+  const double v641 = v639 + v640;
+  const double v642 = v51 * v630;
+  const double v643 = v50 * v633;
+  const double v644 = v643 - v642;
+
+  // column 8, panda_link4: phi R H*
+  const double v645 = v106 * v629;
+  const double v646 = v107 * v637;
+  const double v647 = v645 + v646;
+  const double v648 = v107 * v629;
+  const double v649 = v106 * v637;
+  const double v650 = v648 - v649;
+  const double v651 = 0.384 * v650;
+  const double v652 = (-0.0825) * v650;
+  const double v653 = 0.384 * v647;
+  const double v654 = (-0.0825) * v638;
+  const double v655 = v654 - v653;
+  const double v656 = v106 * v636;
+  const double v657 = v107 * v641;
+  const double v658 = v656 + v657;
+  const double v659 = v107 * v636;
+  const double v660 = v106 * v641;
+  const double v661 = v659 - v660;
+  const double v662 = v651 + v658;
+  const double v663 = v644 - v652;
+  const double v664 = v655 + v661;
+
+  // column 8, panda_link3: phi R H*
+  const double v665 = v154 * v638;
+  const double v666 = v155 * v647;
+  const double v667 = v666 - v665;
+  const double v668 = v649 - v648;
+  const double v669 = v155 * v638;
+  const double v670 = v154 * v647;
+  const double v671 = v669 + v670;
+  const double v672 = 0.0825 * v671;
+  const double v673 = 0.0825 * v668;
+  const double v674 = v154 * v663;
+  const double v675 = v155 * v662;
+  const double v676 = v675 - v674;
+  const double v677 = v155 * v663;
+  const double v678 = v154 * v662;
+  const double v679 = v677 + v678;
+  const double v680 = v664 + v672;
+  const double v681 = v673 + v679;
+
+  // column 8, panda_link2: phi R H*
+  const double v682 = v223 * v668;
+  const double v683 = v224 * v667;
+  const double v684 = v683 - v682;
+  const double v685 = v224 * v668;
+  const double v686 = v223 * v667;
+  const double v687 = v685 + v686;
+  const double v688 = (-0.316) * v687;
+  const double v689 = (-0.316) * v684;
+  const double v690 = v223 * v680;
+  const double v691 = v224 * v676;
+  const double v692 = v690 + v691;
+  const double v693 = v224 * v680;
+  const double v694 = v223 * v676;
+  const double v695 = v694 - v693;
+  const double v696 = v688 + v692;
+  const double v697 = v695 - v689;
+
+  // column 8, panda_link1: phi R H*
+  const double v698 = v284 * v681;
+  const double v699 = v283 * v696;
+  const double v700 = v698 - v699;
 
   // output
-  J[0] = v94;
-  J[1] = v97;
-  J[2] = v81;
-  J[3] = v88;
-  J[4] = v91;
-  J[5] = v74;
-  J[6] = v169;
-  J[7] = v172;
-  J[8] = v139;
-  J[9] = v163;
-  J[10] = v166;
-  J[11] = v150;
-  J[12] = v219;
-  J[13] = v222;
-  J[14] = v206;
-  J[15] = v213;
-  J[16] = v216;
-  J[17] = v199;
-  J[18] = v263;
-  J[19] = v266;
-  J[20] = v233;
-  J[21] = v257;
-  J[22] = v260;
-  J[23] = v244;
-  J[24] = v287;
-  J[25] = v290;
-  J[26] = v272;
-  J[27] = v280;
-  J[28] = v284;
-  J[30] = v299;
-  J[31] = v302;
-  J[33] = v293;
-  J[34] = v296;
+  calM[0] = v356;
+  calM[1] = v352;
+  calM[2] = v361;
+  calM[3] = v377;
+  calM[4] = v420;
+  calM[5] = v475;
+  calM[6] = v546;
+  calM[7] = v623;
+  calM[8] = v700;
+  calM[9] = v352;
+  calM[10] = v342;
+  calM[11] = v358;
+  calM[12] = v374;
+  calM[13] = v417;
+  calM[14] = v472;
+  calM[15] = v543;
+  calM[16] = v620;
+  calM[17] = v697;
+  calM[18] = v361;
+  calM[19] = v358;
+  calM[20] = v282;
+  calM[21] = v248;
+  calM[22] = v401;
+  calM[23] = v456;
+  calM[24] = v527;
+  calM[25] = v604;
+  calM[26] = v681;
+  calM[27] = v377;
+  calM[28] = v374;
+  calM[29] = v248;
+  calM[30] = v222;
+  calM[31] = v389;
+  calM[32] = v440;
+  calM[33] = v510;
+  calM[34] = v587;
+  calM[35] = v664;
+  calM[36] = v420;
+  calM[37] = v417;
+  calM[38] = v401;
+  calM[39] = v389;
+  calM[40] = v153;
+  calM[41] = v130;
+  calM[42] = v490;
+  calM[43] = v567;
+  calM[44] = v644;
+  calM[45] = v475;
+  calM[46] = v472;
+  calM[47] = v456;
+  calM[48] = v440;
+  calM[49] = v130;
+  calM[50] = v105;
+  calM[51] = v74;
+  calM[52] = v559;
+  calM[53] = v636;
+  calM[54] = v546;
+  calM[55] = v543;
+  calM[56] = v527;
+  calM[57] = v510;
+  calM[58] = v490;
+  calM[59] = v74;
+  calM[60] = v49;
+  calM[63] = v623;
+  calM[64] = v620;
+  calM[65] = v604;
+  calM[66] = v587;
+  calM[67] = v567;
+  calM[68] = v559;
+  calM[72] = v700;
+  calM[73] = v697;
+  calM[74] = v681;
+  calM[75] = v664;
+  calM[76] = v644;
+  calM[77] = v636;
 
   // outputs that are constants or inputs
-  J[29] = 0.0;
-  J[32] = 0.0;
-  J[35] = (-0.088);
-  J[36] = 0.0;
-  J[37] = 0.0;
-  J[38] = 1.0;
-  for (int i = 39; i < 54; ++i) J[i] = 0.0;
+  calM[61] = 0.0;
+  calM[62] = 0.0;
+  calM[69] = 0.0;
+  calM[70] = 0.015;
+  calM[71] = 0.0;
+  calM[78] = 0.0;
+  calM[79] = 0.0;
+  calM[80] = 0.015;
 }
 
-namespace detail {
+// calM^-1
+void mass_matrix_inverse(const double* q, double* calMinv) {
 
-// lambda, part 2 of 2
-[[gnu::noinline]] void lambda_part1(const double* q, double* Lambda, double* w) {
-  (void)q;
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+  const soa_sincos_pair sc1 = soa_sincos(q[2]);
+  const soa_sincos_pair sc2 = soa_sincos(q[3]);
+  const soa_sincos_pair sc3 = soa_sincos(q[4]);
+  const soa_sincos_pair sc4 = soa_sincos(q[5]);
+  const soa_sincos_pair sc5 = soa_sincos(q[6]);
 
-  // column 0, panda_link3: psi B
-  const double v1000 = w[66] - w[65];
-  const double v1001 = w[56] - w[60];
-  const double v1002 = w[27] * w[64];
-  const double v1003 = w[26] * w[63];
-  const double v1004 = v1002 + v1003;
-  const double v1005 = 0.0825 * v1004;
-  const double v1006 = 0.0825 * v1001;
-  const double v1007 = w[26] * w[62];
-  const double v1008 = w[27] * w[61];
-  const double v1009 = v1008 - v1007;
-  const double v1010 = w[57] - w[59];
-  const double v1011 = w[27] * w[62];
-  const double v1012 = w[26] * w[61];
-  const double v1013 = v1011 + v1012;
-  const double v1014 = v1010 - v1005;
-  const double v1015 = v1006 + v1013;
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
 
-  // column 0, panda_link3: D^-1
-  const double v1016 = w[37] * v1015;
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
 
-  // column 0, panda_link2: psi B
-  const double v1017 = w[38] * v1015;
-  const double v1018 = w[39] * v1015;
-  const double v1019 = w[40] * v1015;
-  const double v1020 = w[41] * v1015;
-  const double v1021 = w[42] * v1015;
-  const double v1022 = v1009 - v1017;
-  const double v1023 = v1014 - v1018;
-  const double v1024 = v1000 - v1020;
-  const double v1025 = v1001 - v1021;
-  const double v1026 = w[35] * v1025;
-  const double v1027 = w[36] * v1024;
-  const double v1028 = v1027 - v1026;
-  const double v1029 = w[36] * v1025;
-  const double v1030 = w[35] * v1024;
-  const double v1031 = v1029 + v1030;
-  const double v1032 = (-0.316) * v1031;
-  const double v1033 = (-0.316) * v1028;
-  const double v1034 = w[35] * v1023;
-  const double v1035 = w[36] * v1022;
-  const double v1036 = v1035 - v1034;
-  const double v1037 = v1019 - v1015;
-  const double v1038 = w[36] * v1023;
-  const double v1039 = w[35] * v1022;
-  const double v1040 = v1038 + v1039;
-  const double v1041 = v1032 + v1036;
-  const double v1042 = v1040 - v1033;
+  // panda_link7: kinematics
+  const double v4 = sc5.s;
+  const double v5 = sc5.c;
 
-  // column 0, panda_link2: D^-1
-  const double v1043 = w[45] * v1042;
+  // panda_link7: Riccati
+  const double v6 = q[7] * 0.005303300858899105;
+  const double v7 = q[7] * (-0.005303300858899107);
+  const double v8 = v7 - v6;
+  const double v9 = q[7] * (-0.005303300858899106);
+  const double v10 = q[7] * 0.005303300858899108;
+  const double v11 = v10 - v9;
+  const double v12 = q[7] * 0.010606601717798212;
+  const double v13 = q[7] * 0.010606601717798213;
+  const double v14 = v3 * v12;
+  const double v15 = (-0.0002051787) - v14;
+  const double v16 = v2 * v12;
+  const double v17 = q[7] * (-0.0008771659620619123);
+  const double v18 = q[7] * 0.000877165962061912;
+  const double v19 = v2 * v13;
+  const double v20 = 0.00020517869999999997 + v19;
+  const double v21 = q[7] * (-0.0008771659620619122);
+  const double v22 = v2 * v11;
+  const double v23 = v3 * v8;
+  const double v24 = v23 - v22;
+  const double v25 = 2.3749999999999997e-06 - v15;
+  const double v26 = 0.00020517869999999997 - v16;
+  const double v27 = v17 - v18;
+  const double v28 = v20 + 2.3749999999999997e-06;
+  const double v29 = v21 - v18;
+  const double v30 = 7.5e-07 - v24;
+  const double v31 = v25 + 0.030807878390949586;
+  const double v32 = v26 + 0.000391391281684248;
+  const double v33 = v27 + (-0.0009653051699191118);
+  const double v34 = v12 + 0.0020344399586617982;
+  const double v35 = v28 + 0.028386934612428354;
+  const double v36 = v29 + (-0.0012555365982728983);
+  const double v37 = (-0.0025736053713382038) - v13;
+  const double v38 = v30 + 0.006682651967360945;
+  const double v39 = v8 + (-0.0020344399586617982);
+  const double v40 = v11 + 0.0025736053713382038;
+  const double v41 = q[8] * 0.005303300858899105;
+  const double v42 = q[8] * (-0.005303300858899107);
+  const double v43 = v41 - v42;
+  const double v44 = q[8] * (-0.005303300858899106);
+  const double v45 = q[8] * 0.005303300858899108;
+  const double v46 = v44 - v45;
+  const double v47 = q[8] * 0.010606601717798212;
+  const double v48 = q[8] * 0.010606601717798213;
+  const double v49 = v1 * v47;
+  const double v50 = (-0.0002051787) - v49;
+  const double v51 = v0 * v47;
+  const double v52 = q[8] * (-0.0008771659620619123);
+  const double v53 = q[8] * 0.000877165962061912;
+  const double v54 = v0 * v48;
+  const double v55 = 0.00020517869999999997 + v54;
+  const double v56 = q[8] * (-0.0008771659620619122);
+  const double v57 = v0 * v46;
+  const double v58 = v1 * v43;
+  const double v59 = v57 - v58;
+  const double v60 = 2.3749999999999997e-06 - v50;
+  const double v61 = 0.00020517869999999997 - v51;
+  const double v62 = v53 - v52;
+  const double v63 = 2.3749999999999997e-06 + v55;
+  const double v64 = v53 - v56;
+  const double v65 = 7.5e-07 - v59;
+  const double v66 = v31 + v60;
+  const double v67 = v32 + v61;
+  const double v68 = v33 + v62;
+  const double v69 = v34 - v47;
+  const double v70 = v35 + v63;
+  const double v71 = v36 + v64;
+  const double v72 = v37 + v48;
+  const double v73 = v38 + v65;
+  const double v74 = v39 + v43;
+  const double v75 = v40 + v46;
+  const double v76 = 1.0 / v73;
+  const double v77 = v68 * v76;
+  const double v78 = v71 * v76;
+  const double v79 = v73 * v76;
+  const double v80 = v74 * v76;
+  const double v81 = v75 * v76;
+  const double v82 = v68 * v77;
+  const double v83 = v66 - v82;
+  const double v84 = v71 * v77;
+  const double v85 = v67 - v84;
+  const double v86 = v73 * v77;
+  const double v87 = v68 - v86;
+  const double v88 = v74 * v77;
+  const double v89 = 0.0024809999999999997 - v88;
+  const double v90 = v75 * v77;
+  const double v91 = (-0.147796948634) - v90;
+  const double v92 = v71 * v78;
+  const double v93 = v70 - v92;
+  const double v94 = v73 * v78;
+  const double v95 = v71 - v94;
+  const double v96 = v74 * v78;
+  const double v97 = 0.147796948634 - v96;
+  const double v98 = v75 * v78;
+  const double v99 = (-0.0024809999999999997) - v98;
+  const double v100 = v73 * v79;
+  const double v101 = v73 - v100;
+  const double v102 = v74 * v79;
+  const double v103 = v75 * v79;
+  const double v104 = v74 * v80;
+  const double v105 = 1.4805220000000001 - v104;
+  const double v106 = v75 * v80;
+  const double v107 = (-0.015) - v106;
+  const double v108 = v75 * v81;
+  const double v109 = 1.4805220000000001 - v108;
 
-  // column 0, panda_link1: psi B
-  const double v1044 = w[46] * v1042;
-  const double v1045 = w[47] * v1042;
-  const double v1046 = v1041 - v1044;
-  const double v1047 = v1037 - v1045;
-  const double v1048 = w[44] * v1047;
-  const double v1049 = w[43] * v1046;
-  const double v1050 = v1048 + v1049;
+  // panda_link6: kinematics
+  const double v110 = sc4.s;
+  const double v111 = sc4.c;
 
-  // column 0, panda_link1: D^-1
-  const double v1051 = w[48] * v1050;
+  // panda_link6: Riccati
+  const double v112 = v4 * v85;
+  const double v113 = v5 * v83;
+  const double v114 = v113 - v112;
+  const double v115 = v4 * v93;
+  const double v116 = v5 * v85;
+  const double v117 = v116 - v115;
+  const double v118 = v4 * v95;
+  const double v119 = v5 * v87;
+  const double v120 = v86 - v68;
+  const double v121 = v94 - v71;
+  const double v122 = v4 * v83;
+  const double v123 = v116 + v122;
+  const double v124 = v5 * v93;
+  const double v125 = v112 + v124;
+  const double v126 = v4 * v117;
+  const double v127 = v5 * v114;
+  const double v128 = v127 - v126;
+  const double v129 = v118 - v119;
+  const double v130 = v5 * v117;
+  const double v131 = v4 * v114;
+  const double v132 = v130 + v131;
+  const double v133 = v5 * v121;
+  const double v134 = v4 * v120;
+  const double v135 = v133 + v134;
+  const double v136 = v5 * v125;
+  const double v137 = v4 * v123;
+  const double v138 = v136 + v137;
+  const double v139 = v4 * v97;
+  const double v140 = v5 * v89;
+  const double v141 = v140 - v139;
+  const double v142 = v4 * v99;
+  const double v143 = v5 * v91;
+  const double v144 = v143 - v142;
+  const double v145 = v4 * v72;
+  const double v146 = v5 * v69;
+  const double v147 = v102 - v74;
+  const double v148 = v103 - v75;
+  const double v149 = v5 * v97;
+  const double v150 = v4 * v89;
+  const double v151 = v149 + v150;
+  const double v152 = v5 * v99;
+  const double v153 = v4 * v91;
+  const double v154 = v152 + v153;
+  const double v155 = v5 * v72;
+  const double v156 = v4 * v69;
+  const double v157 = v155 + v156;
+  const double v158 = v4 * v144;
+  const double v159 = v5 * v141;
+  const double v160 = v159 - v158;
+  const double v161 = v145 - v146;
+  const double v162 = v5 * v144;
+  const double v163 = v4 * v141;
+  const double v164 = v162 + v163;
+  const double v165 = v4 * v148;
+  const double v166 = v5 * v147;
+  const double v167 = v166 - v165;
+  const double v168 = v5 * v148;
+  const double v169 = v4 * v147;
+  const double v170 = v168 + v169;
+  const double v171 = v4 * v154;
+  const double v172 = v5 * v151;
+  const double v173 = v172 - v171;
+  const double v174 = v5 * v154;
+  const double v175 = v4 * v151;
+  const double v176 = v174 + v175;
+  const double v177 = v4 * v107;
+  const double v178 = v5 * v105;
+  const double v179 = v178 - v177;
+  const double v180 = v4 * v109;
+  const double v181 = v5 * v107;
+  const double v182 = v181 - v180;
+  const double v183 = v4 * v105;
+  const double v184 = v181 + v183;
+  const double v185 = v5 * v109;
+  const double v186 = v177 + v185;
+  const double v187 = v4 * v182;
+  const double v188 = v5 * v179;
+  const double v189 = v188 - v187;
+  const double v190 = v5 * v182;
+  const double v191 = v4 * v179;
+  const double v192 = v190 + v191;
+  const double v193 = v5 * v186;
+  const double v194 = v4 * v184;
+  const double v195 = v193 + v194;
+  const double v196 = v192 * 0.088;
+  const double v197 = v195 * 0.088;
+  const double v198 = v167 - v196;
+  const double v199 = v170 - v197;
+  const double v200 = 0.13160593599999998 - v157;
+  const double v201 = v164 * 0.088;
+  const double v202 = v161 * 0.088;
+  const double v203 = v170 * 0.088;
+  const double v204 = v176 * 0.088;
+  const double v205 = v157 * 0.088;
+  const double v206 = 0.088 * v199;
+  const double v207 = 0.088 * v200;
+  const double v208 = v129 - v201;
+  const double v209 = v132 + v202;
+  const double v210 = v101 - v203;
+  const double v211 = v210 - v206;
+  const double v212 = v135 - v204;
+  const double v213 = v138 - v205;
+  const double v214 = v207 + v213;
+  const double v215 = v128 + 0.00248046035817079;
+  const double v216 = v208 + 0.001524110902883315;
+  const double v217 = v209 + (-0.00010375891721868492);
+  const double v218 = v161 + 0.017527158935000002;
+  const double v219 = v164 + (-0.023526756935);
+  const double v220 = v211 + 0.010567766133106952;
+  const double v221 = v212 + 9.3569097314605e-05;
+  const double v222 = v198 + (-0.017527158935000002);
+  const double v223 = v199 + (-0.10024161669500001);
+  const double v224 = v214 + 0.011794560230238952;
+  const double v225 = v173 + 0.023526756935;
+  const double v226 = v200 + 0.10024161669500001;
+  const double v227 = v189 + 1.666555;
+  const double v228 = v195 + 1.666555;
+  const double v229 = 1.0 / v224;
+  const double v230 = v217 * v229;
+  const double v231 = v221 * v229;
+  const double v232 = v224 * v229;
+  const double v233 = v225 * v229;
+  const double v234 = v226 * v229;
+  const double v235 = v176 * v229;
+  const double v236 = v217 * v230;
+  const double v237 = v215 - v236;
+  const double v238 = v221 * v230;
+  const double v239 = v216 - v238;
+  const double v240 = v224 * v230;
+  const double v241 = v217 - v240;
+  const double v242 = v225 * v230;
+  const double v243 = v160 - v242;
+  const double v244 = v226 * v230;
+  const double v245 = v218 - v244;
+  const double v246 = v176 * v230;
+  const double v247 = v219 - v246;
+  const double v248 = v221 * v231;
+  const double v249 = v220 - v248;
+  const double v250 = v224 * v231;
+  const double v251 = v221 - v250;
+  const double v252 = v225 * v231;
+  const double v253 = v222 - v252;
+  const double v254 = v226 * v231;
+  const double v255 = v176 * v231;
+  const double v256 = v223 - v255;
+  const double v257 = v224 * v232;
+  const double v258 = v224 - v257;
+  const double v259 = v225 * v232;
+  const double v260 = v226 * v232;
+  const double v261 = v176 * v232;
+  const double v262 = v176 - v261;
+  const double v263 = v225 * v233;
+  const double v264 = v227 - v263;
+  const double v265 = v226 * v233;
+  const double v266 = v176 * v233;
+  const double v267 = v192 - v266;
+  const double v268 = v226 * v234;
+  const double v269 = 3.162077 - v268;
+  const double v270 = v176 * v234;
+  const double v271 = v176 * v235;
+  const double v272 = v228 - v271;
 
-  // column 1, panda_link6: psi B
-  const double v1052 = 0.7071067811865476 * w[1];
-  const double v1053 = v1052 - w[51];
-  const double v1054 = 0.7071067811865476 * w[0];
-  const double v1055 = w[49] + v1054;
+  // panda_link5: kinematics
+  const double v273 = sc3.s;
+  const double v274 = sc3.c;
 
-  // column 1, panda_link6: D^-1
-  const double v1056 = w[10] * v1055;
+  // panda_link5: Riccati
+  const double v275 = v110 * v239;
+  const double v276 = v111 * v237;
+  const double v277 = v276 - v275;
+  const double v278 = v110 * v249;
+  const double v279 = v111 * v239;
+  const double v280 = v279 - v278;
+  const double v281 = v110 * v251;
+  const double v282 = v111 * v241;
+  const double v283 = v240 - v217;
+  const double v284 = v250 - v221;
+  const double v285 = v110 * v237;
+  const double v286 = v279 + v285;
+  const double v287 = v111 * v249;
+  const double v288 = v275 + v287;
+  const double v289 = v110 * v280;
+  const double v290 = v111 * v277;
+  const double v291 = v290 - v289;
+  const double v292 = v281 - v282;
+  const double v293 = v111 * v280;
+  const double v294 = v110 * v277;
+  const double v295 = v293 + v294;
+  const double v296 = v111 * v284;
+  const double v297 = v110 * v283;
+  const double v298 = v296 + v297;
+  const double v299 = v111 * v288;
+  const double v300 = v110 * v286;
+  const double v301 = v299 + v300;
+  const double v302 = v110 * v253;
+  const double v303 = v111 * v243;
+  const double v304 = v303 - v302;
+  const double v305 = v110 * v254;
+  const double v306 = v111 * v245;
+  const double v307 = v305 + v306;
+  const double v308 = v110 * v256;
+  const double v309 = v111 * v247;
+  const double v310 = v259 - v225;
+  const double v311 = v260 - v226;
+  const double v312 = v111 * v253;
+  const double v313 = v110 * v243;
+  const double v314 = v312 + v313;
+  const double v315 = v111 * v254;
+  const double v316 = v110 * v245;
+  const double v317 = v316 - v315;
+  const double v318 = v111 * v256;
+  const double v319 = v110 * v247;
+  const double v320 = v318 + v319;
+  const double v321 = v110 * v307;
+  const double v322 = v111 * v304;
+  const double v323 = v322 - v321;
+  const double v324 = v308 - v309;
+  const double v325 = v111 * v307;
+  const double v326 = v110 * v304;
+  const double v327 = v325 + v326;
+  const double v328 = v110 * v311;
+  const double v329 = v111 * v310;
+  const double v330 = v329 - v328;
+  const double v331 = v111 * v311;
+  const double v332 = v110 * v310;
+  const double v333 = v331 + v332;
+  const double v334 = v110 * v317;
+  const double v335 = v111 * v314;
+  const double v336 = v335 - v334;
+  const double v337 = v111 * v317;
+  const double v338 = v110 * v314;
+  const double v339 = v337 + v338;
+  const double v340 = v110 * v265;
+  const double v341 = v111 * v264;
+  const double v342 = v340 + v341;
+  const double v343 = v110 * v269;
+  const double v344 = v111 * v265;
+  const double v345 = v343 + v344;
+  const double v346 = v110 * v270;
+  const double v347 = v111 * v267;
+  const double v348 = v346 + v347;
+  const double v349 = v266 - v192;
+  const double v350 = v110 * v264;
+  const double v351 = v350 - v344;
+  const double v352 = v111 * v269;
+  const double v353 = v352 - v340;
+  const double v354 = v111 * v270;
+  const double v355 = v110 * v345;
+  const double v356 = v111 * v342;
+  const double v357 = v355 + v356;
+  const double v358 = v111 * v345;
+  const double v359 = v110 * v342;
+  const double v360 = v359 - v358;
+  const double v361 = v110 * v349;
+  const double v362 = v354 + v361;
+  const double v363 = v111 * v353;
+  const double v364 = v110 * v351;
+  const double v365 = v363 + v364;
+  const double v366 = v291 + 0.03942757095803552;
+  const double v367 = v292 + (-0.00151524447332703);
+  const double v368 = v295 + (-0.004600245517563105);
+  const double v369 = v324 + 0.047121686402;
+  const double v370 = v327 + 0.05034347249;
+  const double v371 = v258 + 0.03146037232526039;
+  const double v372 = v298 + 0.0021640520520981297;
+  const double v373 = v330 + (-0.047121686402);
+  const double v374 = v333 + 0.014653732538;
+  const double v375 = v301 + 0.010869510762828563;
+  const double v376 = v336 + (-0.05034347249);
+  const double v377 = (-0.014653732538) - v320;
+  const double v378 = v357 + 1.225946;
+  const double v379 = v272 + 1.225946;
+  const double v380 = v365 + 1.225946;
+  const double v381 = 1.0 / v375;
+  const double v382 = v368 * v381;
+  const double v383 = v372 * v381;
+  const double v384 = v375 * v381;
+  const double v385 = v376 * v381;
+  const double v386 = v377 * v381;
+  const double v387 = v339 * v381;
+  const double v388 = v368 * v382;
+  const double v389 = v366 - v388;
+  const double v390 = v372 * v382;
+  const double v391 = v367 - v390;
+  const double v392 = v375 * v382;
+  const double v393 = v368 - v392;
+  const double v394 = v376 * v382;
+  const double v395 = v323 - v394;
+  const double v396 = v377 * v382;
+  const double v397 = v369 - v396;
+  const double v398 = v339 * v382;
+  const double v399 = v370 - v398;
+  const double v400 = v372 * v383;
+  const double v401 = v371 - v400;
+  const double v402 = v375 * v383;
+  const double v403 = v372 - v402;
+  const double v404 = v376 * v383;
+  const double v405 = v373 - v404;
+  const double v406 = v377 * v383;
+  const double v407 = v262 - v406;
+  const double v408 = v339 * v383;
+  const double v409 = v374 - v408;
+  const double v410 = v375 * v384;
+  const double v411 = v375 - v410;
+  const double v412 = v376 * v384;
+  const double v413 = v376 - v412;
+  const double v414 = v377 * v384;
+  const double v415 = v377 - v414;
+  const double v416 = v339 * v384;
+  const double v417 = v339 - v416;
+  const double v418 = v376 * v385;
+  const double v419 = v378 - v418;
+  const double v420 = v377 * v385;
+  const double v421 = v348 + v420;
+  const double v422 = v339 * v385;
+  const double v423 = v360 - v422;
+  const double v424 = v377 * v386;
+  const double v425 = v379 - v424;
+  const double v426 = v339 * v386;
+  const double v427 = v362 - v426;
+  const double v428 = v339 * v387;
+  const double v429 = v380 - v428;
 
-  // column 1, panda_link5: psi B
-  const double v1057 = w[11] * v1055;
-  const double v1058 = w[12] * v1055;
-  const double v1059 = w[13] * v1055;
-  const double v1060 = w[14] * v1055;
-  const double v1061 = w[15] * v1055;
-  const double v1062 = w[16] * v1055;
-  const double v1063 = v1053 - v1057;
-  const double v1064 = w[8] * v1061;
-  const double v1065 = w[9] * v1060;
-  const double v1066 = v1064 - v1065;
-  const double v1067 = w[9] * v1061;
-  const double v1068 = w[8] * v1060;
-  const double v1069 = v1067 + v1068;
-  const double v1070 = w[8] * v1058;
-  const double v1071 = w[9] * v1063;
-  const double v1072 = v1070 + v1071;
-  const double v1073 = v1059 - v1055;
-  const double v1074 = w[9] * v1058;
-  const double v1075 = w[8] * v1063;
-  const double v1076 = v1075 - v1074;
+  // panda_link4: kinematics
+  const double v430 = sc2.s;
+  const double v431 = sc2.c;
 
-  // column 1, panda_link5: D^-1
-  const double v1077 = w[19] * v1076;
+  // panda_link4: Riccati
+  const double v432 = v273 * v391;
+  const double v433 = v274 * v389;
+  const double v434 = v433 - v432;
+  const double v435 = v273 * v401;
+  const double v436 = v274 * v391;
+  const double v437 = v436 - v435;
+  const double v438 = v273 * v403;
+  const double v439 = v274 * v393;
+  const double v440 = v439 - v438;
+  const double v441 = v273 * v389;
+  const double v442 = v436 + v441;
+  const double v443 = v274 * v401;
+  const double v444 = v432 + v443;
+  const double v445 = v274 * v403;
+  const double v446 = v273 * v393;
+  const double v447 = v445 + v446;
+  const double v448 = v273 * v437;
+  const double v449 = v274 * v434;
+  const double v450 = v449 - v448;
+  const double v451 = v274 * v437;
+  const double v452 = v273 * v434;
+  const double v453 = v451 + v452;
+  const double v454 = v274 * v444;
+  const double v455 = v273 * v442;
+  const double v456 = v454 + v455;
+  const double v457 = v273 * v405;
+  const double v458 = v274 * v395;
+  const double v459 = v458 - v457;
+  const double v460 = v273 * v407;
+  const double v461 = v274 * v397;
+  const double v462 = v461 - v460;
+  const double v463 = v273 * v409;
+  const double v464 = v274 * v399;
+  const double v465 = v464 - v463;
+  const double v466 = v274 * v405;
+  const double v467 = v273 * v395;
+  const double v468 = v466 + v467;
+  const double v469 = v274 * v407;
+  const double v470 = v273 * v397;
+  const double v471 = v469 + v470;
+  const double v472 = v274 * v409;
+  const double v473 = v273 * v399;
+  const double v474 = v472 + v473;
+  const double v475 = v273 * v462;
+  const double v476 = v274 * v459;
+  const double v477 = v476 - v475;
+  const double v478 = v274 * v462;
+  const double v479 = v273 * v459;
+  const double v480 = v478 + v479;
+  const double v481 = v273 * v415;
+  const double v482 = v274 * v413;
+  const double v483 = v482 - v481;
+  const double v484 = v274 * v415;
+  const double v485 = v273 * v413;
+  const double v486 = v484 + v485;
+  const double v487 = v273 * v471;
+  const double v488 = v274 * v468;
+  const double v489 = v487 - v488;
+  const double v490 = v274 * v471;
+  const double v491 = v273 * v468;
+  const double v492 = v490 + v491;
+  const double v493 = v273 * v421;
+  const double v494 = v274 * v419;
+  const double v495 = v493 + v494;
+  const double v496 = v273 * v425;
+  const double v497 = v274 * v421;
+  const double v498 = v496 + v497;
+  const double v499 = v273 * v427;
+  const double v500 = v274 * v423;
+  const double v501 = v500 - v499;
+  const double v502 = v273 * v419;
+  const double v503 = v497 - v502;
+  const double v504 = v274 * v425;
+  const double v505 = v493 - v504;
+  const double v506 = v274 * v427;
+  const double v507 = v273 * v423;
+  const double v508 = v506 + v507;
+  const double v509 = v273 * v498;
+  const double v510 = v274 * v495;
+  const double v511 = v509 + v510;
+  const double v512 = v274 * v498;
+  const double v513 = v273 * v495;
+  const double v514 = v512 - v513;
+  const double v515 = v274 * v505;
+  const double v516 = v273 * v503;
+  const double v517 = v515 + v516;
+  const double v518 = v514 * 0.384;
+  const double v519 = v514 * (-0.0825);
+  const double v520 = v511 * 0.384;
+  const double v521 = v501 * (-0.0825);
+  const double v522 = v521 - v520;
+  const double v523 = v508 * 0.384;
+  const double v524 = v508 * (-0.0825);
+  const double v525 = v501 * 0.384;
+  const double v526 = v429 * (-0.0825);
+  const double v527 = v526 - v525;
+  const double v528 = v517 * 0.384;
+  const double v529 = v517 * (-0.0825);
+  const double v530 = v518 + v524;
+  const double v531 = v477 + v518;
+  const double v532 = v465 - v523;
+  const double v533 = v480 + v528;
+  const double v534 = v483 - v519;
+  const double v535 = v417 + v524;
+  const double v536 = v529 - v486;
+  const double v537 = v489 + v522;
+  const double v538 = v527 - v474;
+  const double v539 = v492 - v530;
+  const double v540 = v480 * 0.384;
+  const double v541 = v486 * 0.384;
+  const double v542 = v486 * (-0.0825);
+  const double v543 = v492 * 0.384;
+  const double v544 = v492 * (-0.0825);
+  const double v545 = v489 * 0.384;
+  const double v546 = v474 * (-0.0825);
+  const double v547 = v545 + v546;
+  const double v548 = 0.384 * v533;
+  const double v549 = (-0.0825) * v533;
+  const double v550 = (-0.0825) * v532;
+  const double v551 = 0.384 * v531;
+  const double v552 = v551 - v550;
+  const double v553 = (-0.0825) * v536;
+  const double v554 = (-0.0825) * v535;
+  const double v555 = 0.384 * v534;
+  const double v556 = v555 - v554;
+  const double v557 = (-0.0825) * v538;
+  const double v558 = 0.384 * v537;
+  const double v559 = v558 - v557;
+  const double v560 = v450 - v540;
+  const double v561 = v560 - v548;
+  const double v562 = v440 - v541;
+  const double v563 = v549 + v562;
+  const double v564 = v543 - v453;
+  const double v565 = v564 - v552;
+  const double v566 = v411 + v542;
+  const double v567 = v566 - v553;
+  const double v568 = v447 + v544;
+  const double v569 = v556 + v568;
+  const double v570 = v456 - v547;
+  const double v571 = v570 - v559;
+  const double v572 = v561 + 0.06767727025085991;
+  const double v573 = v563 + 0.02771584317362585;
+  const double v574 = v565 + 0.0039053550262761003;
+  const double v575 = v532 + (-0.09850206933);
+  const double v576 = 0.374644408005 - v533;
+  const double v577 = v567 + 0.03239943042445132;
+  const double v578 = (-0.0016444875773692705) - v569;
+  const double v579 = v534 + 0.09850206933;
+  const double v580 = v536 + 0.19076837715;
+  const double v581 = v571 + 0.0775861490525396;
+  const double v582 = v537 + (-0.374644408005);
+  const double v583 = v538 + (-0.19076837715);
+  const double v584 = v511 + 3.587895;
+  const double v585 = v429 + 3.587895;
+  const double v586 = 3.587895 - v517;
+  const double v587 = 1.0 / v581;
+  const double v588 = v574 * v587;
+  const double v589 = v578 * v587;
+  const double v590 = v581 * v587;
+  const double v591 = v582 * v587;
+  const double v592 = v583 * v587;
+  const double v593 = v539 * v587;
+  const double v594 = v574 * v588;
+  const double v595 = v572 - v594;
+  const double v596 = v578 * v588;
+  const double v597 = v573 - v596;
+  const double v598 = v581 * v588;
+  const double v599 = v574 - v598;
+  const double v600 = v582 * v588;
+  const double v601 = v531 - v600;
+  const double v602 = v583 * v588;
+  const double v603 = v575 - v602;
+  const double v604 = v539 * v588;
+  const double v605 = v576 - v604;
+  const double v606 = v578 * v589;
+  const double v607 = v577 - v606;
+  const double v608 = v581 * v589;
+  const double v609 = v578 - v608;
+  const double v610 = v582 * v589;
+  const double v611 = v579 - v610;
+  const double v612 = v583 * v589;
+  const double v613 = v535 - v612;
+  const double v614 = v539 * v589;
+  const double v615 = v580 - v614;
+  const double v616 = v581 * v590;
+  const double v617 = v581 - v616;
+  const double v618 = v582 * v590;
+  const double v619 = v583 * v590;
+  const double v620 = v539 * v590;
+  const double v621 = v539 - v620;
+  const double v622 = v582 * v591;
+  const double v623 = v584 - v622;
+  const double v624 = v583 * v591;
+  const double v625 = v501 - v624;
+  const double v626 = v539 * v591;
+  const double v627 = v514 - v626;
+  const double v628 = v583 * v592;
+  const double v629 = v585 - v628;
+  const double v630 = v539 * v592;
+  const double v631 = v508 + v630;
+  const double v632 = v539 * v593;
+  const double v633 = v586 - v632;
 
-  // column 1, panda_link4: psi B
-  const double v1078 = w[20] * v1076;
-  const double v1079 = w[21] * v1076;
-  const double v1080 = w[22] * v1076;
-  const double v1081 = w[23] * v1076;
-  const double v1082 = w[24] * v1076;
-  const double v1083 = w[25] * v1076;
-  const double v1084 = v1072 - v1078;
-  const double v1085 = v1073 - v1079;
-  const double v1086 = v1076 - v1080;
-  const double v1087 = v1066 - v1081;
-  const double v1088 = v1062 - v1082;
-  const double v1089 = v1069 + v1083;
-  const double v1090 = w[17] * v1088;
-  const double v1091 = w[18] * v1087;
-  const double v1092 = v1091 - v1090;
-  const double v1093 = w[18] * v1088;
-  const double v1094 = w[17] * v1087;
-  const double v1095 = v1093 + v1094;
-  const double v1096 = 0.384 * v1095;
-  const double v1097 = (-0.0825) * v1095;
-  const double v1098 = 0.384 * v1092;
-  const double v1099 = (-0.0825) * v1089;
-  const double v1100 = v1098 + v1099;
-  const double v1101 = w[17] * v1085;
-  const double v1102 = w[18] * v1084;
-  const double v1103 = v1102 - v1101;
-  const double v1104 = w[18] * v1085;
-  const double v1105 = w[17] * v1084;
-  const double v1106 = v1104 + v1105;
-  const double v1107 = v1103 - v1096;
-  const double v1108 = v1086 + v1097;
-  const double v1109 = v1100 + v1106;
+  // panda_link3: kinematics
+  const double v634 = sc1.s;
+  const double v635 = sc1.c;
 
-  // column 1, panda_link4: D^-1
-  const double v1110 = w[28] * v1109;
+  // panda_link3: Riccati
+  const double v636 = v430 * v597;
+  const double v637 = v431 * v595;
+  const double v638 = v637 - v636;
+  const double v639 = v430 * v607;
+  const double v640 = v431 * v597;
+  const double v641 = v640 - v639;
+  const double v642 = v430 * v609;
+  const double v643 = v431 * v599;
+  const double v644 = v598 - v574;
+  const double v645 = v608 - v578;
+  const double v646 = v430 * v595;
+  const double v647 = v640 + v646;
+  const double v648 = v431 * v607;
+  const double v649 = v636 + v648;
+  const double v650 = v430 * v641;
+  const double v651 = v431 * v638;
+  const double v652 = v651 - v650;
+  const double v653 = v642 - v643;
+  const double v654 = v431 * v641;
+  const double v655 = v430 * v638;
+  const double v656 = v654 + v655;
+  const double v657 = v431 * v645;
+  const double v658 = v430 * v644;
+  const double v659 = v657 + v658;
+  const double v660 = v431 * v649;
+  const double v661 = v430 * v647;
+  const double v662 = v660 + v661;
+  const double v663 = v430 * v611;
+  const double v664 = v431 * v601;
+  const double v665 = v664 - v663;
+  const double v666 = v430 * v613;
+  const double v667 = v431 * v603;
+  const double v668 = v667 - v666;
+  const double v669 = v430 * v615;
+  const double v670 = v431 * v605;
+  const double v671 = v618 - v582;
+  const double v672 = v619 - v583;
+  const double v673 = v431 * v611;
+  const double v674 = v430 * v601;
+  const double v675 = v673 + v674;
+  const double v676 = v431 * v613;
+  const double v677 = v430 * v603;
+  const double v678 = v676 + v677;
+  const double v679 = v431 * v615;
+  const double v680 = v430 * v605;
+  const double v681 = v679 + v680;
+  const double v682 = v430 * v668;
+  const double v683 = v431 * v665;
+  const double v684 = v683 - v682;
+  const double v685 = v669 - v670;
+  const double v686 = v431 * v668;
+  const double v687 = v430 * v665;
+  const double v688 = v686 + v687;
+  const double v689 = v430 * v672;
+  const double v690 = v431 * v671;
+  const double v691 = v690 - v689;
+  const double v692 = v431 * v672;
+  const double v693 = v430 * v671;
+  const double v694 = v692 + v693;
+  const double v695 = v430 * v678;
+  const double v696 = v431 * v675;
+  const double v697 = v696 - v695;
+  const double v698 = v431 * v678;
+  const double v699 = v430 * v675;
+  const double v700 = v698 + v699;
+  const double v701 = v430 * v625;
+  const double v702 = v431 * v623;
+  const double v703 = v702 - v701;
+  const double v704 = v430 * v629;
+  const double v705 = v431 * v625;
+  const double v706 = v705 - v704;
+  const double v707 = v430 * v631;
+  const double v708 = v431 * v627;
+  const double v709 = v707 + v708;
+  const double v710 = v626 - v514;
+  const double v711 = v430 * v623;
+  const double v712 = v705 + v711;
+  const double v713 = v431 * v629;
+  const double v714 = v701 + v713;
+  const double v715 = v431 * v631;
+  const double v716 = v430 * v706;
+  const double v717 = v431 * v703;
+  const double v718 = v717 - v716;
+  const double v719 = v431 * v706;
+  const double v720 = v430 * v703;
+  const double v721 = v719 + v720;
+  const double v722 = v430 * v710;
+  const double v723 = v715 + v722;
+  const double v724 = v431 * v714;
+  const double v725 = v430 * v712;
+  const double v726 = v724 + v725;
+  const double v727 = v721 * 0.0825;
+  const double v728 = v709 * 0.0825;
+  const double v729 = v723 * 0.0825;
+  const double v730 = v633 * 0.0825;
+  const double v731 = v726 * 0.0825;
+  const double v732 = v691 - v727;
+  const double v733 = v621 - v729;
+  const double v734 = v694 - v731;
+  const double v735 = v697 - v728;
+  const double v736 = v730 - v681;
+  const double v737 = v688 * 0.0825;
+  const double v738 = v685 * 0.0825;
+  const double v739 = v694 * 0.0825;
+  const double v740 = v700 * 0.0825;
+  const double v741 = v681 * 0.0825;
+  const double v742 = 0.0825 * v734;
+  const double v743 = 0.0825 * v733;
+  const double v744 = 0.0825 * v736;
+  const double v745 = v653 - v737;
+  const double v746 = v656 + v738;
+  const double v747 = v617 - v739;
+  const double v748 = v747 - v742;
+  const double v749 = v659 - v740;
+  const double v750 = v743 + v749;
+  const double v751 = v662 - v741;
+  const double v752 = v744 + v751;
+  const double v753 = v652 + 0.05649492601407083;
+  const double v754 = v745 + (-0.008248333140675744);
+  const double v755 = v746 + (-0.005487648106562256);
+  const double v756 = v685 + 0.214708623208;
+  const double v757 = v748 + 0.05287838199960611;
+  const double v758 = v750 + (-0.0043772571218395825);
+  const double v759 = v732 + (-0.214708623208);
+  const double v760 = v752 + 0.01824920229252011;
+  const double v761 = v735 + (-0.126729164208);
+  const double v762 = v736 + 0.088844724872;
+  const double v763 = v718 + 3.228604;
+  const double v764 = v633 + 3.228604;
+  const double v765 = 1.0 / v760;
+  const double v766 = v755 * v765;
+  const double v767 = v758 * v765;
+  const double v768 = v760 * v765;
+  const double v769 = v761 * v765;
+  const double v770 = v762 * v765;
+  const double v771 = v755 * v766;
+  const double v772 = v753 - v771;
+  const double v773 = v758 * v766;
+  const double v774 = v754 - v773;
+  const double v775 = v760 * v766;
+  const double v776 = v755 - v775;
+  const double v777 = v761 * v766;
+  const double v778 = v684 - v777;
+  const double v779 = v762 * v766;
+  const double v780 = v756 - v779;
+  const double v781 = v758 * v767;
+  const double v782 = v757 - v781;
+  const double v783 = v760 * v767;
+  const double v784 = v758 - v783;
+  const double v785 = v761 * v767;
+  const double v786 = v759 - v785;
+  const double v787 = v762 * v767;
+  const double v788 = v733 - v787;
+  const double v789 = v760 * v768;
+  const double v790 = v760 - v789;
+  const double v791 = v761 * v768;
+  const double v792 = v762 * v768;
+  const double v793 = v761 * v769;
+  const double v794 = v763 - v793;
+  const double v795 = v762 * v769;
+  const double v796 = v709 + v795;
+  const double v797 = v762 * v770;
+  const double v798 = v764 - v797;
 
-  // column 1, panda_link3: psi B
-  const double v1111 = w[29] * v1109;
-  const double v1112 = w[30] * v1109;
-  const double v1113 = w[31] * v1109;
-  const double v1114 = w[32] * v1109;
-  const double v1115 = w[33] * v1109;
-  const double v1116 = w[34] * v1109;
-  const double v1117 = v1107 + v1111;
-  const double v1118 = v1108 + v1112;
-  const double v1119 = v1092 + v1114;
-  const double v1120 = v1115 - v1089;
-  const double v1121 = w[26] * v1120;
-  const double v1122 = w[27] * v1119;
-  const double v1123 = v1122 - v1121;
-  const double v1124 = v1095 - v1116;
-  const double v1125 = w[27] * v1120;
-  const double v1126 = w[26] * v1119;
-  const double v1127 = v1125 + v1126;
-  const double v1128 = 0.0825 * v1127;
-  const double v1129 = 0.0825 * v1124;
-  const double v1130 = w[26] * v1118;
-  const double v1131 = w[27] * v1117;
-  const double v1132 = v1131 - v1130;
-  const double v1133 = v1109 - v1113;
-  const double v1134 = w[27] * v1118;
-  const double v1135 = w[26] * v1117;
-  const double v1136 = v1134 + v1135;
-  const double v1137 = v1133 - v1128;
-  const double v1138 = v1129 + v1136;
+  // panda_link2: kinematics
+  const double v799 = sc0.s;
+  const double v800 = sc0.c;
 
-  // column 1, panda_link3: D^-1
-  const double v1139 = w[37] * v1138;
+  // panda_link2: Riccati
+  const double v801 = v634 * v774;
+  const double v802 = v635 * v772;
+  const double v803 = v802 - v801;
+  const double v804 = v634 * v782;
+  const double v805 = v635 * v774;
+  const double v806 = v805 - v804;
+  const double v807 = v634 * v784;
+  const double v808 = v635 * v776;
+  const double v809 = v775 - v755;
+  const double v810 = v783 - v758;
+  const double v811 = v634 * v772;
+  const double v812 = v805 + v811;
+  const double v813 = v635 * v782;
+  const double v814 = v801 + v813;
+  const double v815 = v634 * v806;
+  const double v816 = v635 * v803;
+  const double v817 = v816 - v815;
+  const double v818 = v807 - v808;
+  const double v819 = v635 * v806;
+  const double v820 = v634 * v803;
+  const double v821 = v819 + v820;
+  const double v822 = v635 * v810;
+  const double v823 = v634 * v809;
+  const double v824 = v822 + v823;
+  const double v825 = v635 * v814;
+  const double v826 = v634 * v812;
+  const double v827 = v825 + v826;
+  const double v828 = v634 * v786;
+  const double v829 = v635 * v778;
+  const double v830 = v829 - v828;
+  const double v831 = v634 * v788;
+  const double v832 = v635 * v780;
+  const double v833 = v832 - v831;
+  const double v834 = v791 - v761;
+  const double v835 = v792 - v762;
+  const double v836 = v635 * v786;
+  const double v837 = v634 * v778;
+  const double v838 = v836 + v837;
+  const double v839 = v635 * v788;
+  const double v840 = v634 * v780;
+  const double v841 = v839 + v840;
+  const double v842 = v634 * v833;
+  const double v843 = v635 * v830;
+  const double v844 = v843 - v842;
+  const double v845 = v635 * v833;
+  const double v846 = v634 * v830;
+  const double v847 = v845 + v846;
+  const double v848 = v634 * v835;
+  const double v849 = v635 * v834;
+  const double v850 = v849 - v848;
+  const double v851 = v635 * v835;
+  const double v852 = v634 * v834;
+  const double v853 = v851 + v852;
+  const double v854 = v634 * v841;
+  const double v855 = v635 * v838;
+  const double v856 = v855 - v854;
+  const double v857 = v635 * v841;
+  const double v858 = v634 * v838;
+  const double v859 = v857 + v858;
+  const double v860 = v634 * v796;
+  const double v861 = v635 * v794;
+  const double v862 = v860 + v861;
+  const double v863 = v634 * v798;
+  const double v864 = v635 * v796;
+  const double v865 = v863 + v864;
+  const double v866 = v634 * v794;
+  const double v867 = v866 - v864;
+  const double v868 = v635 * v798;
+  const double v869 = v868 - v860;
+  const double v870 = v634 * v865;
+  const double v871 = v635 * v862;
+  const double v872 = v870 + v871;
+  const double v873 = v635 * v865;
+  const double v874 = v634 * v862;
+  const double v875 = v874 - v873;
+  const double v876 = v635 * v869;
+  const double v877 = v634 * v867;
+  const double v878 = v876 + v877;
+  const double v879 = v875 * (-0.316);
+  const double v880 = v872 * (-0.316);
+  const double v881 = v878 * (-0.316);
+  const double v882 = v844 + v879;
+  const double v883 = v847 + v881;
+  const double v884 = v856 - v880;
+  const double v885 = v847 * (-0.316);
+  const double v886 = v853 * (-0.316);
+  const double v887 = v850 * (-0.316);
+  const double v888 = v859 * (-0.316);
+  const double v889 = v856 * (-0.316);
+  const double v890 = (-0.316) * v883;
+  const double v891 = (-0.316) * v882;
+  const double v892 = (-0.316) * v884;
+  const double v893 = v817 + v885;
+  const double v894 = v890 + v893;
+  const double v895 = v818 + v886;
+  const double v896 = v821 + v888;
+  const double v897 = v896 - v891;
+  const double v898 = v824 - v887;
+  const double v899 = v827 - v889;
+  const double v900 = v899 - v892;
+  const double v901 = v894 + 0.00850351162402155;
+  const double v902 = v895 + (-0.00398335888393552);
+  const double v903 = v897 + 0.01026110182100817;
+  const double v904 = v790 + 0.028124284712194955;
+  const double v905 = v898 + 0.0007689361029464;
+  const double v906 = v900 + 0.026534991901690206;
+  const double v907 = 1.0 / v906;
+  const double v908 = v903 * v907;
+  const double v909 = v905 * v907;
+  const double v910 = v903 * v908;
+  const double v911 = v901 - v910;
+  const double v912 = v905 * v908;
+  const double v913 = v902 - v912;
+  const double v914 = v905 * v909;
+  const double v915 = v904 - v914;
 
-  // column 1, panda_link2: psi B
-  const double v1140 = w[38] * v1138;
-  const double v1141 = w[39] * v1138;
-  const double v1142 = w[40] * v1138;
-  const double v1143 = w[41] * v1138;
-  const double v1144 = w[42] * v1138;
-  const double v1145 = v1132 - v1140;
-  const double v1146 = v1137 - v1141;
-  const double v1147 = v1123 - v1143;
-  const double v1148 = v1124 - v1144;
-  const double v1149 = w[35] * v1148;
-  const double v1150 = w[36] * v1147;
-  const double v1151 = v1150 - v1149;
-  const double v1152 = w[36] * v1148;
-  const double v1153 = w[35] * v1147;
-  const double v1154 = v1152 + v1153;
-  const double v1155 = (-0.316) * v1154;
-  const double v1156 = (-0.316) * v1151;
-  const double v1157 = w[35] * v1146;
-  const double v1158 = w[36] * v1145;
-  const double v1159 = v1158 - v1157;
-  const double v1160 = v1142 - v1138;
-  const double v1161 = w[36] * v1146;
-  const double v1162 = w[35] * v1145;
-  const double v1163 = v1161 + v1162;
-  const double v1164 = v1155 + v1159;
-  const double v1165 = v1163 - v1156;
+  // panda_link1: Riccati
+  const double v916 = v799 * v913;
+  const double v917 = v800 * v913;
+  const double v918 = v799 * v911;
+  const double v919 = v917 + v918;
+  const double v920 = v800 * v915;
+  const double v921 = v916 + v920;
+  const double v922 = v800 * v921;
+  const double v923 = v799 * v919;
+  const double v924 = v922 + v923;
+  const double v925 = v924 + 0.009213163777211224;
+  const double v926 = 1.0 / v925;
 
-  // column 1, panda_link2: D^-1
-  const double v1166 = w[45] * v1165;
-
-  // column 1, panda_link1: psi B
-  const double v1167 = w[46] * v1165;
-  const double v1168 = w[47] * v1165;
-  const double v1169 = v1164 - v1167;
-  const double v1170 = v1160 - v1168;
-  const double v1171 = w[44] * v1170;
-  const double v1172 = w[43] * v1169;
-  const double v1173 = v1171 + v1172;
+  // column 1, panda_link1: psi K
+  const double v927 = v800 * v909;
+  const double v928 = v799 * v908;
+  const double v929 = v927 + v928;
 
   // column 1, panda_link1: D^-1
-  const double v1174 = w[48] * v1173;
+  const double v930 = v926 * v929;
 
-  // column 2, panda_link6: psi B
-  const double v1175 = w[0] * w[7];
-  const double v1176 = w[1] * w[6];
-  const double v1177 = v1175 - v1176;
-  const double v1178 = w[1] * w[7];
-  const double v1179 = w[0] * w[6];
-  const double v1180 = v1178 + v1179;
-  const double v1181 = 0.088 * v1180;
-  const double v1182 = w[0] * w[4];
-  const double v1183 = w[1] * w[3];
-  const double v1184 = v1182 - v1183;
-  const double v1185 = w[5] - 1.0;
-  const double v1186 = w[1] * w[4];
-  const double v1187 = w[0] * w[3];
-  const double v1188 = v1186 + v1187;
-  const double v1189 = v1181 + v1185;
+  // column 2, panda_link2: psi K
+  const double v931 = v634 * v770;
+  const double v932 = v635 * v769;
+  const double v933 = v932 - v931;
+  const double v934 = v635 * v770;
+  const double v935 = v634 * v769;
+  const double v936 = v934 + v935;
+  const double v937 = (-0.316) * v936;
+  const double v938 = (-0.316) * v933;
+  const double v939 = v634 * v767;
+  const double v940 = v635 * v766;
+  const double v941 = v940 - v939;
+  const double v942 = v635 * v767;
+  const double v943 = v634 * v766;
+  const double v944 = v942 + v943;
+  const double v945 = v937 + v941;
+  const double v946 = v944 - v938;
 
-  // column 2, panda_link6: D^-1
-  const double v1190 = w[10] * v1188;
-
-  // column 2, panda_link5: psi B
-  const double v1191 = w[11] * v1188;
-  const double v1192 = w[12] * v1188;
-  const double v1193 = w[13] * v1188;
-  const double v1194 = w[14] * v1188;
-  const double v1195 = w[15] * v1188;
-  const double v1196 = w[16] * v1188;
-  const double v1197 = v1184 + v1191;
-  const double v1198 = v1189 + v1192;
-  const double v1199 = v1177 + v1194;
-  const double v1200 = w[8] * v1195;
-  const double v1201 = w[9] * v1199;
-  const double v1202 = v1201 - v1200;
-  const double v1203 = v1180 - v1196;
-  const double v1204 = w[9] * v1195;
-  const double v1205 = w[8] * v1199;
-  const double v1206 = v1204 + v1205;
-  const double v1207 = w[8] * v1198;
-  const double v1208 = w[9] * v1197;
-  const double v1209 = v1208 - v1207;
-  const double v1210 = v1188 - v1193;
-  const double v1211 = w[9] * v1198;
-  const double v1212 = w[8] * v1197;
-  const double v1213 = v1211 + v1212;
-
-  // column 2, panda_link5: D^-1
-  const double v1214 = w[19] * v1213;
-
-  // column 2, panda_link4: psi B
-  const double v1215 = w[20] * v1213;
-  const double v1216 = w[21] * v1213;
-  const double v1217 = w[22] * v1213;
-  const double v1218 = w[23] * v1213;
-  const double v1219 = w[24] * v1213;
-  const double v1220 = w[25] * v1213;
-  const double v1221 = v1209 - v1215;
-  const double v1222 = v1210 - v1216;
-  const double v1223 = v1213 - v1217;
-  const double v1224 = v1202 - v1218;
-  const double v1225 = v1203 - v1219;
-  const double v1226 = v1206 - v1220;
-  const double v1227 = w[17] * v1225;
-  const double v1228 = w[18] * v1224;
-  const double v1229 = v1228 - v1227;
-  const double v1230 = w[18] * v1225;
-  const double v1231 = w[17] * v1224;
-  const double v1232 = v1230 + v1231;
-  const double v1233 = 0.384 * v1232;
-  const double v1234 = (-0.0825) * v1232;
-  const double v1235 = 0.384 * v1229;
-  const double v1236 = (-0.0825) * v1226;
-  const double v1237 = v1236 - v1235;
-  const double v1238 = w[17] * v1222;
-  const double v1239 = w[18] * v1221;
-  const double v1240 = v1239 - v1238;
-  const double v1241 = w[18] * v1222;
-  const double v1242 = w[17] * v1221;
-  const double v1243 = v1241 + v1242;
-  const double v1244 = v1240 - v1233;
-  const double v1245 = v1223 + v1234;
-  const double v1246 = v1237 - v1243;
-
-  // column 2, panda_link4: D^-1
-  const double v1247 = w[28] * v1246;
-
-  // column 2, panda_link3: psi B
-  const double v1248 = w[29] * v1246;
-  const double v1249 = w[30] * v1246;
-  const double v1250 = w[31] * v1246;
-  const double v1251 = w[32] * v1246;
-  const double v1252 = w[33] * v1246;
-  const double v1253 = w[34] * v1246;
-  const double v1254 = v1244 - v1248;
-  const double v1255 = v1245 - v1249;
-  const double v1256 = v1229 - v1251;
-  const double v1257 = v1226 - v1252;
-  const double v1258 = v1232 + v1253;
-  const double v1259 = w[26] * v1257;
-  const double v1260 = w[27] * v1256;
-  const double v1261 = v1260 - v1259;
-  const double v1262 = w[27] * v1257;
-  const double v1263 = w[26] * v1256;
-  const double v1264 = v1262 + v1263;
-  const double v1265 = 0.0825 * v1264;
-  const double v1266 = 0.0825 * v1258;
-  const double v1267 = w[26] * v1255;
-  const double v1268 = w[27] * v1254;
-  const double v1269 = v1268 - v1267;
-  const double v1270 = v1250 - v1246;
-  const double v1271 = w[27] * v1255;
-  const double v1272 = w[26] * v1254;
-  const double v1273 = v1271 + v1272;
-  const double v1274 = v1270 - v1265;
-  const double v1275 = v1266 + v1273;
-
-  // column 2, panda_link3: D^-1
-  const double v1276 = w[37] * v1275;
-
-  // column 2, panda_link2: psi B
-  const double v1277 = w[38] * v1275;
-  const double v1278 = w[39] * v1275;
-  const double v1279 = w[40] * v1275;
-  const double v1280 = w[41] * v1275;
-  const double v1281 = w[42] * v1275;
-  const double v1282 = v1269 - v1277;
-  const double v1283 = v1274 - v1278;
-  const double v1284 = v1261 - v1280;
-  const double v1285 = v1258 - v1281;
-  const double v1286 = w[35] * v1285;
-  const double v1287 = w[36] * v1284;
-  const double v1288 = v1287 - v1286;
-  const double v1289 = w[36] * v1285;
-  const double v1290 = w[35] * v1284;
-  const double v1291 = v1289 + v1290;
-  const double v1292 = (-0.316) * v1291;
-  const double v1293 = (-0.316) * v1288;
-  const double v1294 = w[35] * v1283;
-  const double v1295 = w[36] * v1282;
-  const double v1296 = v1295 - v1294;
-  const double v1297 = v1279 - v1275;
-  const double v1298 = w[36] * v1283;
-  const double v1299 = w[35] * v1282;
-  const double v1300 = v1298 + v1299;
-  const double v1301 = v1292 + v1296;
-  const double v1302 = v1300 - v1293;
+  // column 2, panda_link2: (I - H psi K)
+  const double v947 = v938 - v944;
 
   // column 2, panda_link2: D^-1
-  const double v1303 = w[45] * v1302;
+  const double v948 = v907 * v947;
 
-  // column 2, panda_link1: psi B
-  const double v1304 = w[46] * v1302;
-  const double v1305 = w[47] * v1302;
-  const double v1306 = v1301 - v1304;
-  const double v1307 = v1297 - v1305;
-  const double v1308 = w[44] * v1307;
-  const double v1309 = w[43] * v1306;
-  const double v1310 = v1308 + v1309;
+  // column 2, panda_link1: psi K
+  const double v949 = v908 * v946;
+  const double v950 = v909 * v946;
+  const double v951 = v945 - v949;
+  const double v952 = v768 + v950;
+  const double v953 = v800 * v952;
+  const double v954 = v799 * v951;
+
+  // column 2, panda_link1: (I - H psi K)
+  const double v955 = v954 - v953;
 
   // column 2, panda_link1: D^-1
-  const double v1311 = w[48] * v1310;
+  const double v956 = v926 * v955;
 
-  // column 3, panda_link6: psi B
-  const double v1312 = 0.088 * w[52];
-  const double v1313 = w[0] * 0.1487752667616496;
-  const double v1314 = w[1] * 0.14877526676164962;
-  const double v1315 = v1314 - v1313;
-  const double v1316 = w[1] * 0.1487752667616496;
-  const double v1317 = w[0] * 0.14877526676164962;
-  const double v1318 = v1316 + v1317;
+  // column 3, panda_link3: psi K
+  const double v957 = v430 * v592;
+  const double v958 = v431 * v591;
+  const double v959 = v958 - v957;
+  const double v960 = v431 * v592;
+  const double v961 = v430 * v591;
+  const double v962 = v960 + v961;
+  const double v963 = 0.0825 * v962;
+  const double v964 = v593 * 0.0825;
+  const double v965 = v430 * v589;
+  const double v966 = v431 * v588;
+  const double v967 = v966 - v965;
+  const double v968 = v431 * v589;
+  const double v969 = v430 * v588;
+  const double v970 = v968 + v969;
+  const double v971 = v590 + v963;
+  const double v972 = v970 - v964;
 
-  // column 3, panda_link6: D^-1
-  const double v1319 = w[10] * v1318;
-
-  // column 3, panda_link5: psi B
-  const double v1320 = w[11] * v1318;
-  const double v1321 = w[12] * v1318;
-  const double v1322 = w[13] * v1318;
-  const double v1323 = w[14] * v1318;
-  const double v1324 = w[15] * v1318;
-  const double v1325 = w[16] * v1318;
-  const double v1326 = v1315 - v1320;
-  const double v1327 = v1312 + v1321;
-  const double v1328 = w[50] - v1323;
-  const double v1329 = w[8] * v1324;
-  const double v1330 = w[9] * v1328;
-  const double v1331 = v1329 + v1330;
-  const double v1332 = v1325 - w[52];
-  const double v1333 = w[9] * v1324;
-  const double v1334 = w[8] * v1328;
-  const double v1335 = v1334 - v1333;
-  const double v1336 = w[8] * v1327;
-  const double v1337 = w[9] * v1326;
-  const double v1338 = v1336 + v1337;
-  const double v1339 = v1322 - v1318;
-  const double v1340 = w[9] * v1327;
-  const double v1341 = w[8] * v1326;
-  const double v1342 = v1341 - v1340;
-
-  // column 3, panda_link5: D^-1
-  const double v1343 = w[19] * v1342;
-
-  // column 3, panda_link4: psi B
-  const double v1344 = w[20] * v1342;
-  const double v1345 = w[21] * v1342;
-  const double v1346 = w[22] * v1342;
-  const double v1347 = w[23] * v1342;
-  const double v1348 = w[24] * v1342;
-  const double v1349 = w[25] * v1342;
-  const double v1350 = v1338 - v1344;
-  const double v1351 = v1339 - v1345;
-  const double v1352 = v1342 - v1346;
-  const double v1353 = v1331 - v1347;
-  const double v1354 = v1332 - v1348;
-  const double v1355 = v1335 - v1349;
-  const double v1356 = w[17] * v1354;
-  const double v1357 = w[18] * v1353;
-  const double v1358 = v1357 - v1356;
-  const double v1359 = w[18] * v1354;
-  const double v1360 = w[17] * v1353;
-  const double v1361 = v1359 + v1360;
-  const double v1362 = 0.384 * v1361;
-  const double v1363 = (-0.0825) * v1361;
-  const double v1364 = 0.384 * v1358;
-  const double v1365 = (-0.0825) * v1355;
-  const double v1366 = v1365 - v1364;
-  const double v1367 = w[17] * v1351;
-  const double v1368 = w[18] * v1350;
-  const double v1369 = v1368 - v1367;
-  const double v1370 = w[18] * v1351;
-  const double v1371 = w[17] * v1350;
-  const double v1372 = v1370 + v1371;
-  const double v1373 = v1369 - v1362;
-  const double v1374 = v1352 + v1363;
-  const double v1375 = v1366 - v1372;
-
-  // column 3, panda_link4: D^-1
-  const double v1376 = w[28] * v1375;
-
-  // column 3, panda_link3: psi B
-  const double v1377 = w[29] * v1375;
-  const double v1378 = w[30] * v1375;
-  const double v1379 = w[31] * v1375;
-  const double v1380 = w[32] * v1375;
-  const double v1381 = w[33] * v1375;
-  const double v1382 = w[34] * v1375;
-  const double v1383 = v1373 - v1377;
-  const double v1384 = v1374 - v1378;
-  const double v1385 = v1358 - v1380;
-  const double v1386 = v1355 - v1381;
-  const double v1387 = v1361 + v1382;
-  const double v1388 = w[26] * v1386;
-  const double v1389 = w[27] * v1385;
-  const double v1390 = v1389 - v1388;
-  const double v1391 = w[27] * v1386;
-  const double v1392 = w[26] * v1385;
-  const double v1393 = v1391 + v1392;
-  const double v1394 = 0.0825 * v1393;
-  const double v1395 = 0.0825 * v1387;
-  const double v1396 = w[26] * v1384;
-  const double v1397 = w[27] * v1383;
-  const double v1398 = v1397 - v1396;
-  const double v1399 = v1379 - v1375;
-  const double v1400 = w[27] * v1384;
-  const double v1401 = w[26] * v1383;
-  const double v1402 = v1400 + v1401;
-  const double v1403 = v1399 - v1394;
-  const double v1404 = v1395 + v1402;
+  // column 3, panda_link3: (I - H psi K)
+  const double v973 = v964 - v970;
 
   // column 3, panda_link3: D^-1
-  const double v1405 = w[37] * v1404;
+  const double v974 = v765 * v973;
 
-  // column 3, panda_link2: psi B
-  const double v1406 = w[38] * v1404;
-  const double v1407 = w[39] * v1404;
-  const double v1408 = w[40] * v1404;
-  const double v1409 = w[41] * v1404;
-  const double v1410 = w[42] * v1404;
-  const double v1411 = v1398 - v1406;
-  const double v1412 = v1403 - v1407;
-  const double v1413 = v1390 - v1409;
-  const double v1414 = v1387 - v1410;
-  const double v1415 = w[35] * v1414;
-  const double v1416 = w[36] * v1413;
-  const double v1417 = v1416 - v1415;
-  const double v1418 = w[36] * v1414;
-  const double v1419 = w[35] * v1413;
-  const double v1420 = v1418 + v1419;
-  const double v1421 = (-0.316) * v1420;
-  const double v1422 = (-0.316) * v1417;
-  const double v1423 = w[35] * v1412;
-  const double v1424 = w[36] * v1411;
-  const double v1425 = v1424 - v1423;
-  const double v1426 = v1408 - v1404;
-  const double v1427 = w[36] * v1412;
-  const double v1428 = w[35] * v1411;
-  const double v1429 = v1427 + v1428;
-  const double v1430 = v1421 + v1425;
-  const double v1431 = v1429 - v1422;
+  // column 3, panda_link2: psi K
+  const double v975 = v766 * v972;
+  const double v976 = v767 * v972;
+  const double v977 = v768 * v972;
+  const double v978 = v769 * v972;
+  const double v979 = v770 * v972;
+  const double v980 = v967 - v975;
+  const double v981 = v971 + v976;
+  const double v982 = v959 - v978;
+  const double v983 = v593 + v979;
+  const double v984 = v634 * v983;
+  const double v985 = v635 * v982;
+  const double v986 = v984 + v985;
+  const double v987 = v635 * v983;
+  const double v988 = v634 * v982;
+  const double v989 = v988 - v987;
+  const double v990 = (-0.316) * v989;
+  const double v991 = (-0.316) * v986;
+  const double v992 = v634 * v981;
+  const double v993 = v635 * v980;
+  const double v994 = v992 + v993;
+  const double v995 = v977 - v972;
+  const double v996 = v635 * v981;
+  const double v997 = v634 * v980;
+  const double v998 = v997 - v996;
+  const double v999 = v990 + v994;
+  const double v1000 = v998 - v991;
+
+  // column 3, panda_link2: (I - H psi K)
+  const double v1001 = v991 - v998;
 
   // column 3, panda_link2: D^-1
-  const double v1432 = w[45] * v1431;
+  const double v1002 = v907 * v1001;
 
-  // column 3, panda_link1: psi B
-  const double v1433 = w[46] * v1431;
-  const double v1434 = w[47] * v1431;
-  const double v1435 = v1430 - v1433;
-  const double v1436 = v1426 - v1434;
-  const double v1437 = w[44] * v1436;
-  const double v1438 = w[43] * v1435;
-  const double v1439 = v1437 + v1438;
+  // column 3, panda_link1: psi K
+  const double v1003 = v908 * v1000;
+  const double v1004 = v909 * v1000;
+  const double v1005 = v999 - v1003;
+  const double v1006 = v995 - v1004;
+  const double v1007 = v800 * v1006;
+  const double v1008 = v799 * v1005;
+  const double v1009 = v1007 + v1008;
 
   // column 3, panda_link1: D^-1
-  const double v1440 = w[48] * v1439;
+  const double v1010 = v926 * v1009;
 
-  // column 4, panda_link6: psi B
-  const double v1441 = 0.088 * v1055;
-  const double v1442 = w[1] * (-0.1487752667616496);
-  const double v1443 = v1442 - v1317;
-  const double v1444 = w[0] * (-0.1487752667616496);
-  const double v1445 = v1314 + v1444;
+  // column 4, panda_link4: psi K
+  const double v1011 = v273 * v386;
+  const double v1012 = v274 * v385;
+  const double v1013 = v1012 - v1011;
+  const double v1014 = v274 * v386;
+  const double v1015 = v273 * v385;
+  const double v1016 = v1014 + v1015;
+  const double v1017 = 0.384 * v1016;
+  const double v1018 = (-0.0825) * v1016;
+  const double v1019 = 0.384 * v1013;
+  const double v1020 = v387 * (-0.0825);
+  const double v1021 = v1020 - v1019;
+  const double v1022 = v273 * v383;
+  const double v1023 = v274 * v382;
+  const double v1024 = v1023 - v1022;
+  const double v1025 = v274 * v383;
+  const double v1026 = v273 * v382;
+  const double v1027 = v1025 + v1026;
+  const double v1028 = v1024 - v1017;
+  const double v1029 = v384 + v1018;
+  const double v1030 = v1021 - v1027;
 
-  // column 4, panda_link6: D^-1
-  const double v1446 = w[10] * v1445;
-
-  // column 4, panda_link5: psi B
-  const double v1447 = w[11] * v1445;
-  const double v1448 = w[12] * v1445;
-  const double v1449 = w[13] * v1445;
-  const double v1450 = w[14] * v1445;
-  const double v1451 = w[15] * v1445;
-  const double v1452 = w[16] * v1445;
-  const double v1453 = v1443 - v1447;
-  const double v1454 = v1441 + v1448;
-  const double v1455 = v1053 - v1450;
-  const double v1456 = w[8] * v1451;
-  const double v1457 = w[9] * v1455;
-  const double v1458 = v1456 + v1457;
-  const double v1459 = v1452 - v1055;
-  const double v1460 = w[9] * v1451;
-  const double v1461 = w[8] * v1455;
-  const double v1462 = v1461 - v1460;
-  const double v1463 = w[8] * v1454;
-  const double v1464 = w[9] * v1453;
-  const double v1465 = v1463 + v1464;
-  const double v1466 = v1449 - v1445;
-  const double v1467 = w[9] * v1454;
-  const double v1468 = w[8] * v1453;
-  const double v1469 = v1468 - v1467;
-
-  // column 4, panda_link5: D^-1
-  const double v1470 = w[19] * v1469;
-
-  // column 4, panda_link4: psi B
-  const double v1471 = w[20] * v1469;
-  const double v1472 = w[21] * v1469;
-  const double v1473 = w[22] * v1469;
-  const double v1474 = w[23] * v1469;
-  const double v1475 = w[24] * v1469;
-  const double v1476 = w[25] * v1469;
-  const double v1477 = v1465 - v1471;
-  const double v1478 = v1466 - v1472;
-  const double v1479 = v1469 - v1473;
-  const double v1480 = v1458 - v1474;
-  const double v1481 = v1459 - v1475;
-  const double v1482 = v1462 - v1476;
-  const double v1483 = w[17] * v1481;
-  const double v1484 = w[18] * v1480;
-  const double v1485 = v1484 - v1483;
-  const double v1486 = w[18] * v1481;
-  const double v1487 = w[17] * v1480;
-  const double v1488 = v1486 + v1487;
-  const double v1489 = 0.384 * v1488;
-  const double v1490 = (-0.0825) * v1488;
-  const double v1491 = 0.384 * v1485;
-  const double v1492 = (-0.0825) * v1482;
-  const double v1493 = v1492 - v1491;
-  const double v1494 = w[17] * v1478;
-  const double v1495 = w[18] * v1477;
-  const double v1496 = v1495 - v1494;
-  const double v1497 = w[18] * v1478;
-  const double v1498 = w[17] * v1477;
-  const double v1499 = v1497 + v1498;
-  const double v1500 = v1496 - v1489;
-  const double v1501 = v1479 + v1490;
-  const double v1502 = v1493 - v1499;
+  // column 4, panda_link4: (I - H psi K)
+  const double v1031 = v1027 - v1021;
 
   // column 4, panda_link4: D^-1
-  const double v1503 = w[28] * v1502;
+  const double v1032 = v587 * v1031;
 
-  // column 4, panda_link3: psi B
-  const double v1504 = w[29] * v1502;
-  const double v1505 = w[30] * v1502;
-  const double v1506 = w[31] * v1502;
-  const double v1507 = w[32] * v1502;
-  const double v1508 = w[33] * v1502;
-  const double v1509 = w[34] * v1502;
-  const double v1510 = v1500 - v1504;
-  const double v1511 = v1501 - v1505;
-  const double v1512 = v1485 - v1507;
-  const double v1513 = v1482 - v1508;
-  const double v1514 = v1488 + v1509;
-  const double v1515 = w[26] * v1513;
-  const double v1516 = w[27] * v1512;
-  const double v1517 = v1516 - v1515;
-  const double v1518 = w[27] * v1513;
-  const double v1519 = w[26] * v1512;
-  const double v1520 = v1518 + v1519;
-  const double v1521 = 0.0825 * v1520;
-  const double v1522 = 0.0825 * v1514;
-  const double v1523 = w[26] * v1511;
-  const double v1524 = w[27] * v1510;
-  const double v1525 = v1524 - v1523;
-  const double v1526 = v1506 - v1502;
-  const double v1527 = w[27] * v1511;
-  const double v1528 = w[26] * v1510;
-  const double v1529 = v1527 + v1528;
-  const double v1530 = v1526 - v1521;
-  const double v1531 = v1522 + v1529;
+  // column 4, panda_link3: psi K
+  const double v1033 = v588 * v1030;
+  const double v1034 = v589 * v1030;
+  const double v1035 = v590 * v1030;
+  const double v1036 = v591 * v1030;
+  const double v1037 = v592 * v1030;
+  const double v1038 = v593 * v1030;
+  const double v1039 = v1028 - v1033;
+  const double v1040 = v1029 - v1034;
+  const double v1041 = v1013 - v1036;
+  const double v1042 = v387 - v1037;
+  const double v1043 = v1016 + v1038;
+  const double v1044 = v430 * v1042;
+  const double v1045 = v431 * v1041;
+  const double v1046 = v1045 - v1044;
+  const double v1047 = v431 * v1042;
+  const double v1048 = v430 * v1041;
+  const double v1049 = v1047 + v1048;
+  const double v1050 = 0.0825 * v1049;
+  const double v1051 = 0.0825 * v1043;
+  const double v1052 = v430 * v1040;
+  const double v1053 = v431 * v1039;
+  const double v1054 = v1053 - v1052;
+  const double v1055 = v1035 - v1030;
+  const double v1056 = v431 * v1040;
+  const double v1057 = v430 * v1039;
+  const double v1058 = v1056 + v1057;
+  const double v1059 = v1055 - v1050;
+  const double v1060 = v1051 + v1058;
 
   // column 4, panda_link3: D^-1
-  const double v1532 = w[37] * v1531;
+  const double v1061 = v765 * v1060;
 
-  // column 4, panda_link2: psi B
-  const double v1533 = w[38] * v1531;
-  const double v1534 = w[39] * v1531;
-  const double v1535 = w[40] * v1531;
-  const double v1536 = w[41] * v1531;
-  const double v1537 = w[42] * v1531;
-  const double v1538 = v1525 - v1533;
-  const double v1539 = v1530 - v1534;
-  const double v1540 = v1517 - v1536;
-  const double v1541 = v1514 - v1537;
-  const double v1542 = w[35] * v1541;
-  const double v1543 = w[36] * v1540;
-  const double v1544 = v1543 - v1542;
-  const double v1545 = w[36] * v1541;
-  const double v1546 = w[35] * v1540;
-  const double v1547 = v1545 + v1546;
-  const double v1548 = (-0.316) * v1547;
-  const double v1549 = (-0.316) * v1544;
-  const double v1550 = w[35] * v1539;
-  const double v1551 = w[36] * v1538;
-  const double v1552 = v1551 - v1550;
-  const double v1553 = v1535 - v1531;
-  const double v1554 = w[36] * v1539;
-  const double v1555 = w[35] * v1538;
-  const double v1556 = v1554 + v1555;
-  const double v1557 = v1548 + v1552;
-  const double v1558 = v1556 - v1549;
+  // column 4, panda_link2: psi K
+  const double v1062 = v766 * v1060;
+  const double v1063 = v767 * v1060;
+  const double v1064 = v768 * v1060;
+  const double v1065 = v769 * v1060;
+  const double v1066 = v770 * v1060;
+  const double v1067 = v1054 - v1062;
+  const double v1068 = v1059 - v1063;
+  const double v1069 = v1046 - v1065;
+  const double v1070 = v1043 - v1066;
+  const double v1071 = v634 * v1070;
+  const double v1072 = v635 * v1069;
+  const double v1073 = v1072 - v1071;
+  const double v1074 = v635 * v1070;
+  const double v1075 = v634 * v1069;
+  const double v1076 = v1074 + v1075;
+  const double v1077 = (-0.316) * v1076;
+  const double v1078 = (-0.316) * v1073;
+  const double v1079 = v634 * v1068;
+  const double v1080 = v635 * v1067;
+  const double v1081 = v1080 - v1079;
+  const double v1082 = v1064 - v1060;
+  const double v1083 = v635 * v1068;
+  const double v1084 = v634 * v1067;
+  const double v1085 = v1083 + v1084;
+  const double v1086 = v1077 + v1081;
+  const double v1087 = v1085 - v1078;
+
+  // column 4, panda_link2: (I - H psi K)
+  const double v1088 = v1078 - v1085;
 
   // column 4, panda_link2: D^-1
-  const double v1559 = w[45] * v1558;
+  const double v1089 = v907 * v1088;
 
-  // column 4, panda_link1: psi B
-  const double v1560 = w[46] * v1558;
-  const double v1561 = w[47] * v1558;
-  const double v1562 = v1557 - v1560;
-  const double v1563 = v1553 - v1561;
-  const double v1564 = w[44] * v1563;
-  const double v1565 = w[43] * v1562;
-  const double v1566 = v1564 + v1565;
+  // column 4, panda_link1: psi K
+  const double v1090 = v908 * v1087;
+  const double v1091 = v909 * v1087;
+  const double v1092 = v1086 - v1090;
+  const double v1093 = v1082 - v1091;
+  const double v1094 = v800 * v1093;
+  const double v1095 = v799 * v1092;
+  const double v1096 = v1094 + v1095;
 
   // column 4, panda_link1: D^-1
-  const double v1567 = w[48] * v1566;
+  const double v1097 = v926 * v1096;
 
-  // column 5, panda_link6: D^-1
-  const double v1568 = w[10] * (-0.088);
-
-  // column 5, panda_link5: psi B
-  const double v1569 = w[11] * (-0.088);
-  const double v1570 = w[12] * (-0.088);
-  const double v1571 = w[13] * (-0.088);
-  const double v1572 = w[14] * (-0.088);
-  const double v1573 = w[15] * (-0.088);
-  const double v1574 = w[16] * (-0.088);
-  const double v1575 = (-1.0) - v1573;
-  const double v1576 = w[8] * v1575;
-  const double v1577 = w[9] * v1572;
-  const double v1578 = v1576 + v1577;
-  const double v1579 = w[9] * v1575;
-  const double v1580 = w[8] * v1572;
-  const double v1581 = v1579 - v1580;
-  const double v1582 = w[8] * v1570;
-  const double v1583 = w[9] * v1569;
-  const double v1584 = v1582 - v1583;
-  const double v1585 = v1571 - (-0.088);
-  const double v1586 = w[9] * v1570;
-  const double v1587 = w[8] * v1569;
-  const double v1588 = v1586 + v1587;
+  // column 5, panda_link5: psi K
+  const double v1098 = v110 * v234;
+  const double v1099 = v111 * v233;
+  const double v1100 = v1099 - v1098;
+  const double v1101 = v111 * v234;
+  const double v1102 = v110 * v233;
+  const double v1103 = v1101 + v1102;
+  const double v1104 = v110 * v231;
+  const double v1105 = v111 * v230;
+  const double v1106 = v1105 - v1104;
+  const double v1107 = v111 * v231;
+  const double v1108 = v110 * v230;
+  const double v1109 = v1107 + v1108;
 
   // column 5, panda_link5: D^-1
-  const double v1589 = w[19] * v1588;
+  const double v1110 = v381 * v1109;
 
-  // column 5, panda_link4: psi B
-  const double v1590 = w[20] * v1588;
-  const double v1591 = w[21] * v1588;
-  const double v1592 = w[22] * v1588;
-  const double v1593 = w[23] * v1588;
-  const double v1594 = w[24] * v1588;
-  const double v1595 = w[25] * v1588;
-  const double v1596 = v1584 + v1590;
-  const double v1597 = v1585 + v1591;
-  const double v1598 = v1592 - v1588;
-  const double v1599 = v1593 - v1578;
-  const double v1600 = v1574 + v1594;
-  const double v1601 = v1581 + v1595;
-  const double v1602 = w[17] * v1600;
-  const double v1603 = w[18] * v1599;
-  const double v1604 = v1603 - v1602;
-  const double v1605 = w[18] * v1600;
-  const double v1606 = w[17] * v1599;
-  const double v1607 = v1605 + v1606;
-  const double v1608 = 0.384 * v1607;
-  const double v1609 = (-0.0825) * v1607;
-  const double v1610 = 0.384 * v1604;
-  const double v1611 = (-0.0825) * v1601;
-  const double v1612 = v1611 - v1610;
-  const double v1613 = w[17] * v1597;
-  const double v1614 = w[18] * v1596;
-  const double v1615 = v1614 - v1613;
-  const double v1616 = w[18] * v1597;
-  const double v1617 = w[17] * v1596;
-  const double v1618 = v1616 + v1617;
-  const double v1619 = v1615 - v1608;
-  const double v1620 = v1598 + v1609;
-  const double v1621 = v1612 - v1618;
+  // column 5, panda_link4: psi K
+  const double v1111 = v382 * v1109;
+  const double v1112 = v383 * v1109;
+  const double v1113 = v384 * v1109;
+  const double v1114 = v385 * v1109;
+  const double v1115 = v386 * v1109;
+  const double v1116 = v387 * v1109;
+  const double v1117 = v1106 - v1111;
+  const double v1118 = v232 + v1112;
+  const double v1119 = v1109 - v1113;
+  const double v1120 = v1100 - v1114;
+  const double v1121 = v235 + v1115;
+  const double v1122 = v1103 - v1116;
+  const double v1123 = v273 * v1121;
+  const double v1124 = v274 * v1120;
+  const double v1125 = v1123 + v1124;
+  const double v1126 = v274 * v1121;
+  const double v1127 = v273 * v1120;
+  const double v1128 = v1126 - v1127;
+  const double v1129 = 0.384 * v1128;
+  const double v1130 = (-0.0825) * v1128;
+  const double v1131 = 0.384 * v1125;
+  const double v1132 = (-0.0825) * v1122;
+  const double v1133 = v1132 - v1131;
+  const double v1134 = v273 * v1118;
+  const double v1135 = v274 * v1117;
+  const double v1136 = v1134 + v1135;
+  const double v1137 = v274 * v1118;
+  const double v1138 = v273 * v1117;
+  const double v1139 = v1137 - v1138;
+  const double v1140 = v1129 + v1136;
+  const double v1141 = v1119 - v1130;
+  const double v1142 = v1133 + v1139;
 
   // column 5, panda_link4: D^-1
-  const double v1622 = w[28] * v1621;
+  const double v1143 = v587 * v1142;
 
-  // column 5, panda_link3: psi B
-  const double v1623 = w[29] * v1621;
-  const double v1624 = w[30] * v1621;
-  const double v1625 = w[31] * v1621;
-  const double v1626 = w[32] * v1621;
-  const double v1627 = w[33] * v1621;
-  const double v1628 = w[34] * v1621;
-  const double v1629 = v1619 - v1623;
-  const double v1630 = v1620 - v1624;
-  const double v1631 = v1604 - v1626;
-  const double v1632 = v1601 - v1627;
-  const double v1633 = v1607 + v1628;
-  const double v1634 = w[26] * v1632;
-  const double v1635 = w[27] * v1631;
-  const double v1636 = v1635 - v1634;
-  const double v1637 = w[27] * v1632;
-  const double v1638 = w[26] * v1631;
-  const double v1639 = v1637 + v1638;
-  const double v1640 = 0.0825 * v1639;
-  const double v1641 = 0.0825 * v1633;
-  const double v1642 = w[26] * v1630;
-  const double v1643 = w[27] * v1629;
-  const double v1644 = v1643 - v1642;
-  const double v1645 = v1625 - v1621;
-  const double v1646 = w[27] * v1630;
-  const double v1647 = w[26] * v1629;
-  const double v1648 = v1646 + v1647;
-  const double v1649 = v1645 - v1640;
-  const double v1650 = v1641 + v1648;
+  // column 5, panda_link3: psi K
+  const double v1144 = v588 * v1142;
+  const double v1145 = v589 * v1142;
+  const double v1146 = v590 * v1142;
+  const double v1147 = v591 * v1142;
+  const double v1148 = v592 * v1142;
+  const double v1149 = v593 * v1142;
+  const double v1150 = v1140 - v1144;
+  const double v1151 = v1141 - v1145;
+  const double v1152 = v1125 - v1147;
+  const double v1153 = v1122 - v1148;
+  const double v1154 = v430 * v1153;
+  const double v1155 = v431 * v1152;
+  const double v1156 = v1155 - v1154;
+  const double v1157 = v1149 - v1128;
+  const double v1158 = v431 * v1153;
+  const double v1159 = v430 * v1152;
+  const double v1160 = v1158 + v1159;
+  const double v1161 = 0.0825 * v1160;
+  const double v1162 = 0.0825 * v1157;
+  const double v1163 = v430 * v1151;
+  const double v1164 = v431 * v1150;
+  const double v1165 = v1164 - v1163;
+  const double v1166 = v1146 - v1142;
+  const double v1167 = v431 * v1151;
+  const double v1168 = v430 * v1150;
+  const double v1169 = v1167 + v1168;
+  const double v1170 = v1166 - v1161;
+  const double v1171 = v1162 + v1169;
 
   // column 5, panda_link3: D^-1
-  const double v1651 = w[37] * v1650;
+  const double v1172 = v765 * v1171;
 
-  // column 5, panda_link2: psi B
-  const double v1652 = w[38] * v1650;
-  const double v1653 = w[39] * v1650;
-  const double v1654 = w[40] * v1650;
-  const double v1655 = w[41] * v1650;
-  const double v1656 = w[42] * v1650;
-  const double v1657 = v1644 - v1652;
-  const double v1658 = v1649 - v1653;
-  const double v1659 = v1636 - v1655;
-  const double v1660 = v1633 - v1656;
-  const double v1661 = w[35] * v1660;
-  const double v1662 = w[36] * v1659;
-  const double v1663 = v1662 - v1661;
-  const double v1664 = w[36] * v1660;
-  const double v1665 = w[35] * v1659;
-  const double v1666 = v1664 + v1665;
-  const double v1667 = (-0.316) * v1666;
-  const double v1668 = (-0.316) * v1663;
-  const double v1669 = w[35] * v1658;
-  const double v1670 = w[36] * v1657;
-  const double v1671 = v1670 - v1669;
-  const double v1672 = v1654 - v1650;
-  const double v1673 = w[36] * v1658;
-  const double v1674 = w[35] * v1657;
-  const double v1675 = v1673 + v1674;
-  const double v1676 = v1667 + v1671;
-  const double v1677 = v1675 - v1668;
+  // column 5, panda_link2: psi K
+  const double v1173 = v766 * v1171;
+  const double v1174 = v767 * v1171;
+  const double v1175 = v768 * v1171;
+  const double v1176 = v769 * v1171;
+  const double v1177 = v770 * v1171;
+  const double v1178 = v1165 - v1173;
+  const double v1179 = v1170 - v1174;
+  const double v1180 = v1156 - v1176;
+  const double v1181 = v1157 - v1177;
+  const double v1182 = v634 * v1181;
+  const double v1183 = v635 * v1180;
+  const double v1184 = v1183 - v1182;
+  const double v1185 = v635 * v1181;
+  const double v1186 = v634 * v1180;
+  const double v1187 = v1185 + v1186;
+  const double v1188 = (-0.316) * v1187;
+  const double v1189 = (-0.316) * v1184;
+  const double v1190 = v634 * v1179;
+  const double v1191 = v635 * v1178;
+  const double v1192 = v1191 - v1190;
+  const double v1193 = v1175 - v1171;
+  const double v1194 = v635 * v1179;
+  const double v1195 = v634 * v1178;
+  const double v1196 = v1194 + v1195;
+  const double v1197 = v1188 + v1192;
+  const double v1198 = v1196 - v1189;
+
+  // column 5, panda_link2: (I - H psi K)
+  const double v1199 = v1189 - v1196;
 
   // column 5, panda_link2: D^-1
-  const double v1678 = w[45] * v1677;
+  const double v1200 = v907 * v1199;
 
-  // column 5, panda_link1: psi B
-  const double v1679 = w[46] * v1677;
-  const double v1680 = w[47] * v1677;
-  const double v1681 = v1676 - v1679;
-  const double v1682 = v1672 - v1680;
-  const double v1683 = w[44] * v1682;
-  const double v1684 = w[43] * v1681;
-  const double v1685 = v1683 + v1684;
+  // column 5, panda_link1: psi K
+  const double v1201 = v908 * v1198;
+  const double v1202 = v909 * v1198;
+  const double v1203 = v1197 - v1201;
+  const double v1204 = v1193 - v1202;
+  const double v1205 = v800 * v1204;
+  const double v1206 = v799 * v1203;
+  const double v1207 = v1205 + v1206;
 
   // column 5, panda_link1: D^-1
-  const double v1686 = w[48] * v1685;
+  const double v1208 = v926 * v1207;
 
-  // column 0, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1687 = v1050 * v1051;
-  const double v1688 = v1042 * v1043;
-  const double v1689 = v1687 + v1688;
-  const double v1690 = v1015 * v1016;
-  const double v1691 = v1689 + v1690;
-  const double v1692 = w[57] * w[58];
-  const double v1693 = v1691 + v1692;
-  const double v1694 = w[54] * w[55];
-  const double v1695 = v1693 + v1694;
-  const double v1696 = w[52] * w[53];
-  const double v1697 = v1695 + v1696;
+  // column 6, panda_link6: psi K
+  const double v1209 = v4 * v81;
+  const double v1210 = v5 * v80;
+  const double v1211 = v1210 - v1209;
+  const double v1212 = v5 * v81;
+  const double v1213 = v4 * v80;
+  const double v1214 = v1212 + v1213;
+  const double v1215 = 0.088 * v1214;
+  const double v1216 = v4 * v78;
+  const double v1217 = v5 * v77;
+  const double v1218 = v1217 - v1216;
+  const double v1219 = v5 * v78;
+  const double v1220 = v4 * v77;
+  const double v1221 = v1219 + v1220;
+  const double v1222 = v79 + v1215;
 
-  // column 1, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1698 = v1050 * v1174;
-  const double v1699 = v1042 * v1166;
-  const double v1700 = v1698 + v1699;
-  const double v1701 = v1015 * v1139;
+  // column 6, panda_link6: D^-1
+  const double v1223 = v229 * v1221;
+
+  // column 6, panda_link5: psi K
+  const double v1224 = v230 * v1221;
+  const double v1225 = v231 * v1221;
+  const double v1226 = v232 * v1221;
+  const double v1227 = v233 * v1221;
+  const double v1228 = v234 * v1221;
+  const double v1229 = v235 * v1221;
+  const double v1230 = v1218 - v1224;
+  const double v1231 = v1222 + v1225;
+  const double v1232 = v1211 - v1227;
+  const double v1233 = v110 * v1228;
+  const double v1234 = v111 * v1232;
+  const double v1235 = v1233 + v1234;
+  const double v1236 = v1229 - v1214;
+  const double v1237 = v111 * v1228;
+  const double v1238 = v110 * v1232;
+  const double v1239 = v1238 - v1237;
+  const double v1240 = v110 * v1231;
+  const double v1241 = v111 * v1230;
+  const double v1242 = v1240 + v1241;
+  const double v1243 = v1226 - v1221;
+  const double v1244 = v111 * v1231;
+  const double v1245 = v110 * v1230;
+  const double v1246 = v1245 - v1244;
+
+  // column 6, panda_link5: (I - H psi K)
+  const double v1247 = v1244 - v1245;
+
+  // column 6, panda_link5: D^-1
+  const double v1248 = v381 * v1247;
+
+  // column 6, panda_link4: psi K
+  const double v1249 = v382 * v1246;
+  const double v1250 = v383 * v1246;
+  const double v1251 = v384 * v1246;
+  const double v1252 = v385 * v1246;
+  const double v1253 = v386 * v1246;
+  const double v1254 = v387 * v1246;
+  const double v1255 = v1242 - v1249;
+  const double v1256 = v1243 - v1250;
+  const double v1257 = v1246 - v1251;
+  const double v1258 = v1235 - v1252;
+  const double v1259 = v1236 - v1253;
+  const double v1260 = v1239 - v1254;
+  const double v1261 = v273 * v1259;
+  const double v1262 = v274 * v1258;
+  const double v1263 = v1262 - v1261;
+  const double v1264 = v274 * v1259;
+  const double v1265 = v273 * v1258;
+  const double v1266 = v1264 + v1265;
+  const double v1267 = 0.384 * v1266;
+  const double v1268 = (-0.0825) * v1266;
+  const double v1269 = 0.384 * v1263;
+  const double v1270 = (-0.0825) * v1260;
+  const double v1271 = v1270 - v1269;
+  const double v1272 = v273 * v1256;
+  const double v1273 = v274 * v1255;
+  const double v1274 = v1273 - v1272;
+  const double v1275 = v274 * v1256;
+  const double v1276 = v273 * v1255;
+  const double v1277 = v1275 + v1276;
+  const double v1278 = v1274 - v1267;
+  const double v1279 = v1257 + v1268;
+  const double v1280 = v1271 - v1277;
+
+  // column 6, panda_link4: (I - H psi K)
+  const double v1281 = v1277 - v1271;
+
+  // column 6, panda_link4: D^-1
+  const double v1282 = v587 * v1281;
+
+  // column 6, panda_link3: psi K
+  const double v1283 = v588 * v1280;
+  const double v1284 = v589 * v1280;
+  const double v1285 = v590 * v1280;
+  const double v1286 = v591 * v1280;
+  const double v1287 = v592 * v1280;
+  const double v1288 = v593 * v1280;
+  const double v1289 = v1278 - v1283;
+  const double v1290 = v1279 - v1284;
+  const double v1291 = v1263 - v1286;
+  const double v1292 = v1260 - v1287;
+  const double v1293 = v1266 + v1288;
+  const double v1294 = v430 * v1292;
+  const double v1295 = v431 * v1291;
+  const double v1296 = v1295 - v1294;
+  const double v1297 = v431 * v1292;
+  const double v1298 = v430 * v1291;
+  const double v1299 = v1297 + v1298;
+  const double v1300 = 0.0825 * v1299;
+  const double v1301 = 0.0825 * v1293;
+  const double v1302 = v430 * v1290;
+  const double v1303 = v431 * v1289;
+  const double v1304 = v1303 - v1302;
+  const double v1305 = v1285 - v1280;
+  const double v1306 = v431 * v1290;
+  const double v1307 = v430 * v1289;
+  const double v1308 = v1306 + v1307;
+  const double v1309 = v1305 - v1300;
+  const double v1310 = v1301 + v1308;
+
+  // column 6, panda_link3: D^-1
+  const double v1311 = v765 * v1310;
+
+  // column 6, panda_link2: psi K
+  const double v1312 = v766 * v1310;
+  const double v1313 = v767 * v1310;
+  const double v1314 = v768 * v1310;
+  const double v1315 = v769 * v1310;
+  const double v1316 = v770 * v1310;
+  const double v1317 = v1304 - v1312;
+  const double v1318 = v1309 - v1313;
+  const double v1319 = v1296 - v1315;
+  const double v1320 = v1293 - v1316;
+  const double v1321 = v634 * v1320;
+  const double v1322 = v635 * v1319;
+  const double v1323 = v1322 - v1321;
+  const double v1324 = v635 * v1320;
+  const double v1325 = v634 * v1319;
+  const double v1326 = v1324 + v1325;
+  const double v1327 = (-0.316) * v1326;
+  const double v1328 = (-0.316) * v1323;
+  const double v1329 = v634 * v1318;
+  const double v1330 = v635 * v1317;
+  const double v1331 = v1330 - v1329;
+  const double v1332 = v1314 - v1310;
+  const double v1333 = v635 * v1318;
+  const double v1334 = v634 * v1317;
+  const double v1335 = v1333 + v1334;
+  const double v1336 = v1327 + v1331;
+  const double v1337 = v1335 - v1328;
+
+  // column 6, panda_link2: (I - H psi K)
+  const double v1338 = v1328 - v1335;
+
+  // column 6, panda_link2: D^-1
+  const double v1339 = v907 * v1338;
+
+  // column 6, panda_link1: psi K
+  const double v1340 = v908 * v1337;
+  const double v1341 = v909 * v1337;
+  const double v1342 = v1336 - v1340;
+  const double v1343 = v1332 - v1341;
+  const double v1344 = v800 * v1343;
+  const double v1345 = v799 * v1342;
+  const double v1346 = v1344 + v1345;
+
+  // column 6, panda_link1: D^-1
+  const double v1347 = v926 * v1346;
+
+  // column 7, panda_link6: psi K
+  const double v1348 = 0.7071067811865475 * v4;
+  const double v1349 = 0.7071067811865476 * v5;
+  const double v1350 = v1349 - v1348;
+  const double v1351 = 0.7071067811865475 * v5;
+  const double v1352 = 0.7071067811865476 * v4;
+  const double v1353 = v1351 + v1352;
+  const double v1354 = 0.088 * v1353;
+  const double v1355 = v4 * 0.11695546160825496;
+  const double v1356 = v5 * (-0.11695546160825494);
+  const double v1357 = v1356 - v1355;
+  const double v1358 = v5 * 0.11695546160825496;
+  const double v1359 = v4 * (-0.11695546160825494);
+  const double v1360 = v1358 + v1359;
+
+  // column 7, panda_link6: D^-1
+  const double v1361 = v229 * v1360;
+
+  // column 7, panda_link5: psi K
+  const double v1362 = v230 * v1360;
+  const double v1363 = v231 * v1360;
+  const double v1364 = v232 * v1360;
+  const double v1365 = v233 * v1360;
+  const double v1366 = v234 * v1360;
+  const double v1367 = v235 * v1360;
+  const double v1368 = v1357 - v1362;
+  const double v1369 = v1354 + v1363;
+  const double v1370 = v1350 - v1365;
+  const double v1371 = v110 * v1366;
+  const double v1372 = v111 * v1370;
+  const double v1373 = v1371 + v1372;
+  const double v1374 = v1367 - v1353;
+  const double v1375 = v111 * v1366;
+  const double v1376 = v110 * v1370;
+  const double v1377 = v1376 - v1375;
+  const double v1378 = v110 * v1369;
+  const double v1379 = v111 * v1368;
+  const double v1380 = v1378 + v1379;
+  const double v1381 = v1364 - v1360;
+  const double v1382 = v111 * v1369;
+  const double v1383 = v110 * v1368;
+  const double v1384 = v1383 - v1382;
+
+  // column 7, panda_link5: (I - H psi K)
+  const double v1385 = v1382 - v1383;
+
+  // column 7, panda_link5: D^-1
+  const double v1386 = v381 * v1385;
+
+  // column 7, panda_link4: psi K
+  const double v1387 = v382 * v1384;
+  const double v1388 = v383 * v1384;
+  const double v1389 = v384 * v1384;
+  const double v1390 = v385 * v1384;
+  const double v1391 = v386 * v1384;
+  const double v1392 = v387 * v1384;
+  const double v1393 = v1380 - v1387;
+  const double v1394 = v1381 - v1388;
+  const double v1395 = v1384 - v1389;
+  const double v1396 = v1373 - v1390;
+  const double v1397 = v1374 - v1391;
+  const double v1398 = v1377 - v1392;
+  const double v1399 = v273 * v1397;
+  const double v1400 = v274 * v1396;
+  const double v1401 = v1400 - v1399;
+  const double v1402 = v274 * v1397;
+  const double v1403 = v273 * v1396;
+  const double v1404 = v1402 + v1403;
+  const double v1405 = 0.384 * v1404;
+  const double v1406 = (-0.0825) * v1404;
+  const double v1407 = 0.384 * v1401;
+  const double v1408 = (-0.0825) * v1398;
+  const double v1409 = v1408 - v1407;
+  const double v1410 = v273 * v1394;
+  const double v1411 = v274 * v1393;
+  const double v1412 = v1411 - v1410;
+  const double v1413 = v274 * v1394;
+  const double v1414 = v273 * v1393;
+  const double v1415 = v1413 + v1414;
+  const double v1416 = v1412 - v1405;
+  const double v1417 = v1395 + v1406;
+  const double v1418 = v1409 - v1415;
+
+  // column 7, panda_link4: (I - H psi K)
+  const double v1419 = v1415 - v1409;
+
+  // column 7, panda_link4: D^-1
+  const double v1420 = v587 * v1419;
+
+  // column 7, panda_link3: psi K
+  const double v1421 = v588 * v1418;
+  const double v1422 = v589 * v1418;
+  const double v1423 = v590 * v1418;
+  const double v1424 = v591 * v1418;
+  const double v1425 = v592 * v1418;
+  const double v1426 = v593 * v1418;
+  const double v1427 = v1416 - v1421;
+  const double v1428 = v1417 - v1422;
+  const double v1429 = v1401 - v1424;
+  const double v1430 = v1398 - v1425;
+  const double v1431 = v1404 + v1426;
+  const double v1432 = v430 * v1430;
+  const double v1433 = v431 * v1429;
+  const double v1434 = v1433 - v1432;
+  const double v1435 = v431 * v1430;
+  const double v1436 = v430 * v1429;
+  const double v1437 = v1435 + v1436;
+  const double v1438 = 0.0825 * v1437;
+  const double v1439 = 0.0825 * v1431;
+  const double v1440 = v430 * v1428;
+  const double v1441 = v431 * v1427;
+  const double v1442 = v1441 - v1440;
+  const double v1443 = v1423 - v1418;
+  const double v1444 = v431 * v1428;
+  const double v1445 = v430 * v1427;
+  const double v1446 = v1444 + v1445;
+  const double v1447 = v1443 - v1438;
+  const double v1448 = v1439 + v1446;
+
+  // column 7, panda_link3: D^-1
+  const double v1449 = v765 * v1448;
+
+  // column 7, panda_link2: psi K
+  const double v1450 = v766 * v1448;
+  const double v1451 = v767 * v1448;
+  const double v1452 = v768 * v1448;
+  const double v1453 = v769 * v1448;
+  const double v1454 = v770 * v1448;
+  const double v1455 = v1442 - v1450;
+  const double v1456 = v1447 - v1451;
+  const double v1457 = v1434 - v1453;
+  const double v1458 = v1431 - v1454;
+  const double v1459 = v634 * v1458;
+  const double v1460 = v635 * v1457;
+  const double v1461 = v1460 - v1459;
+  const double v1462 = v635 * v1458;
+  const double v1463 = v634 * v1457;
+  const double v1464 = v1462 + v1463;
+  const double v1465 = (-0.316) * v1464;
+  const double v1466 = (-0.316) * v1461;
+  const double v1467 = v634 * v1456;
+  const double v1468 = v635 * v1455;
+  const double v1469 = v1468 - v1467;
+  const double v1470 = v1452 - v1448;
+  const double v1471 = v635 * v1456;
+  const double v1472 = v634 * v1455;
+  const double v1473 = v1471 + v1472;
+  const double v1474 = v1465 + v1469;
+  const double v1475 = v1473 - v1466;
+
+  // column 7, panda_link2: (I - H psi K)
+  const double v1476 = v1466 - v1473;
+
+  // column 7, panda_link2: D^-1
+  const double v1477 = v907 * v1476;
+
+  // column 7, panda_link1: psi K
+  const double v1478 = v908 * v1475;
+  const double v1479 = v909 * v1475;
+  const double v1480 = v1474 - v1478;
+  const double v1481 = v1470 - v1479;
+  const double v1482 = v800 * v1481;
+  const double v1483 = v799 * v1480;
+  const double v1484 = v1482 + v1483;
+
+  // column 7, panda_link1: D^-1
+  const double v1485 = v926 * v1484;
+
+  // column 8, panda_link6: psi K
+  const double v1486 = v4 * (-0.7071067811865475);
+  const double v1487 = v5 * (-0.7071067811865476);
+  const double v1488 = v1487 - v1486;
+  const double v1489 = v5 * (-0.7071067811865475);
+  const double v1490 = v4 * (-0.7071067811865476);
+  const double v1491 = v1489 + v1490;
+  const double v1492 = 0.088 * v1491;
+  const double v1493 = v4 * (-0.11695546160825496);
+  const double v1494 = v5 * 0.11695546160825494;
+  const double v1495 = v1494 - v1493;
+  const double v1496 = v5 * (-0.11695546160825496);
+  const double v1497 = v4 * 0.11695546160825494;
+  const double v1498 = v1496 + v1497;
+
+  // column 8, panda_link6: D^-1
+  const double v1499 = v229 * v1498;
+
+  // column 8, panda_link5: psi K
+  const double v1500 = v230 * v1498;
+  const double v1501 = v231 * v1498;
+  const double v1502 = v232 * v1498;
+  const double v1503 = v233 * v1498;
+  const double v1504 = v234 * v1498;
+  const double v1505 = v235 * v1498;
+  const double v1506 = v1495 - v1500;
+  const double v1507 = v1492 + v1501;
+  const double v1508 = v1488 - v1503;
+  const double v1509 = v110 * v1504;
+  const double v1510 = v111 * v1508;
+  const double v1511 = v1509 + v1510;
+  const double v1512 = v1505 - v1491;
+  const double v1513 = v111 * v1504;
+  const double v1514 = v110 * v1508;
+  const double v1515 = v1514 - v1513;
+  const double v1516 = v110 * v1507;
+  const double v1517 = v111 * v1506;
+  const double v1518 = v1516 + v1517;
+  const double v1519 = v1502 - v1498;
+  const double v1520 = v111 * v1507;
+  const double v1521 = v110 * v1506;
+  const double v1522 = v1521 - v1520;
+
+  // column 8, panda_link5: (I - H psi K)
+  const double v1523 = v1520 - v1521;
+
+  // column 8, panda_link5: D^-1
+  const double v1524 = v381 * v1523;
+
+  // column 8, panda_link4: psi K
+  const double v1525 = v382 * v1522;
+  const double v1526 = v383 * v1522;
+  const double v1527 = v384 * v1522;
+  const double v1528 = v385 * v1522;
+  const double v1529 = v386 * v1522;
+  const double v1530 = v387 * v1522;
+  const double v1531 = v1518 - v1525;
+  const double v1532 = v1519 - v1526;
+  const double v1533 = v1522 - v1527;
+  const double v1534 = v1511 - v1528;
+  const double v1535 = v1512 - v1529;
+  const double v1536 = v1515 - v1530;
+  const double v1537 = v273 * v1535;
+  const double v1538 = v274 * v1534;
+  const double v1539 = v1538 - v1537;
+  const double v1540 = v274 * v1535;
+  const double v1541 = v273 * v1534;
+  const double v1542 = v1540 + v1541;
+  const double v1543 = 0.384 * v1542;
+  const double v1544 = (-0.0825) * v1542;
+  const double v1545 = 0.384 * v1539;
+  const double v1546 = (-0.0825) * v1536;
+  const double v1547 = v1546 - v1545;
+  const double v1548 = v273 * v1532;
+  const double v1549 = v274 * v1531;
+  const double v1550 = v1549 - v1548;
+  const double v1551 = v274 * v1532;
+  const double v1552 = v273 * v1531;
+  const double v1553 = v1551 + v1552;
+  const double v1554 = v1550 - v1543;
+  const double v1555 = v1533 + v1544;
+  const double v1556 = v1547 - v1553;
+
+  // column 8, panda_link4: (I - H psi K)
+  const double v1557 = v1553 - v1547;
+
+  // column 8, panda_link4: D^-1
+  const double v1558 = v587 * v1557;
+
+  // column 8, panda_link3: psi K
+  const double v1559 = v588 * v1556;
+  const double v1560 = v589 * v1556;
+  const double v1561 = v590 * v1556;
+  const double v1562 = v591 * v1556;
+  const double v1563 = v592 * v1556;
+  const double v1564 = v593 * v1556;
+  const double v1565 = v1554 - v1559;
+  const double v1566 = v1555 - v1560;
+  const double v1567 = v1539 - v1562;
+  const double v1568 = v1536 - v1563;
+  const double v1569 = v1542 + v1564;
+  const double v1570 = v430 * v1568;
+  const double v1571 = v431 * v1567;
+  const double v1572 = v1571 - v1570;
+  const double v1573 = v431 * v1568;
+  const double v1574 = v430 * v1567;
+  const double v1575 = v1573 + v1574;
+  const double v1576 = 0.0825 * v1575;
+  const double v1577 = 0.0825 * v1569;
+  const double v1578 = v430 * v1566;
+  const double v1579 = v431 * v1565;
+  const double v1580 = v1579 - v1578;
+  const double v1581 = v1561 - v1556;
+  const double v1582 = v431 * v1566;
+  const double v1583 = v430 * v1565;
+  const double v1584 = v1582 + v1583;
+  const double v1585 = v1581 - v1576;
+  const double v1586 = v1577 + v1584;
+
+  // column 8, panda_link3: D^-1
+  const double v1587 = v765 * v1586;
+
+  // column 8, panda_link2: psi K
+  const double v1588 = v766 * v1586;
+  const double v1589 = v767 * v1586;
+  const double v1590 = v768 * v1586;
+  const double v1591 = v769 * v1586;
+  const double v1592 = v770 * v1586;
+  const double v1593 = v1580 - v1588;
+  const double v1594 = v1585 - v1589;
+  const double v1595 = v1572 - v1591;
+  const double v1596 = v1569 - v1592;
+  const double v1597 = v634 * v1596;
+  const double v1598 = v635 * v1595;
+  const double v1599 = v1598 - v1597;
+  const double v1600 = v635 * v1596;
+  const double v1601 = v634 * v1595;
+  const double v1602 = v1600 + v1601;
+  const double v1603 = (-0.316) * v1602;
+  const double v1604 = (-0.316) * v1599;
+  const double v1605 = v634 * v1594;
+  const double v1606 = v635 * v1593;
+  const double v1607 = v1606 - v1605;
+  const double v1608 = v1590 - v1586;
+  const double v1609 = v635 * v1594;
+  const double v1610 = v634 * v1593;
+  const double v1611 = v1609 + v1610;
+  const double v1612 = v1603 + v1607;
+  const double v1613 = v1611 - v1604;
+
+  // column 8, panda_link2: (I - H psi K)
+  const double v1614 = v1604 - v1611;
+
+  // column 8, panda_link2: D^-1
+  const double v1615 = v907 * v1614;
+
+  // column 8, panda_link1: psi K
+  const double v1616 = v908 * v1613;
+  const double v1617 = v909 * v1613;
+  const double v1618 = v1612 - v1616;
+  const double v1619 = v1608 - v1617;
+  const double v1620 = v800 * v1619;
+  const double v1621 = v799 * v1618;
+  const double v1622 = v1620 + v1621;
+
+  // column 8, panda_link1: D^-1
+  const double v1623 = v926 * v1622;
+
+  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1624 = v929 * v930;
+  const double v1625 = v907 + v1624;
+
+  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1626 = v929 * v956;
+  const double v1627 = v948 + v1626;
+
+  // column 2, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1628 = v955 * v956;
+  const double v1629 = v947 * v948;
+  const double v1630 = v1628 + v1629;
+  const double v1631 = v765 + v1630;
+
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1632 = v929 * v1010;
+  const double v1633 = v1002 + v1632;
+
+  // column 3, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1634 = v955 * v1010;
+  const double v1635 = v947 * v1002;
+  const double v1636 = v1634 + v1635;
+  const double v1637 = v974 + v1636;
+
+  // column 3, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1638 = v1009 * v1010;
+  const double v1639 = v1001 * v1002;
+  const double v1640 = v1638 + v1639;
+  const double v1641 = v973 * v974;
+  const double v1642 = v1640 + v1641;
+  const double v1643 = v587 + v1642;
+
+  // column 4, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1644 = v929 * v1097;
+  const double v1645 = v1089 + v1644;
+
+  // column 4, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1646 = v955 * v1097;
+  const double v1647 = v947 * v1089;
+  const double v1648 = v1646 + v1647;
+  const double v1649 = v1648 - v1061;
+
+  // column 4, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1650 = v1009 * v1097;
+  const double v1651 = v1001 * v1089;
+  const double v1652 = v1650 + v1651;
+  const double v1653 = v973 * v1061;
+  const double v1654 = v1652 - v1653;
+  const double v1655 = v1032 + v1654;
+
+  // column 4, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1656 = v1096 * v1097;
+  const double v1657 = v1088 * v1089;
+  const double v1658 = v1656 + v1657;
+  const double v1659 = v1060 * v1061;
+  const double v1660 = v1658 + v1659;
+  const double v1661 = v1031 * v1032;
+  const double v1662 = v1660 + v1661;
+  const double v1663 = v381 + v1662;
+
+  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1664 = v929 * v1208;
+  const double v1665 = v1200 + v1664;
+
+  // column 5, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1666 = v955 * v1208;
+  const double v1667 = v947 * v1200;
+  const double v1668 = v1666 + v1667;
+  const double v1669 = v1668 - v1172;
+
+  // column 5, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1670 = v1009 * v1208;
+  const double v1671 = v1001 * v1200;
+  const double v1672 = v1670 + v1671;
+  const double v1673 = v973 * v1172;
+  const double v1674 = v1672 - v1673;
+  const double v1675 = v1674 - v1143;
+
+  // column 5, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1676 = v1096 * v1208;
+  const double v1677 = v1088 * v1200;
+  const double v1678 = v1676 + v1677;
+  const double v1679 = v1060 * v1172;
+  const double v1680 = v1678 + v1679;
+  const double v1681 = v1031 * v1143;
+  const double v1682 = v1680 - v1681;
+  const double v1683 = v1682 - v1110;
+
+  // column 5, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1684 = v1207 * v1208;
+  const double v1685 = v1199 * v1200;
+  const double v1686 = v1684 + v1685;
+  const double v1687 = v1171 * v1172;
+  const double v1688 = v1686 + v1687;
+  const double v1689 = v1142 * v1143;
+  const double v1690 = v1688 + v1689;
+  const double v1691 = v1109 * v1110;
+  const double v1692 = v1690 + v1691;
+  const double v1693 = v229 + v1692;
+
+  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1694 = v929 * v1347;
+  const double v1695 = v1339 + v1694;
+
+  // column 6, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1696 = v955 * v1347;
+  const double v1697 = v947 * v1339;
+  const double v1698 = v1696 + v1697;
+  const double v1699 = v1698 - v1311;
+
+  // column 6, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1700 = v1009 * v1347;
+  const double v1701 = v1001 * v1339;
   const double v1702 = v1700 + v1701;
-  const double v1703 = w[57] * v1110;
-  const double v1704 = v1702 + v1703;
-  const double v1705 = w[54] * v1077;
-  const double v1706 = v1704 + v1705;
-  const double v1707 = w[52] * v1056;
+  const double v1703 = v973 * v1311;
+  const double v1704 = v1702 - v1703;
+  const double v1705 = v1282 + v1704;
+
+  // column 6, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1706 = v1096 * v1347;
+  const double v1707 = v1088 * v1339;
   const double v1708 = v1706 + v1707;
-  const double v1709 = v1173 * v1174;
-  const double v1710 = v1165 * v1166;
-  const double v1711 = v1709 + v1710;
-  const double v1712 = v1138 * v1139;
-  const double v1713 = v1711 + v1712;
-  const double v1714 = v1109 * v1110;
-  const double v1715 = v1713 + v1714;
-  const double v1716 = v1076 * v1077;
-  const double v1717 = v1715 + v1716;
-  const double v1718 = v1055 * v1056;
-  const double v1719 = v1717 + v1718;
+  const double v1709 = v1060 * v1311;
+  const double v1710 = v1708 + v1709;
+  const double v1711 = v1031 * v1282;
+  const double v1712 = v1710 + v1711;
+  const double v1713 = v1248 + v1712;
 
-  // column 2, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1720 = v1050 * v1311;
-  const double v1721 = v1042 * v1303;
-  const double v1722 = v1720 + v1721;
-  const double v1723 = v1015 * v1276;
-  const double v1724 = v1722 + v1723;
-  const double v1725 = w[57] * v1247;
-  const double v1726 = v1724 - v1725;
-  const double v1727 = w[54] * v1214;
+  // column 6, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1714 = v1207 * v1347;
+  const double v1715 = v1199 * v1339;
+  const double v1716 = v1714 + v1715;
+  const double v1717 = v1171 * v1311;
+  const double v1718 = v1716 + v1717;
+  const double v1719 = v1142 * v1282;
+  const double v1720 = v1718 - v1719;
+  const double v1721 = v1109 * v1248;
+  const double v1722 = v1720 - v1721;
+  const double v1723 = v1722 - v1223;
+
+  // column 6, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1724 = v1346 * v1347;
+  const double v1725 = v1338 * v1339;
+  const double v1726 = v1724 + v1725;
+  const double v1727 = v1310 * v1311;
   const double v1728 = v1726 + v1727;
-  const double v1729 = w[52] * v1190;
-  const double v1730 = v1728 - v1729;
-  const double v1731 = v1173 * v1311;
-  const double v1732 = v1165 * v1303;
-  const double v1733 = v1731 + v1732;
-  const double v1734 = v1138 * v1276;
-  const double v1735 = v1733 + v1734;
-  const double v1736 = v1109 * v1247;
-  const double v1737 = v1735 - v1736;
-  const double v1738 = v1076 * v1214;
-  const double v1739 = v1737 + v1738;
-  const double v1740 = v1055 * v1190;
-  const double v1741 = v1739 - v1740;
-  const double v1742 = v1310 * v1311;
-  const double v1743 = v1302 * v1303;
+  const double v1729 = v1281 * v1282;
+  const double v1730 = v1728 + v1729;
+  const double v1731 = v1247 * v1248;
+  const double v1732 = v1730 + v1731;
+  const double v1733 = v1221 * v1223;
+  const double v1734 = v1732 + v1733;
+  const double v1735 = v76 + v1734;
+
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1736 = v929 * v1485;
+  const double v1737 = v1477 + v1736;
+
+  // column 7, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1738 = v955 * v1485;
+  const double v1739 = v947 * v1477;
+  const double v1740 = v1738 + v1739;
+  const double v1741 = v1740 - v1449;
+
+  // column 7, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1742 = v1009 * v1485;
+  const double v1743 = v1001 * v1477;
   const double v1744 = v1742 + v1743;
-  const double v1745 = v1275 * v1276;
-  const double v1746 = v1744 + v1745;
-  const double v1747 = v1246 * v1247;
-  const double v1748 = v1746 + v1747;
-  const double v1749 = v1213 * v1214;
+  const double v1745 = v973 * v1449;
+  const double v1746 = v1744 - v1745;
+  const double v1747 = v1420 + v1746;
+
+  // column 7, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1748 = v1096 * v1485;
+  const double v1749 = v1088 * v1477;
   const double v1750 = v1748 + v1749;
-  const double v1751 = v1188 * v1190;
+  const double v1751 = v1060 * v1449;
   const double v1752 = v1750 + v1751;
-  const double v1753 = w[2] + v1752;
+  const double v1753 = v1031 * v1420;
+  const double v1754 = v1752 + v1753;
+  const double v1755 = v1386 + v1754;
 
-  // column 3, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1754 = v1050 * v1440;
-  const double v1755 = v1042 * v1432;
-  const double v1756 = v1754 + v1755;
-  const double v1757 = v1015 * v1405;
+  // column 7, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1756 = v1207 * v1485;
+  const double v1757 = v1199 * v1477;
   const double v1758 = v1756 + v1757;
-  const double v1759 = w[57] * v1376;
-  const double v1760 = v1758 - v1759;
-  const double v1761 = w[54] * v1343;
-  const double v1762 = v1760 + v1761;
-  const double v1763 = w[52] * v1319;
-  const double v1764 = v1762 + v1763;
-  const double v1765 = v1173 * v1440;
-  const double v1766 = v1165 * v1432;
-  const double v1767 = v1765 + v1766;
-  const double v1768 = v1138 * v1405;
-  const double v1769 = v1767 + v1768;
-  const double v1770 = v1109 * v1376;
-  const double v1771 = v1769 - v1770;
-  const double v1772 = v1076 * v1343;
-  const double v1773 = v1771 + v1772;
-  const double v1774 = v1055 * v1319;
-  const double v1775 = v1773 + v1774;
-  const double v1776 = v1310 * v1440;
-  const double v1777 = v1302 * v1432;
-  const double v1778 = v1776 + v1777;
-  const double v1779 = v1275 * v1405;
-  const double v1780 = v1778 + v1779;
-  const double v1781 = v1246 * v1376;
-  const double v1782 = v1780 + v1781;
-  const double v1783 = v1213 * v1343;
-  const double v1784 = v1782 + v1783;
-  const double v1785 = v1188 * v1319;
-  const double v1786 = v1784 - v1785;
-  const double v1787 = v1439 * v1440;
-  const double v1788 = v1431 * v1432;
-  const double v1789 = v1787 + v1788;
-  const double v1790 = v1404 * v1405;
-  const double v1791 = v1789 + v1790;
-  const double v1792 = v1375 * v1376;
+  const double v1759 = v1171 * v1449;
+  const double v1760 = v1758 + v1759;
+  const double v1761 = v1142 * v1420;
+  const double v1762 = v1760 - v1761;
+  const double v1763 = v1109 * v1386;
+  const double v1764 = v1762 - v1763;
+  const double v1765 = v1764 - v1361;
+
+  // column 7, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1766 = v1346 * v1485;
+  const double v1767 = v1338 * v1477;
+  const double v1768 = v1766 + v1767;
+  const double v1769 = v1310 * v1449;
+  const double v1770 = v1768 + v1769;
+  const double v1771 = v1281 * v1420;
+  const double v1772 = v1770 + v1771;
+  const double v1773 = v1247 * v1386;
+  const double v1774 = v1772 + v1773;
+  const double v1775 = v1221 * v1361;
+  const double v1776 = v1774 + v1775;
+
+  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v1777 = v1484 * v1485;
+  const double v1778 = v1476 * v1477;
+  const double v1779 = v1777 + v1778;
+  const double v1780 = v1448 * v1449;
+  const double v1781 = v1779 + v1780;
+  const double v1782 = v1419 * v1420;
+  const double v1783 = v1781 + v1782;
+  const double v1784 = v1385 * v1386;
+  const double v1785 = v1783 + v1784;
+  const double v1786 = v1360 * v1361;
+  const double v1787 = v1785 + v1786;
+  const double v1788 = v1787 + 66.66666666666667;
+
+  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1789 = v929 * v1623;
+  const double v1790 = v1615 + v1789;
+
+  // column 8, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1791 = v955 * v1623;
+  const double v1792 = v947 * v1615;
   const double v1793 = v1791 + v1792;
-  const double v1794 = v1342 * v1343;
-  const double v1795 = v1793 + v1794;
-  const double v1796 = v1318 * v1319;
+  const double v1794 = v1793 - v1587;
+
+  // column 8, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1795 = v1009 * v1623;
+  const double v1796 = v1001 * v1615;
   const double v1797 = v1795 + v1796;
+  const double v1798 = v973 * v1587;
+  const double v1799 = v1797 - v1798;
+  const double v1800 = v1558 + v1799;
 
-  // column 4, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1798 = v1050 * v1567;
-  const double v1799 = v1042 * v1559;
-  const double v1800 = v1798 + v1799;
-  const double v1801 = v1015 * v1532;
-  const double v1802 = v1800 + v1801;
-  const double v1803 = w[57] * v1503;
-  const double v1804 = v1802 - v1803;
-  const double v1805 = w[54] * v1470;
-  const double v1806 = v1804 + v1805;
-  const double v1807 = w[52] * v1446;
-  const double v1808 = v1806 + v1807;
-  const double v1809 = v1173 * v1567;
-  const double v1810 = v1165 * v1559;
+  // column 8, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1801 = v1096 * v1623;
+  const double v1802 = v1088 * v1615;
+  const double v1803 = v1801 + v1802;
+  const double v1804 = v1060 * v1587;
+  const double v1805 = v1803 + v1804;
+  const double v1806 = v1031 * v1558;
+  const double v1807 = v1805 + v1806;
+  const double v1808 = v1524 + v1807;
+
+  // column 8, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1809 = v1207 * v1623;
+  const double v1810 = v1199 * v1615;
   const double v1811 = v1809 + v1810;
-  const double v1812 = v1138 * v1532;
+  const double v1812 = v1171 * v1587;
   const double v1813 = v1811 + v1812;
-  const double v1814 = v1109 * v1503;
+  const double v1814 = v1142 * v1558;
   const double v1815 = v1813 - v1814;
-  const double v1816 = v1076 * v1470;
-  const double v1817 = v1815 + v1816;
-  const double v1818 = v1055 * v1446;
-  const double v1819 = v1817 + v1818;
-  const double v1820 = v1310 * v1567;
-  const double v1821 = v1302 * v1559;
-  const double v1822 = v1820 + v1821;
-  const double v1823 = v1275 * v1532;
-  const double v1824 = v1822 + v1823;
-  const double v1825 = v1246 * v1503;
-  const double v1826 = v1824 + v1825;
-  const double v1827 = v1213 * v1470;
-  const double v1828 = v1826 + v1827;
-  const double v1829 = v1188 * v1446;
-  const double v1830 = v1828 - v1829;
-  const double v1831 = v1439 * v1567;
-  const double v1832 = v1431 * v1559;
-  const double v1833 = v1831 + v1832;
-  const double v1834 = v1404 * v1532;
-  const double v1835 = v1833 + v1834;
-  const double v1836 = v1375 * v1503;
-  const double v1837 = v1835 + v1836;
-  const double v1838 = v1342 * v1470;
-  const double v1839 = v1837 + v1838;
-  const double v1840 = v1318 * v1446;
-  const double v1841 = v1839 + v1840;
-  const double v1842 = v1566 * v1567;
-  const double v1843 = v1558 * v1559;
-  const double v1844 = v1842 + v1843;
-  const double v1845 = v1531 * v1532;
-  const double v1846 = v1844 + v1845;
-  const double v1847 = v1502 * v1503;
-  const double v1848 = v1846 + v1847;
-  const double v1849 = v1469 * v1470;
-  const double v1850 = v1848 + v1849;
-  const double v1851 = v1445 * v1446;
-  const double v1852 = v1850 + v1851;
+  const double v1816 = v1109 * v1524;
+  const double v1817 = v1815 - v1816;
+  const double v1818 = v1817 - v1499;
 
-  // column 5, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1853 = v1050 * v1686;
-  const double v1854 = v1042 * v1678;
-  const double v1855 = v1853 + v1854;
-  const double v1856 = v1015 * v1651;
-  const double v1857 = v1855 + v1856;
-  const double v1858 = w[57] * v1622;
-  const double v1859 = v1857 - v1858;
-  const double v1860 = w[54] * v1589;
-  const double v1861 = v1859 - v1860;
-  const double v1862 = w[52] * v1568;
-  const double v1863 = v1861 + v1862;
-  const double v1864 = v1173 * v1686;
-  const double v1865 = v1165 * v1678;
-  const double v1866 = v1864 + v1865;
-  const double v1867 = v1138 * v1651;
-  const double v1868 = v1866 + v1867;
-  const double v1869 = v1109 * v1622;
-  const double v1870 = v1868 - v1869;
-  const double v1871 = v1076 * v1589;
-  const double v1872 = v1870 - v1871;
-  const double v1873 = v1055 * v1568;
-  const double v1874 = v1872 + v1873;
-  const double v1875 = v1310 * v1686;
-  const double v1876 = v1302 * v1678;
-  const double v1877 = v1875 + v1876;
-  const double v1878 = v1275 * v1651;
-  const double v1879 = v1877 + v1878;
-  const double v1880 = v1246 * v1622;
-  const double v1881 = v1879 + v1880;
-  const double v1882 = v1213 * v1589;
-  const double v1883 = v1881 - v1882;
-  const double v1884 = v1188 * v1568;
-  const double v1885 = v1883 - v1884;
-  const double v1886 = v1439 * v1686;
-  const double v1887 = v1431 * v1678;
-  const double v1888 = v1886 + v1887;
-  const double v1889 = v1404 * v1651;
-  const double v1890 = v1888 + v1889;
-  const double v1891 = v1375 * v1622;
-  const double v1892 = v1890 + v1891;
-  const double v1893 = v1342 * v1589;
-  const double v1894 = v1892 - v1893;
-  const double v1895 = v1318 * v1568;
-  const double v1896 = v1894 + v1895;
-  const double v1897 = v1566 * v1686;
-  const double v1898 = v1558 * v1678;
-  const double v1899 = v1897 + v1898;
-  const double v1900 = v1531 * v1651;
-  const double v1901 = v1899 + v1900;
-  const double v1902 = v1502 * v1622;
-  const double v1903 = v1901 + v1902;
-  const double v1904 = v1469 * v1589;
-  const double v1905 = v1903 - v1904;
-  const double v1906 = v1445 * v1568;
-  const double v1907 = v1905 + v1906;
-  const double v1908 = v1685 * v1686;
-  const double v1909 = v1677 * v1678;
-  const double v1910 = v1908 + v1909;
-  const double v1911 = v1650 * v1651;
-  const double v1912 = v1910 + v1911;
-  const double v1913 = v1621 * v1622;
-  const double v1914 = v1912 + v1913;
-  const double v1915 = v1588 * v1589;
-  const double v1916 = v1914 + v1915;
-  const double v1917 = w[10] * 0.007743999999999999;
-  const double v1918 = v1916 + v1917;
+  // column 8, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1819 = v1346 * v1623;
+  const double v1820 = v1338 * v1615;
+  const double v1821 = v1819 + v1820;
+  const double v1822 = v1310 * v1587;
+  const double v1823 = v1821 + v1822;
+  const double v1824 = v1281 * v1558;
+  const double v1825 = v1823 + v1824;
+  const double v1826 = v1247 * v1524;
+  const double v1827 = v1825 + v1826;
+  const double v1828 = v1221 * v1499;
+  const double v1829 = v1827 + v1828;
+
+  // column 8, panda_leftfinger: Gram (A e_i)* W (A e_j)
+  const double v1830 = v1484 * v1623;
+  const double v1831 = v1476 * v1615;
+  const double v1832 = v1830 + v1831;
+  const double v1833 = v1448 * v1587;
+  const double v1834 = v1832 + v1833;
+  const double v1835 = v1419 * v1558;
+  const double v1836 = v1834 + v1835;
+  const double v1837 = v1385 * v1524;
+  const double v1838 = v1836 + v1837;
+  const double v1839 = v1360 * v1499;
+  const double v1840 = v1838 + v1839;
+
+  // column 8, panda_rightfinger: Gram (A e_i)* W (A e_j)
+  const double v1841 = v1622 * v1623;
+  const double v1842 = v1614 * v1615;
+  const double v1843 = v1841 + v1842;
+  const double v1844 = v1586 * v1587;
+  const double v1845 = v1843 + v1844;
+  const double v1846 = v1557 * v1558;
+  const double v1847 = v1845 + v1846;
+  const double v1848 = v1523 * v1524;
+  const double v1849 = v1847 + v1848;
+  const double v1850 = v1498 * v1499;
+  const double v1851 = v1849 + v1850;
+  const double v1852 = 66.66666666666667 + v1851;
 
   // output
-  Lambda[0] = v1697;
-  Lambda[1] = v1708;
-  Lambda[2] = v1730;
-  Lambda[3] = v1764;
-  Lambda[4] = v1808;
-  Lambda[5] = v1863;
-  Lambda[6] = v1708;
-  Lambda[7] = v1719;
-  Lambda[8] = v1741;
-  Lambda[9] = v1775;
-  Lambda[10] = v1819;
-  Lambda[11] = v1874;
-  Lambda[12] = v1730;
-  Lambda[13] = v1741;
-  Lambda[14] = v1753;
-  Lambda[15] = v1786;
-  Lambda[16] = v1830;
-  Lambda[17] = v1885;
-  Lambda[18] = v1764;
-  Lambda[19] = v1775;
-  Lambda[20] = v1786;
-  Lambda[21] = v1797;
-  Lambda[22] = v1841;
-  Lambda[23] = v1896;
-  Lambda[24] = v1808;
-  Lambda[25] = v1819;
-  Lambda[26] = v1830;
-  Lambda[27] = v1841;
-  Lambda[28] = v1852;
-  Lambda[29] = v1907;
-  Lambda[30] = v1863;
-  Lambda[31] = v1874;
-  Lambda[32] = v1885;
-  Lambda[33] = v1896;
-  Lambda[34] = v1907;
-  Lambda[35] = v1918;
+  calMinv[0] = v926;
+  calMinv[1] = v930;
+  calMinv[2] = v956;
+  calMinv[3] = v1010;
+  calMinv[4] = v1097;
+  calMinv[5] = v1208;
+  calMinv[6] = v1347;
+  calMinv[7] = v1485;
+  calMinv[8] = v1623;
+  calMinv[9] = v930;
+  calMinv[10] = v1625;
+  calMinv[11] = v1627;
+  calMinv[12] = v1633;
+  calMinv[13] = v1645;
+  calMinv[14] = v1665;
+  calMinv[15] = v1695;
+  calMinv[16] = v1737;
+  calMinv[17] = v1790;
+  calMinv[18] = v956;
+  calMinv[19] = v1627;
+  calMinv[20] = v1631;
+  calMinv[21] = v1637;
+  calMinv[22] = v1649;
+  calMinv[23] = v1669;
+  calMinv[24] = v1699;
+  calMinv[25] = v1741;
+  calMinv[26] = v1794;
+  calMinv[27] = v1010;
+  calMinv[28] = v1633;
+  calMinv[29] = v1637;
+  calMinv[30] = v1643;
+  calMinv[31] = v1655;
+  calMinv[32] = v1675;
+  calMinv[33] = v1705;
+  calMinv[34] = v1747;
+  calMinv[35] = v1800;
+  calMinv[36] = v1097;
+  calMinv[37] = v1645;
+  calMinv[38] = v1649;
+  calMinv[39] = v1655;
+  calMinv[40] = v1663;
+  calMinv[41] = v1683;
+  calMinv[42] = v1713;
+  calMinv[43] = v1755;
+  calMinv[44] = v1808;
+  calMinv[45] = v1208;
+  calMinv[46] = v1665;
+  calMinv[47] = v1669;
+  calMinv[48] = v1675;
+  calMinv[49] = v1683;
+  calMinv[50] = v1693;
+  calMinv[51] = v1723;
+  calMinv[52] = v1765;
+  calMinv[53] = v1818;
+  calMinv[54] = v1347;
+  calMinv[55] = v1695;
+  calMinv[56] = v1699;
+  calMinv[57] = v1705;
+  calMinv[58] = v1713;
+  calMinv[59] = v1723;
+  calMinv[60] = v1735;
+  calMinv[61] = v1776;
+  calMinv[62] = v1829;
+  calMinv[63] = v1485;
+  calMinv[64] = v1737;
+  calMinv[65] = v1741;
+  calMinv[66] = v1747;
+  calMinv[67] = v1755;
+  calMinv[68] = v1765;
+  calMinv[69] = v1776;
+  calMinv[70] = v1788;
+  calMinv[71] = v1840;
+  calMinv[72] = v1623;
+  calMinv[73] = v1790;
+  calMinv[74] = v1794;
+  calMinv[75] = v1800;
+  calMinv[76] = v1808;
+  calMinv[77] = v1818;
+  calMinv[78] = v1829;
+  calMinv[79] = v1840;
+  calMinv[80] = v1852;
 }
-}  // namespace detail
 
 }  // namespace soa_gen::panda
 
-extern "C" void panda_jacobian(const double* in, double* out) { soa_gen::panda::jacobian(in, out); }
+extern "C" void panda_mass_matrix(const double* in, double* out) { soa_gen::panda::mass_matrix(in, out); }
+
+extern "C" void panda_mass_matrix_inverse(const double* in, double* out) { soa_gen::panda::mass_matrix_inverse(in, out); }

@@ -44,12 +44,12 @@ struct Generated {
   emit::Emitted files;
 };
 
-// Small parts, a low sharing threshold and three sources: every way the generated code is
-// cut up (functions of parts, shared programs, declarations across sources) is exercised
-// by the tests below that compile and run it.
-constexpr emit::CppOptions kCutUp{3, 300, 500};
+// Small parts, low sharing and dot-table thresholds and three sources: every way the
+// generated code is cut up (functions of parts, shared programs, dot tables, declarations
+// across sources) is exercised by the tests below that compile and run it.
+constexpr emit::CppOptions kCutUp{3, 300, 0, 500, 50};
 // Each kernel one function of its own: for tests of what a kernel's body looks like.
-constexpr emit::CppOptions kWhole{1, 1 << 30, 0};
+constexpr emit::CppOptions kWhole{1, 1 << 30, 0, 0, 0};
 
 Generated generate(const Robot& robot, const std::vector<int>& tips, const std::string& id,
                    const emit::CppOptions& options = kCutUp) {
@@ -113,6 +113,13 @@ private:
 
 void check_against_runtime(const Robot& robot, const std::vector<int>& tips, const std::string& id) {
   const Generated g = generate(robot, tips, id);
+  // The cut-up form is what is compiled: parts, a shared program, dot tables (where a
+  // Gram kernel has 50 products or more), several sources.
+  const std::string all = g.files.all_sources();
+  CHECK(g.files.sources.size() == 3);
+  if (robot.nv >= 6)
+    CHECK_THAT(all, Catch::Contains("_part1(") && Catch::Contains("detail::shared0(") &&
+                        Catch::Contains("detail::mass_matrix_inverse_dots(g, calMinv);"));
   const Compiled lib(g);
   const auto constants = exec::make_constants(robot, tips);
   std::mt19937_64 rng(99);
@@ -153,6 +160,24 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(panda, panda.default_tips(), "panda");
   const Robot tree = random_tree(4, RandomTreeOptions{6, false, true, true, 0.5});
   check_against_runtime(tree, tree.default_tips(), "tree4");
+}
+
+TEST_CASE("kernels of at most whole_ops operations stay one function; longer ones are cut into parts",
+          "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  // The Panda's inverse dynamics has about 1000 operations: whole by default, in parts of
+  // 300 when whole_ops does not protect it.
+  const auto parts_of_id = [&](const emit::CppOptions& o) {
+    const std::string all = generate(panda, panda.default_tips(), "panda", o).files.all_sources();
+    int parts = 0;
+    for (std::size_t at = all.find("void inverse_dynamics_part"); at != std::string::npos;
+         at = all.find("void inverse_dynamics_part", at + 1))
+      ++parts;
+    return parts;
+  };
+  CHECK(parts_of_id(emit::CppOptions{1, 300, 3000, 500, 0}) == 0);
+  CHECK(parts_of_id(emit::CppOptions{1, 300, 0, 500, 0}) >= 2);
+  CHECK(emit::CppOptions{}.whole_ops >= 1500);  // the Panda's kernels, as measured, whole
 }
 
 TEST_CASE("generated code carries its provenance and is deterministic", "[emit-cpp]") {
