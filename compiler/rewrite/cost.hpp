@@ -25,6 +25,10 @@
 //     (c I + strictly causal)^-1, causal^-1                       1 substitution sweep (001
 //                                                                eqs. 49-51 style) plus a
 //                                                                bookkeeping surcharge;
+//     a tip-space matrix^-1 ((J calM^-1 J*)^-1, 6m x 6m)          its columns by its own
+//                                                                cost plus a surcharge: the
+//                                                                factorisation's size does
+//                                                                not grow with N (6m is O(1));
 //     anything else ^-1 (calM^-1 before MINV)                     dense: form and factor the
 //                                                                matrix, O(N^3).
 //   Sums and products add their parts' costs; state vectors (T, qd, f0, a, ...) are inputs
