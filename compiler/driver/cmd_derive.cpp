@@ -36,13 +36,38 @@ struct CheckReport {
   int failed_step = -1;  // 1-based step that changed the value
 };
 
-// On `loaded` (--robot), else on a random tree (random arms when the input names arms).
+// Does `e` invert a tip-space matrix ((J calM^-1 J*)^-1: defined only where the tips'
+// directions are independent)?
+bool inverts_tip_matrix(const ir::Expr& e) {
+  if (e.is(ir::Op::Inverse)) {
+    const ir::Shape s = ir::infer_shape(e.kid(0));
+    if (s.rows == ir::Dim::Tip && s.cols == ir::Dim::Tip) return true;
+  }
+  for (const ir::Expr& k : e.kids())
+    if (inverts_tip_matrix(k)) return true;
+  return false;
+}
+
+// On `loaded` (--robot), else on a random tree (random arms when the input names arms). A
+// tip-space inverse is checked on a longer tree with one tip, its deepest leaf, so that the
+// matrix is invertible.
 CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded,
                         const ir::Definitions& definitions) {
   const std::vector<int> arms = ir::arms_in(d.input);
-  const LoadedRobot r =
-      loaded ? *loaded
-             : random_robot(o.seed, arms.empty() ? 0 : arms.back(), RandomTreeOptions{7, false, true, true, 0.5});
+  const bool tip_inverse = inverts_tip_matrix(d.input);
+  LoadedRobot r = loaded ? *loaded
+                         : random_robot(o.seed, arms.empty() ? 0 : arms.back(),
+                                        tip_inverse ? RandomTreeOptions{10, false, true, true, 0.2}
+                                                    : RandomTreeOptions{7, false, true, true, 0.5});
+  if (!loaded && tip_inverse && arms.empty()) {
+    int deepest = -1, most = -1;
+    for (int leaf : r.robot.leaf_bodies()) {
+      int dofs = 0;
+      for (int b = leaf; b >= 0; b = r.robot.bodies[b].parent) dofs += r.robot.bodies[b].nv();
+      if (dofs > most) most = dofs, deepest = leaf;
+    }
+    r.tips = {*r.robot.find_frame(r.robot.bodies[deepest].name)};
+  }
   const Robot& robot = r.robot;
   const std::vector<int>& tips = r.tips;
   CheckReport report{robot.source, o.samples, 0.0, -1};

@@ -30,6 +30,9 @@ struct RobotOptions {
   std::string random_tree;  // "BODIES[:SEED]": random_tree() instead of a URDF (benchmarks, scaling tables)
   bool floating = false;
   std::vector<std::string> tips;
+  // Frames welded to the world: they are the tips, and the welded kernels (lower/kernels.hpp)
+  // join the standard ones.
+  std::vector<std::string> welds;
   std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
   bool given() const { return !path.empty() || !random_tree.empty(); }
   // `random`: offer --random-tree too (soac emit, jit, model: code for a tree of any size).
@@ -51,7 +54,9 @@ std::pair<int, std::uint64_t> parse_random_tree(const std::string& text);
 // line on stderr.
 LoadedRobot load_robot(const RobotOptions& o);
 // Tips named on the command line, or the robot's default tips (its end-effectors).
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names);
+// Frame names -> frame indices; `option` (--tip, --weld) names the flag in errors.
+std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names,
+                              const std::string& option = "--tip");
 
 // A random robot for checking an expression or a claim when no --robot is given: with
 // `arms` > 0 (the highest arm index it names, 003 Part II) random_arms() with one tip per

@@ -34,6 +34,11 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required, bool random) {
                  "tip frame (link name) for B, J and f0; default: the end-effectors (each hand "
                  "for its fingers, every other leaf body)")
       ->take_all();
+  cmd.add_option("--weld", welds,
+                 "weld this frame (link name) to the world: the welded frames are the tips, and the kernels "
+                 "constrained_forward_dynamics and constraint_forces are generated too")
+      ->take_all()
+      ->excludes("--tip");
   // Checked as the command line is read: a bad value is a usage error before any work.
   cmd.add_option("--gravity", gravity, "gravity x,y,z in m/s^2, world axes (default 0,0,-9.81)")
       ->check([](const std::string& text) {
@@ -72,21 +77,23 @@ Eigen::Vector3d parse_gravity(const std::string& text) {
   return g;
 }
 
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names) {
+std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names, const std::string& option) {
   if (names.empty()) return robot.default_tips();
   std::vector<int> tips;
   for (const auto& name : names) {
     if (auto f = robot.find_frame(name)) {
+      if (std::find(tips.begin(), tips.end(), *f) != tips.end())
+        throw UserError(fmt::format("{}: {} '{}': given twice", robot.source, option, name));
       tips.push_back(*f);
       continue;
     }
     for (const auto& w : robot.world_links)
       if (w == name)
         throw UserError(
-            fmt::format("{}: --tip '{}': that link is welded to the world and never "
+            fmt::format("{}: {} '{}': that link is welded to the world and never "
                         "moves; name a link behind a joint (or use --floating)",
-                        robot.source, name));
-    throw UserError(fmt::format("{}: --tip '{}': no link or frame of that name", robot.source, name));
+                        robot.source, option, name));
+    throw UserError(fmt::format("{}: {} '{}': no link or frame of that name", robot.source, option, name));
   }
   return tips;
 }
@@ -130,7 +137,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
     options.floating = o.floating;
     LoadedRobot r{random_tree(seed, options), {}};
     if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
-    r.tips = resolve_tips(r.robot, o.tips);
+    r.tips = o.welds.empty() ? resolve_tips(r.robot, o.tips) : resolve_tips(r.robot, o.welds, "--weld");
     return r;
   }
   if (o.path.empty()) throw UserError("--robot FILE (or --random-tree BODIES) is required");
@@ -142,7 +149,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
       names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
     fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n", r.robot.source, names);
   }
-  r.tips = resolve_tips(r.robot, o.tips);
+  r.tips = o.welds.empty() ? resolve_tips(r.robot, o.tips) : resolve_tips(r.robot, o.welds, "--weld");
   return r;
 }
 

@@ -106,6 +106,7 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
     case Sym::T: return ev.kin.T;
     case Sym::C: return ev.kin.C;
     case Sym::a: return stacked(ev, &BodyBlocks::a);
+    case Sym::abar: return stacked(ev, &BodyBlocks::abar);
     case Sym::b: return stacked(ev, &BodyBlocks::b);
     case Sym::V: return stacked(ev, &BodyBlocks::V);
     case Sym::alpha: return stacked(ev, &BodyBlocks::alpha);

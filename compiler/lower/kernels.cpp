@@ -35,4 +35,21 @@ const std::vector<KernelDecl>& standard_kernels() {
   return kernels;
 }
 
+const std::vector<KernelDecl>& welded_kernels() {
+  static const std::vector<KernelDecl> kernels = {
+      {"constrained_forward_dynamics",
+       {"q", "qd", "T"},
+       "calM^-1 (T - C - J* (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar))",
+       "qdd",
+       "joint accelerations with every tip welded to the world: free dynamics, one tip-space solve, one "
+       "correction (000 eqs. 5.6-5.11)"},
+      {"constraint_forces",
+       {"q", "qd", "T"},
+       "(J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar)",
+       "f",
+       "the forces f the welded tips exert ([torque; force] per tip, in its frame; T = calM qdd + C + J* f)"},
+  };
+  return kernels;
+}
+
 }  // namespace soa::lower

@@ -22,4 +22,12 @@ struct KernelDecl {
 
 const std::vector<KernelDecl>& standard_kernels();
 
+// The kernels of a robot whose tip frames are welded to the world (000 eqs. 5.6-5.11, 003
+// Part II): EOM with the welds' forces f, T = calM qdd + C + J* f (f as f0: what each tip
+// exerts, [torque; force] in its frame), under the constraint that every tip's spatial
+// acceleration (body frame, reference 2) vanishes, J qdd + B* phi* abar = 0. Eliminating
+// qdd gives f = (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar) and qdd = calM^-1
+// (T - C - J* f); the rewriter turns J calM^-1 J* into its O(N) form inside the inverse.
+const std::vector<KernelDecl>& welded_kernels();
+
 }  // namespace soa::lower

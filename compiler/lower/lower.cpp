@@ -110,6 +110,22 @@ std::string joined_labels(const std::vector<Value>& parts) {
   return s;
 }
 
+std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x, const ir::Definitions& defs);
+
+bool tip_square(const Expr& x) {
+  try {
+    const ir::Shape s = ir::infer_shape(x);
+    return s.rows == ir::Dim::Tip && s.cols == ir::Dim::Tip;
+  } catch (const ir::ShapeError&) {
+    return false;
+  }
+}
+
+// The value a statement defines: a var id, or var_count + the Quantity it computes.
+int defined_by(const exec::Stmt& s, int var_count) {
+  return s.kind == exec::Stmt::Kind::Compute ? var_count + static_cast<int>(s.quantity) : s.dst;
+}
+
 class Lowerer {
 public:
   Lowerer(const ir::Algebra& algebra, const LowerOptions& o) : algebra_(algebra), opt_(o) { q_ = input("q"); }
@@ -117,16 +133,50 @@ public:
   exec::SweepProgram vector_program(const Expr& e, Space rows, std::string source) {
     const Value v = e.is(Op::Zero) ? Value{exec::zero(rows), ""} : value(e);  // a 0 has no shape of its own
     const int out = output_var(v);
-    Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {out}, -1);
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, vars_[out].space, std::nullopt, out};
-    p.loops = std::move(s.loops);
+    p.loops = phased_loops({out});
     return p;
+  }
+
+  // The loops of a vector program with tip-space solves (sweep_ir.hpp Solve): each solve
+  // splits the statements in two, those it needs (scheduled before it, its matrix's
+  // column statements into its column loops) and the rest, which may read its result.
+  std::vector<exec::Loop> phased_loops(const std::vector<int>& outputs) {
+    const int var_count = static_cast<int>(vars_.size());
+    std::vector<exec::Stmt> pending = stmts_;
+    std::vector<exec::Loop> loops;
+    for (const PendingSolve& sv : solves_) {
+      Schedule s = schedule(pending, var_count, {sv.rhs, sv.a, sv.wa}, sv.unit);
+      std::vector<char> done(static_cast<std::size_t>(var_count + exec::kQuantityCount), 0);
+      for (const auto* part : {&s.loops, &s.column_loops})
+        for (const exec::Loop& l : *part)
+          for (const exec::Stmt& st : l.body) done[defined_by(st, var_count)] = 1;
+      std::erase_if(pending, [&](const exec::Stmt& st) { return done[defined_by(st, var_count)]; });
+      loops.insert(loops.end(), s.loops.begin(), s.loops.end());
+      exec::Loop solve;
+      solve.solve = std::make_shared<const exec::Solve>(
+          exec::Solve{exec::Columns{Space::Tip, sv.unit, std::move(s.column_loops), sv.a, exec::Fill::Gram, sv.wa},
+                      sv.rhs, sv.dst});
+      loops.push_back(std::move(solve));
+    }
+    Schedule rest = schedule(pending, var_count, outputs, -1);
+    loops.insert(loops.end(), rest.loops.begin(), rest.loops.end());
+    return loops;
+  }
+
+  void no_solves(const std::string& source) const {
+    if (!solves_.empty())
+      throw UserError(
+          fmt::format("{}: a tip-space inverse is lowered applied to a vector; an operator-valued "
+                      "expression containing one is not (apply it to a vector, e.g. a kernel input)",
+                      source));
   }
 
   exec::SweepProgram column_program(const Expr& op, Space cols, exec::Fill fill, std::string source) {
     const int unit = fresh(cols, "e");
     const int out = output_var(apply(op, {exec::var(unit, cols), ""}));
+    no_solves(source);
     Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {out}, unit);
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, vars_[out].space, cols, -1};
@@ -141,6 +191,7 @@ public:
     const int unit = fresh(cols, "e");
     const int a = output_var(apply(half, {exec::var(unit, cols), ""}), "y");
     const int wa = output_var(apply(weight, {exec::var(a, vars_[a].space), ""}), "w");
+    no_solves(source);
     Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {a, wa}, unit);
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, cols, cols, -1};
@@ -158,6 +209,10 @@ private:
   std::vector<exec::Stmt> stmts_;
   std::map<std::string, int> inputs_;
   std::array<bool, exec::kQuantityCount> have_{};
+  struct PendingSolve {
+    int unit, a, wa, rhs, dst;
+  };
+  std::vector<PendingSolve> solves_;  // in the order their values are needed
   std::map<std::string, int> counters_;
   int q_ = -1;
 
@@ -199,8 +254,9 @@ private:
       case Quantity::Transform: arg = q_; break;
       case Quantity::Velocity:
       case Quantity::BiasA:
+      case Quantity::BiasAbar:
         require(Quantity::Transform);
-        if (x == Quantity::BiasA) require(Quantity::Velocity);
+        if (x != Quantity::Velocity) require(Quantity::Velocity);  // abar: V at k, a: at the parent
         arg = input("qd");
         break;
       case Quantity::BiasB: require(Quantity::Velocity); break;
@@ -270,6 +326,7 @@ private:
   static Quantity quantity_of(ir::Sym s) {
     if (s == ir::Sym::V) return Quantity::Velocity;
     if (s == ir::Sym::a) return Quantity::BiasA;
+    if (s == ir::Sym::abar) return Quantity::BiasAbar;
     if (s == ir::Sym::b) return Quantity::BiasB;
     throw InternalError(fmt::format("lower: '{}' is not a model quantity", ir::name_of(s)));
   }
@@ -434,6 +491,7 @@ private:
   // ---- inverses ---------------------------------------------------------------------------
 
   Value solve(const Expr& x, Value y) {
+    if (!x.is(Op::Identity) && tip_square(x)) return tip_solve(x, std::move(y));
     switch (x.op()) {
       case Op::Identity: return y;
       case Op::Inverse: return apply(x.kid(0), std::move(y));
@@ -457,6 +515,32 @@ private:
       case Op::Zero: break;
     }
     throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
+  }
+
+  // X^-1 y with X tip-space (6m x 6m): 000 eq. 5.11's small solve. X must have the Gram form
+  // A* W A of the library's gram way (the rewritten Lambda_c^-1 = B* psi* H* D^-1 H psi B):
+  // its columns are formed like a Gram matrix's, then factored and solved (sweep_ir Solve).
+  Value tip_solve(const Expr& x, Value y) {
+    const ir::LoweringWay* gram = algebra_.lowering("gram");
+    const Expr expanded = expand(x, algebra_.definitions);
+    const auto g = gram ? gram_form(expanded, algebra_.definitions) : std::nullopt;
+    if (!g)
+      throw UserError(
+          fmt::format("no sweep form for the inverse of {}: a tip-space matrix is solved in the Gram "
+                      "form A* W A (W a symmetric per-body block), as J calM^-1 J* becomes by MINV "
+                      "and L4 (rewrite first)",
+                      ir::print(x)));
+    const int rhs = output_var(y, "y_c");
+    const int unit = fresh(Space::Tip, "e_c");
+    const int a = output_var(apply(g->first, {exec::var(unit, Space::Tip), ""}), "A_c");
+    const int wa = output_var(apply(g->second, {exec::var(a, vars_[a].space), ""}), "WA_c");
+    const int z = fresh(Space::Tip, "z_c");
+    solves_.push_back({unit, a, wa, rhs, z});
+    steps.push_back({"tip-solve", gram->source.identity, gram->source.citation,
+                     fmt::format("({})^-1 applied once: X = A* W A with A = {}, W = {} formed column by column over "
+                                 "the 6m tip directions, X = L D L*, then two substitutions (000 eq. 5.11)",
+                                 ir::print(x), ir::print(g->first), ir::print(g->second))});
+    return {exec::var(z, Space::Tip), join(fmt::format("({})^-1", ir::print(x)), y.label)};
   }
 
   Value solve_symbol(const Expr& s, bool adj, Value y) {

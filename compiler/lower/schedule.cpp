@@ -62,6 +62,7 @@ std::vector<Read> reads(const Stmt& s) {
   }
   switch (s.quantity) {
     case Quantity::Transform: return {{false, s.arg, Where::Self}};
+    case Quantity::BiasAbar: return {q(Quantity::Velocity, Where::Self), {false, s.arg, Where::Self}};
     case Quantity::Velocity:
     case Quantity::BiasA:
       return {q(Quantity::Transform, Where::Self), q(Quantity::Velocity, Where::Parent), {false, s.arg, Where::Self}};

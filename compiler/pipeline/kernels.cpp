@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <random>
 
 #include "algebra/print.hpp"
 #include "exec/execute.hpp"
@@ -36,8 +37,13 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   return out;
 }
 
-std::vector<KernelSpec> kernel_set(const std::string& path) {
-  if (path.empty()) return standard_kernels();
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded) {
+  if (path.empty()) {
+    std::vector<KernelSpec> specs = standard_kernels();
+    if (welded)
+      for (const lower::KernelDecl& k : lower::welded_kernels()) specs.push_back(kernel_spec(k));
+    return specs;
+  }
   std::vector<KernelSpec> specs = kernels_of(syntax::load_module(path));
   if (specs.empty()) throw UserError(path + ": no kernel declarations");
   return specs;
@@ -120,6 +126,19 @@ RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Libra
   options.serial_chain = robot.is_serial_chain();
   for (const KernelSpec& spec : specs) {
     out.lowered.push_back(lower_kernel(spec, library, options));
+    const exec::SweepProgram& p = out.lowered.back().program;
+    if (!exec::solves(p).empty()) {
+      std::mt19937_64 rng(1);
+      const State s = random_state(robot, static_cast<int>(tips.size()), rng);
+      std::vector<double> in;
+      for (int v : p.inputs) {
+        const std::string& n = p.vars[v].name;
+        const VecX& x = n == "q" ? s.q : n == "qd" ? s.qd : n == "f0" ? s.f0 : s.qdd;
+        in.insert(in.end(), x.data(), x.data() + x.size());
+      }
+      std::vector<double> result(static_cast<std::size_t>(exec::layout(p, out.constants).output_size()));
+      exec::execute(p, out.constants, in.data(), result.data());
+    }
     out.code.push_back(specialise_kernel(out.lowered.back(), out.constants));
   }
   return out;

@@ -33,8 +33,9 @@ std::vector<KernelSpec> standard_kernels();
 KernelSpec kernel_spec(const lower::KernelDecl& decl);
 std::vector<KernelSpec> kernels_of(const syntax::Module& module);
 // The kernels a command line names: those of a .soa file, or the standard ones when `path`
-// is empty. A file that declares none is a UserError.
-std::vector<KernelSpec> kernel_set(const std::string& path);
+// is empty (and the welded ones, lower/kernels.hpp, when `welded`). A file that declares
+// none is a UserError.
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false);
 
 // Rewritten into the cheapest form the library reaches, then lowered to a sweep program.
 struct LoweredKernel {
@@ -56,7 +57,10 @@ std::string derivation_summary(const LoweredKernel& k);
 specialise::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
 
 // Every kernel of a set for one robot: rewritten (with the serial-chain rules when the robot
-// is one), lowered, and specialised with the robot's constants.
+// is one), lowered, and specialised with the robot's constants. A kernel with a tip-space
+// solve (sweep_ir.hpp Solve) first runs once through the generic runtime on a random state
+// (seed 1): straight-line code cannot check its pivots, so redundant constraints are a
+// UserError naming the tip frame here, before any code exists.
 struct RobotKernels {
   exec::RobotConstants<double> constants;
   std::vector<LoweredKernel> lowered;

@@ -29,6 +29,7 @@
 
 #include <Eigen/Dense>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,7 +96,7 @@ private:
   Layout layout_;
   // Per body (the model quantities), per var and body or tip, q, and the columns' buffers.
   std::vector<Transform<S>> X_;
-  std::vector<SVec<S>> V_, a_, b_;
+  std::vector<SVec<S>> V_, a_, abar_, b_;
   std::vector<Articulated> art_;
   std::vector<Inertia<S>> R_;
   std::vector<SMat<S>> ups_;
@@ -104,6 +105,10 @@ private:
   std::vector<S> unit_;                     // e_j
   std::vector<S> A_, WA_;                   // Gram: the columns of A and W A
   int half_rows_ = 0;                       // Gram: the rows of A
+  // Solves (sweep_ir.hpp): per solve (unit, result, weighted, rhs, dst), and one set of
+  // buffers for the largest: e_j, the columns of A and W A, X and its factors.
+  std::vector<std::array<int, 5>> solve_shapes_;
+  std::vector<S> solve_unit_, solve_A_, solve_WA_, solve_X_;
 };
 
 // With a workspace made for (program, robot), or one fitting it (contract above).

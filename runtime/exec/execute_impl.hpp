@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,7 @@ public:
         X_(w.X_),
         V_(w.V_),
         a_(w.a_),
+        abar_(w.abar_),
         b_(w.b_),
         art_(w.art_),
         R_(w.R_),
@@ -68,6 +70,10 @@ public:
         A_(w.A_),
         WA_(w.WA_),
         half_rows_(w.half_rows_),
+        solve_unit_(w.solve_unit_),
+        solve_A_(w.solve_A_),
+        solve_WA_(w.solve_WA_),
+        solve_X_(w.solve_X_),
         lay_(w.layout_) {}
 
   void run(const S* in, S* out) {
@@ -111,7 +117,7 @@ private:
   Observer* obs_;
   int column_ = -1;
   std::vector<Transform<S>>& X_;
-  std::vector<SVec<S>>&V_, &a_, &b_;
+  std::vector<SVec<S>>&V_, &a_, &abar_, &b_;
   std::vector<Articulated>& art_;
   std::vector<Inertia<S>>& R_;
   std::vector<SMat<S>>& ups_;
@@ -119,6 +125,7 @@ private:
   std::vector<S>& config_;                   // q
   std::vector<S>&unit_, &A_, &WA_;
   const int half_rows_;
+  std::vector<S>&solve_unit_, &solve_A_, &solve_WA_, &solve_X_;
   const Layout& lay_;
 
   const BodyConstants<S>& body(int k) const { return r_.bodies[k]; }
@@ -214,9 +221,95 @@ private:
 
   // ---- loops ----------------------------------------------------------------------------
 
+  // X z = y (sweep_ir.hpp Solve): X's columns as in run(), its Gram entries in gram_fill's
+  // order, then X = L D L* in place (lower triangle: L, diagonal: D) and two substitutions.
+  void run_solve(const Solve& sv) {
+    const Columns& c = sv.matrix;
+    const int cols = 6 * r_.m();
+    const int rows = space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m());
+    S *A = solve_A_.data(), *WA = solve_WA_.data(), *X = solve_X_.data();
+    std::fill(solve_unit_.begin(), solve_unit_.end(), S(0.0));
+    for (column_ = 0; column_ < cols; ++column_) {
+      solve_unit_[column_] = S(1.0);
+      load(c.unit, solve_unit_.data());
+      solve_unit_[column_] = S(0.0);
+      run_loops(c.loops);
+      store(c.result, A + static_cast<std::ptrdiff_t>(column_) * rows);
+      store(c.weighted, WA + static_cast<std::ptrdiff_t>(column_) * rows);
+    }
+    column_ = -1;
+    const auto at = [cols](int i, int j) { return static_cast<std::ptrdiff_t>(j) * cols + i; };
+    const auto tip_body = [this](int i) { return r_.tips[i / 6].body; };
+    for (int j = 0; j < cols; ++j)
+      for (int i = j; i < cols; ++i) {  // the lower triangle: X(i,j) = a_j . wa_i
+        if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Gram));
+        const S *a = A + static_cast<std::ptrdiff_t>(j) * rows, *wa = WA + static_cast<std::ptrdiff_t>(i) * rows;
+        S x = a[0] * wa[0];
+        for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
+        X[at(i, j)] = x;
+      }
+    double largest = 0.0;
+    if constexpr (std::is_same_v<S, double>)
+      for (int j = 0; j < cols; ++j) largest = std::max(largest, std::fabs(X[at(j, j)]));
+    for (int j = 0; j < cols; ++j) {
+      if (obs_) obs_->enter(-1, tip_body(j), solve_statement(SolveStep::Factor));
+      S d = X[at(j, j)];
+      for (int k = 0; k < j; ++k) d = d - X[at(j, k)] * X[at(j, k)] * X[at(k, k)];
+      if constexpr (std::is_same_v<S, double>)
+        if (!(d > 1e-12 * largest))
+          throw UserError(
+              fmt::format("{}: the tip-space matrix X is singular at tip frame '{}' (its direction {} "
+                          "depends on the ones before): the constraints are redundant",
+                          p_.name.empty() ? p_.source : p_.name, r_.tips[j / 6].name, j % 6));
+      X[at(j, j)] = d;
+      for (int i = j + 1; i < cols; ++i) {
+        S l = X[at(i, j)];
+        for (int k = 0; k < j; ++k) l = l - X[at(i, k)] * X[at(j, k)] * X[at(k, k)];
+        X[at(i, j)] = l / d;
+      }
+    }
+    // L u = y, then D L* z = u.
+    std::vector<SVec<S>>& y = vals_[sv.rhs];
+    std::vector<SVec<S>>& z = vals_[sv.dst];
+    S* u = solve_unit_.data();
+    for (int i = 0; i < cols; ++i) {
+      if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
+      S v = y[i / 6][i % 6];
+      for (int k = 0; k < i; ++k) v = v - X[at(i, k)] * u[k];
+      u[i] = v;
+    }
+    for (int i = cols - 1; i >= 0; --i) {
+      if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
+      S v = u[i] / X[at(i, i)];
+      for (int k = i + 1; k < cols; ++k) v = v - X[at(k, i)] * u[k];
+      u[i] = v;
+    }
+    for (int t = 0; t < r_.m(); ++t) {
+      z[t].n = 6;
+      for (int r = 0; r < 6; ++r) z[t][r] = u[6 * t + r];
+    }
+  }
+
+  enum class SolveStep { Gram, Factor, Substitute };
+  // What the Observer is told a solve's scalar work is (one statement per step).
+  static const Stmt& solve_statement(SolveStep step) {
+    static const std::array<Stmt, 3> steps = [] {
+      std::array<Stmt, 3> s;
+      s[0].label = "X = A* W A, tip space";
+      s[1].label = "X = L D L*";
+      s[2].label = "L D L* z = y";
+      return s;
+    }();
+    return steps[static_cast<std::size_t>(step)];
+  }
+
   void run_loops(const std::vector<Loop>& loops) {
     const int n = r_.n();
     for (const Loop& loop : loops) {
+      if (loop.solve) {
+        run_solve(*loop.solve);
+        continue;
+      }
       const bool in = loop.direction == Direction::Inward;
       for (int i = 0; i < n; ++i) {
         const int k = in ? i : n - 1 - i;
@@ -247,7 +340,12 @@ private:
     switch (e.kind()) {
       case VKind::Var: return vals_[e.var()][k];
       case VKind::Read:
-        return e.quantity() == Quantity::Velocity ? V_[k] : e.quantity() == Quantity::BiasA ? a_[k] : b_[k];
+        switch (e.quantity()) {
+          case Quantity::Velocity: return V_[k];
+          case Quantity::BiasA: return a_[k];
+          case Quantity::BiasAbar: return abar_[k];
+          default: return b_[k];
+        }
       case VKind::Zero: return svec_zero<S>(e.space() == Space::Joint ? body(k).nv : 6);
       case VKind::Sum: {
         SVec<S> acc;
@@ -382,6 +480,13 @@ private:
         a_[k] = spatial(at, ab);
         return;
       }
+      case Quantity::BiasAbar: {
+        // [w x wr; w x vr + v x wr] for V(k) = [w; v], H*(k) qd(k) = [wr; vr] (vocabulary.def).
+        const SVec<S> rel = hstar(k, joint_rate(s, k));
+        const V3<S> w = top(V_[k]), v = bottom(V_[k]), wr = top(rel), vr = bottom(rel);
+        abar_[k] = spatial(cross(w, wr), cross(w, vr) + cross(v, wr));
+        return;
+      }
       case Quantity::BiasB: {
         const V3<S> w = top(V_[k]);
         const Inertia<S>& M = b.M;
@@ -488,6 +593,7 @@ Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& ro
   X_.resize(n);
   V_.resize(n);
   a_.resize(n);
+  abar_.resize(n);
   b_.resize(n);
   art_.resize(n);
   R_.resize(n);
@@ -495,6 +601,19 @@ Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& ro
   vals_.resize(spaces_.size());
   for (std::size_t v = 0; v < spaces_.size(); ++v) vals_[v].resize(spaces_[v] == Space::Tip ? m_ : n);
   config_.resize(static_cast<std::size_t>(nq_));
+  std::size_t solve_rows = 0;
+  for (const Solve* sv : solves(program)) {
+    const Columns& c = sv->matrix;
+    solve_shapes_.push_back({c.unit, c.result, c.weighted, sv->rhs, sv->dst});
+    solve_rows = std::max(solve_rows, static_cast<std::size_t>(space_size(spaces_[c.result], nq_, nv_, n_, m_)));
+  }
+  if (!solve_shapes_.empty()) {
+    const auto cols = static_cast<std::size_t>(6 * m_);
+    solve_unit_.resize(cols);
+    solve_A_.resize(solve_rows * cols);
+    solve_WA_.resize(solve_rows * cols);
+    solve_X_.resize(cols * cols);
+  }
   if (!program.columns) return;
   const Columns& c = *program.columns;
   columns_shape_.emplace();
@@ -518,6 +637,12 @@ bool Workspace<S>::fits(const SweepProgram& program, const RobotConstants<S>& ro
     if (program.vars[v].space != spaces_[v]) return false;
   const Output& o = program.output;
   if (o.rows != out_rows_ || o.cols != out_cols_ || o.var != out_var_) return false;
+  const std::vector<const Solve*> sv = solves(program);
+  if (sv.size() != solve_shapes_.size()) return false;
+  for (std::size_t i = 0; i < sv.size(); ++i)
+    if (solve_shapes_[i] !=
+        std::array<int, 5>{sv[i]->matrix.unit, sv[i]->matrix.result, sv[i]->matrix.weighted, sv[i]->rhs, sv[i]->dst})
+      return false;
   if (program.columns.has_value() != columns_shape_.has_value()) return false;
   if (!program.columns) return true;
   const Columns &c = *program.columns, &w = *columns_shape_;

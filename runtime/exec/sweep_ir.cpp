@@ -23,6 +23,7 @@ std::string_view to_string(Quantity q) {
     case Quantity::Transform: return "phi";
     case Quantity::Velocity: return "V";
     case Quantity::BiasA: return "a";
+    case Quantity::BiasAbar: return "abar";
     case Quantity::BiasB: return "b";
     case Quantity::Articulated: return "P";
     case Quantity::Composite: return "R";
@@ -135,8 +136,8 @@ VExpr var(int id, Space space) {
 }
 
 VExpr read(Quantity q) {
-  SOA_ASSERT(q == Quantity::Velocity || q == Quantity::BiasA || q == Quantity::BiasB,
-             "read: only V, a and b are vectors");
+  SOA_ASSERT(q == Quantity::Velocity || q == Quantity::BiasA || q == Quantity::BiasAbar || q == Quantity::BiasB,
+             "read: only V, a, abar and b are vectors");
   VNode n = node(VKind::Read, Space::Spatial);
   n.quantity = q;
   return make(std::move(n));
@@ -219,7 +220,19 @@ Stmt compute(Quantity q, int arg) {
   return s;
 }
 
-int SweepProgram::loop_count() const { return static_cast<int>(loops.size() + (columns ? columns->loops.size() : 0)); }
+// A solve counts its matrix's column loops; the solve itself is not a sweep.
+int SweepProgram::loop_count() const {
+  int count = static_cast<int>(columns ? columns->loops.size() : 0);
+  for (const Loop& l : loops) count += l.solve ? static_cast<int>(l.solve->matrix.loops.size()) : 1;
+  return count;
+}
+
+std::vector<const Solve*> solves(const SweepProgram& p) {
+  std::vector<const Solve*> out;
+  for (const Loop& l : p.loops)
+    if (l.solve) out.push_back(l.solve.get());
+  return out;
+}
 
 // ---- printing -----------------------------------------------------------------------------
 
@@ -242,6 +255,7 @@ std::string compute_text(Quantity q) {
     case Quantity::Transform: return "phi(p(k),k) = [[R, l~R], [0, R]] of q(k)";
     case Quantity::Velocity: return "V(k) = phi*(p(k),k) V(p(k)) + H*(k) qd(k)";
     case Quantity::BiasA: return "a(k) = bias(omega(p(k)), H*(k) qd(k)) (+ phi*(world,k) [0; -g] at a root)";
+    case Quantity::BiasAbar: return "abar(k) = [w x wr; w x vr + v x wr](k), V = [w; v], H* qd = [wr; vr]";
     case Quantity::BiasB: return "b(k) = [omega x J omega; omega x (omega x m p)](k)";
     case Quantity::Articulated:
       return "P(k) = M(k) + sum_c psi(k,c) P(c) psi*(k,c); D(k) = H(k) P(k) H*(k); "
@@ -267,6 +281,18 @@ void print_stmt(std::string& out, const Stmt& s, const std::vector<Var>& vars, i
 void print_loops(std::string& out, const std::vector<Loop>& loops, const std::vector<Var>& vars, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   for (const Loop& l : loops) {
+    if (l.solve) {
+      const Solve& s = *l.solve;
+      const Columns& c = s.matrix;
+      out += fmt::format("{}solve {}(.) = X^-1 {}(.), X ({} x {}) formed once, for each column j: {}(.) = e_j\n", pad,
+                         vars[s.dst].name, vars[s.rhs].name, to_string(c.space), to_string(c.space), vars[c.unit].name);
+      print_loops(out, c.loops, vars, indent + 4);
+      out += fmt::format(
+          "{}  X(i,j) = {}(.)_i . {}(.)_j   [Gram form of A* W A]; X = L D L*, then {} by substitution   "
+          "[000 eq. 5.11]\n",
+          pad, vars[c.result].name, vars[c.weighted].name, vars[s.dst].name);
+      continue;
+    }
     const bool in = l.direction == Direction::Inward;
     out += fmt::format("{}for k = {} ({}, {}):\n", pad, in ? "1..n" : "n..1", to_string(l.direction),
                        in ? "tip to base" : "base to tip");

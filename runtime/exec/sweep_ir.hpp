@@ -53,12 +53,13 @@ enum class Quantity : std::uint8_t {
   Transform,    // phi(p(k),k) from q(k): rotation R and offset l (kinematics.cpp)
   Velocity,     // V(k) = phi*(p(k),k) V(p(k)) + H*(k) qd(k)
   BiasA,        // a(k): velocity-dependent acceleration bias, gravity at the roots
+  BiasAbar,     // abar(k) = V(k) x H*(k) qd(k): phi* abar = dV/dt at qdd = 0 without gravity
   BiasB,        // b(k): gyroscopic force bias
   Articulated,  // Riccati: P(k), D(k), D^-1(k), G(k) (001 eqs. 40-44)
   Composite,    // composite-body inertia R(k) (001 Identity 1)
   Upsilon,      // Upsilon(k) (002 eq. 3.11)
 };
-inline constexpr int kQuantityCount = 7;
+inline constexpr int kQuantityCount = 8;
 std::string_view to_string(Quantity q);
 
 // Per-body (memoryless) maps a vector expression can apply.
@@ -130,7 +131,7 @@ struct VNode {
 
 // Checked constructors.
 VExpr var(int id, Space space);  // Joint, Spatial or Tip... read at k
-VExpr read(Quantity q);          // Velocity, BiasA or BiasB
+VExpr read(Quantity q);          // Velocity, BiasA, BiasAbar or BiasB
 VExpr zero(Space space);
 // Sum of terms of one space; nested sums are flattened, zero terms and zero coefficients
 // dropped; an empty sum is zero(space); a single term with coefficient 1 is that term.
@@ -160,9 +161,14 @@ Stmt assign(int dst, VExpr rhs, std::string label);
 Stmt tip_assign(int dst, VExpr rhs, std::string label);
 Stmt compute(Quantity q, int arg = -1);
 
+struct Solve;
+struct SweepProgram;
+
+// A sweep over the bodies, or (when `solve` is set, `body` empty) one tip-space solve.
 struct Loop {
   Direction direction = Direction::Inward;
   std::vector<Stmt> body;
+  std::shared_ptr<const Solve> solve;
 };
 
 struct Var {
@@ -194,6 +200,22 @@ struct Columns {
   Fill fill = Fill::Full;
   int weighted = -1;  // Gram: var holding W times column j
 };
+
+// A tip-space system X z = y solved once, between the loops before it (which computed y
+// and what X is made of) and the loops after it (which read z): 000 eq. 5.11's small solve
+// of closed chains, Lambda_c^-1 f = ... . X (6m x 6m) is the Gram matrix of `matrix`
+// (Fill::Gram: X(i,j) = result_i . weighted_j), its columns formed after the loops before;
+// y and z are Tip vars. X is factored as L D L* without pivoting (the executor does not
+// branch on values); run with S = double, a pivot at or below 1e-12 of X's largest diagonal
+// entry is a UserError naming the tip frame (dependent constraint directions).
+struct Solve {
+  Columns matrix;
+  int rhs = -1;  // Tip var y
+  int dst = -1;  // Tip var z = X^-1 y
+};
+
+// Every Solve of a program's run-once loops, in order.
+std::vector<const Solve*> solves(const SweepProgram& p);
 
 struct Output {
   std::string name;

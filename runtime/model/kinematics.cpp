@@ -186,6 +186,8 @@ Kinematics compute_kinematics(const Robot& robot, const State& state, const std:
     const Eigen::Vector3d wr = rel.head<3>(), vr = rel.tail<3>();
     B.a.head<3>() = wp.cross(wr);
     B.a.tail<3>() = wp.cross(wp.cross(lk)) + 2.0 * wp.cross(vr) + wr.cross(vr);
+    // V x H* qd (spatial cross product): what the body-frame twist's derivative adds at qdd = 0.
+    B.abar << B.V.head<3>().cross(wr), B.V.head<3>().cross(vr) + B.V.tail<3>().cross(wr);
     if (b.parent < 0) {
       // Gravity as an upward base acceleration alpha(world) = [0; -g] (reference 2).
       Vec6 base;

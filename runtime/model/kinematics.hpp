@@ -50,6 +50,7 @@ struct BodyBlocks {
   Mat6X Hstar;  // H*(k), 6 x nv(k)
   Mat6 M;
   Vec6 V, a, b, alpha, f;  // recursive Newton-Euler quantities
+  Vec6 abar;               // V x H* qd: dV/dt = phi* abar at qdd = 0 (vocabulary.def)
 };
 
 struct TipBlocks {

@@ -162,8 +162,7 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(tree, tree.default_tips(), "tree4");
 }
 
-TEST_CASE("kernels of at most whole_ops operations stay one function; longer ones are cut into parts",
-          "[emit-cpp]") {
+TEST_CASE("kernels of at most whole_ops operations stay one function; longer ones are cut into parts", "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   // The Panda's inverse dynamics has about 1000 operations: whole by default, in parts of
   // 300 when whole_ops does not protect it.
