@@ -168,6 +168,15 @@ std::string to_string(const Shape& s) {
   return fmt::format("{} x {}", to_string(s.rows, s.row_arm), to_string(s.cols, s.col_arm));
 }
 
+bool tip_square(const Expr& e) {
+  try {
+    const Shape s = infer_shape(e);
+    return s.rows == Dim::Tip && s.cols == Dim::Tip;
+  } catch (const ShapeError&) {
+    return false;
+  }
+}
+
 Shape infer_shape(const Expr& e) {
   Inference inf;
   const Inferred s = inf.infer(e);

@@ -56,6 +56,10 @@ private:
 // cannot be determined at all (a lone I).
 Shape infer_shape(const Expr& e);
 
+// Is `e` a well-shaped tip-space matrix (6m x 6m, e.g. J calM^-1 J*)? Its inverse is a small
+// solve whose size does not grow with N (000 eq. 5.11).
+bool tip_square(const Expr& e);
+
 // Check an equation: both sides well shaped and of one shape. Throws ShapeError.
 Shape check_equation(const Expr& lhs, const Expr& rhs);
 

@@ -39,10 +39,7 @@ struct CheckReport {
 // Does `e` invert a tip-space matrix ((J calM^-1 J*)^-1: defined only where the tips'
 // directions are independent)?
 bool inverts_tip_matrix(const ir::Expr& e) {
-  if (e.is(ir::Op::Inverse)) {
-    const ir::Shape s = ir::infer_shape(e.kid(0));
-    if (s.rows == ir::Dim::Tip && s.cols == ir::Dim::Tip) return true;
-  }
+  if (e.is(ir::Op::Inverse) && ir::tip_square(e.kid(0))) return true;
   for (const ir::Expr& k : e.kids())
     if (inverts_tip_matrix(k)) return true;
   return false;

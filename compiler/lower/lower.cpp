@@ -112,15 +112,6 @@ std::string joined_labels(const std::vector<Value>& parts) {
 
 std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x, const ir::Definitions& defs);
 
-bool tip_square(const Expr& x) {
-  try {
-    const ir::Shape s = ir::infer_shape(x);
-    return s.rows == ir::Dim::Tip && s.cols == ir::Dim::Tip;
-  } catch (const ir::ShapeError&) {
-    return false;
-  }
-}
-
 // The value a statement defines: a var id, or var_count + the Quantity it computes.
 int defined_by(const exec::Stmt& s, int var_count) {
   return s.kind == exec::Stmt::Kind::Compute ? var_count + static_cast<int>(s.quantity) : s.dst;
@@ -491,7 +482,7 @@ private:
   // ---- inverses ---------------------------------------------------------------------------
 
   Value solve(const Expr& x, Value y) {
-    if (!x.is(Op::Identity) && tip_square(x)) return tip_solve(x, std::move(y));
+    if (!x.is(Op::Identity) && ir::tip_square(x)) return tip_solve(x, std::move(y));
     switch (x.op()) {
       case Op::Identity: return y;
       case Op::Inverse: return apply(x.kid(0), std::move(y));

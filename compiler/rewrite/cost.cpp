@@ -142,15 +142,6 @@ constexpr double kVectorOp = 6.0;       // adding or scaling a 6-vector per body
 constexpr double kSubstitution = 36.0;  // bookkeeping of an implicit (substitution) sweep
 constexpr double kSmallSolve = 36.0;    // forming and factoring a tip-space matrix, per body
 
-bool tip_square(const Expr& e) {
-  try {
-    const ir::Shape s = ir::infer_shape(e);
-    return s.rows == ir::Dim::Tip && s.cols == ir::Dim::Tip;
-  } catch (const ir::ShapeError&) {
-    return false;
-  }
-}
-
 // Prices an expression: each symbol by its vocabulary weight, a Defined operator by its
 // library definition.
 struct Pricer {
@@ -181,7 +172,7 @@ struct Pricer {
         return apply_cost(ir::on_arm(d->body, base.arm()));  // phi^-1 = I - E_phi: no recursion
     // A tip-space matrix (J calM^-1 J*, 6m x 6m): its 6m columns by its own sweeps, then a
     // dense factorisation whose size does not grow with N (000 eq. 5.11: O(n1 + n2)).
-    if (tip_square(k)) {
+    if (ir::tip_square(k)) {
       Acc a = apply_cost(k);
       a.flops += kSmallSolve;
       return a;
