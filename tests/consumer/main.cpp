@@ -1,7 +1,8 @@
 // The generated inverse dynamics, forward dynamics and mass matrix of a double pendulum
 // (soac_generate, gravity 0,0,-1.62) against soac's run-time API on the same robot loaded
 // from the URDF (Dynamics::create: the interpreter, and the JIT when soac has LLVM); then
-// every standard kernel of a humanoid (Talos, free-flyer) against the interpreter. Prints
+// every standard kernel of a humanoid (Talos, free-flyer) against the interpreter, and the
+// constrained dynamics of talos_reduced standing on both soles. Prints
 // "consumer: ... agree" and exits 0, or names the first disagreement and exits 1.
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "model/robot.hpp"
 #include "pendulum.hpp"
+#include "standing.hpp"
 #include "talos.hpp"
 #include "pipeline/dynamics.hpp"
 
@@ -93,8 +95,18 @@ int main() {
       !agree(humanoid, "tip_force_correction", talos_tip_force_correction, "runtime"))
     return 1;
 
+  // Standing on both soles (soac_generate WELDS): the welded kernels join the standard ones.
+  const soa::Robot reduced = soa::load_urdf(CONSUMER_STANDING, soa::LoadOptions{true});
+  const std::vector<int> soles = {*reduced.find_frame("left_sole_link"), *reduced.find_frame("right_sole_link")};
+  const Dynamics standing = Dynamics::create(reduced, soles, Backend::Runtime, soa::pipeline::kernel_set("", true));
+  if (!agree(standing, "forward_dynamics", standing_forward_dynamics, "runtime") ||
+      !agree(standing, "constrained_forward_dynamics", standing_constrained_forward_dynamics, "runtime") ||
+      !agree(standing, "constraint_forces", standing_constraint_forces, "runtime"))
+    return 1;
+
   std::printf(
-      "consumer: generated and run-time dynamics agree (%zu backends, gravity 0,0,-1.62; the humanoid %d dofs)\n",
+      "consumer: generated and run-time dynamics agree (%zu backends, gravity 0,0,-1.62; the humanoid %d dofs; "
+      "standing on both soles)\n",
       backends.size(), talos.nv);
   return 0;
 }
