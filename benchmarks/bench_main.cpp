@@ -52,6 +52,7 @@
 #include "emit-llvm/jit.hpp"
 #include "pipeline/jit.hpp"
 #endif
+#include "bench_report.hpp"
 #include "support/mujoco_oracle.hpp"
 #include "talos.hpp"
 #include "talos_whole.hpp"
@@ -59,6 +60,10 @@
 namespace {
 
 using namespace soa;
+using bench::Collector;
+using bench::load_average;
+using bench::ns;
+using bench::ratio;
 
 constexpr int kStates = 64;  // a power of two: the state index wraps with a mask
 constexpr double kTolerance = 1e-8;
@@ -314,16 +319,7 @@ void check_case(RobotCase& r) {
 // The timing loop shared by all implementations: `call(state, out)` on the next state.
 template <class Call>
 void add_benchmark(const std::string& name, int output_size, Call call) {
-  benchmark::RegisterBenchmark(name.c_str(), [output_size, call](benchmark::State& state) {
-    std::vector<double> out(output_size);
-    int s = 0;
-    for (auto _ : state) {
-      call(s, out.data());
-      benchmark::DoNotOptimize(out.data());
-      benchmark::ClobberMemory();  // the outputs are written: no call is dead
-      s = (s + 1) & (kStates - 1);
-    }
-  })->Unit(benchmark::kNanosecond);
+  bench::add_benchmark(name, kStates, output_size, call);
 }
 
 void register_case(RobotCase& r) {
@@ -354,62 +350,6 @@ void register_case(RobotCase& r) {
       add_benchmark(name(kJit), r.output_size[k],
                     [&r, kernel, jitted](int s, double* out) { jitted(r.input(kernel, s), out); });
   }
-}
-
-// Keeps what the console shows and remembers, per benchmark, the median CPU time per call:
-// the "median" aggregate when there are repetitions, else the single run.
-class Collector : public benchmark::ConsoleReporter {
-public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const double ns = run.GetAdjustedCPUTime() * nanoseconds_per(run.time_unit);
-      const std::string& name = run.run_name.function_name;
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") medians_[name] = ns;
-      if (run.run_type == Run::RT_Iteration) samples_[name].push_back(ns);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-
-  // Median CPU ns per call, or NaN when the benchmark did not run (filtered out).
-  double median(const std::string& name) const {
-    if (const auto it = medians_.find(name); it != medians_.end()) return it->second;
-    const auto it = samples_.find(name);
-    if (it == samples_.end() || it->second.empty()) return std::nan("");
-    std::vector<double> v = it->second;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  }
-
-private:
-  static double nanoseconds_per(benchmark::TimeUnit unit) {
-    switch (unit) {
-      case benchmark::kNanosecond: return 1.0;
-      case benchmark::kMicrosecond: return 1e3;
-      case benchmark::kMillisecond: return 1e6;
-      case benchmark::kSecond: return 1e9;
-    }
-    return 1.0;
-  }
-  std::map<std::string, double> medians_;
-  std::map<std::string, std::vector<double>> samples_;
-};
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one, five, fifteen;
-  f >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
-
-std::string ratio(double slow, double fast) {
-  return std::isnan(slow) || std::isnan(fast) ? "-" : fmt::format("{:.1f}x", slow / fast);
-}
-
-std::string ns(double v) {
-  if (std::isnan(v)) return "-";
-  return v < 100 ? fmt::format("{:.1f}", v) : fmt::format("{:.0f}", v);
 }
 
 void print_table(const std::vector<std::unique_ptr<RobotCase>>& cases, const Collector& c,

@@ -3,7 +3,8 @@
 #   1. configures BUILD_DIR as a Release build with SOA_BUILD_BENCHMARKS=ON if it is not one;
 #   2. builds soa_bench, soa_callgrind, soac and soa_jit_compile (JOBS, default 2, parallel jobs);
 #   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
-#      shared machine spreads over all benchmarks instead of hitting one; medians reported);
+#      shared machine spreads over all benchmarks instead of hitting one; medians reported),
+#      then soa_bench_constraints (constrained forward dynamics, the same way);
 #   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
 #      standard kernels of the Panda and the Talos robots, 5 repetitions);
 #   5. runs callgrind.sh (instructions per call and operation counts);
@@ -28,7 +29,7 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
   cmake -S "$source_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOA_BUILD_BENCHMARKS=ON \
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target soa_bench soa_callgrind soac -j "$jobs" >/dev/null
+cmake --build "$build" --target soa_bench soa_bench_constraints soa_callgrind soac -j "$jobs" >/dev/null
 jit_compile=$build/benchmarks/soa_jit_compile
 if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then
   cmake --build "$build" --target soa_jit_compile -j "$jobs" >/dev/null
@@ -44,6 +45,14 @@ echo
 grep '^check ' "$log" | sed 's/^/    /'
 echo
 sed -n '/^<!-- soa_bench table -->$/,$p' "$log" | tail -n +2
+echo
+# 3b. constrained forward dynamics (soa_bench_constraints, the same repetitions).
+clog=$build/benchmarks/soa_bench_constraints.log
+"$build/benchmarks/soa_bench_constraints" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time=0.2 >"$clog" 2>&1 || { cat "$clog" >&2; exit 1; }
+grep '^check ' "$clog" | sed 's/^/    /'
+echo
+sed -n '/^<!-- soa_bench_constraints table -->$/,$p' "$clog" | tail -n +2
 echo
 if [[ -x $jit_compile ]]; then
   # 4. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
