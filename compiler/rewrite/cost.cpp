@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
+#include <unordered_set>
 
 #include "algebra/arms.hpp"
 #include "algebra/print.hpp"
@@ -219,12 +221,41 @@ struct Pricer {
         return a;
       }
       case Op::Product: {
+        // A vector-valued product whose right part was priced before (the same operators
+        // applied to the same vector elsewhere in the expression) costs its left part only:
+        // the lowering's statements and the specialiser's CSE compute it once.
+        const auto kids = e.kids();
+        std::size_t shared = kids.size();
+        if (seen && is_vector(kids.back())) {
+          for (std::size_t i = 0; i + 1 < kids.size(); ++i)
+            if (seen->count(suffix(kids, i))) {
+              shared = i;
+              break;
+            }
+          for (std::size_t i = 0; i < shared && i + 1 < kids.size(); ++i) seen->insert(suffix(kids, i));
+        }
         Acc a;
-        for (const auto& f : e.kids()) a += apply_cost(f);
+        for (std::size_t i = 0; i < shared; ++i) a += apply_cost(kids[i]);
         return a;
       }
     }
     return {};
+  }
+
+  std::unordered_set<Expr, ir::ExprHash>* seen = nullptr;
+
+  static Expr suffix(std::span<const Expr> kids, std::size_t from) {
+    return ir::product(std::vector<Expr>(kids.begin() + static_cast<std::ptrdiff_t>(from), kids.end()));
+  }
+
+  static bool is_vector(const Expr& e) {
+    switch (e.op()) {
+      case Op::Symbol: return e.info() && e.info()->structure == ir::Structure::Vector;
+      case Op::Scale: return is_vector(e.kid(0));
+      case Op::Sum: return !e.kids().empty() && is_vector(e.kid(0));
+      case Op::Product: return !e.kids().empty() && is_vector(e.kids().back());
+      default: return false;
+    }
   }
 };
 
@@ -255,7 +286,10 @@ std::string to_string(const Cost& c) {
 }
 
 Cost cost(const ir::Expr& e, const ir::Definitions& definitions, std::optional<ir::Shape> shape) {
-  const Acc a = Pricer{definitions}.apply_cost(e);
+  std::unordered_set<Expr, ir::ExprHash> seen;
+  Pricer pricer{definitions};
+  pricer.seen = &seen;
+  const Acc a = pricer.apply_cost(e);
   if (!shape) {
     try {
       shape = ir::infer_shape(e);

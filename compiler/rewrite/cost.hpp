@@ -32,7 +32,11 @@
 //     anything else ^-1 (calM^-1 before MINV)                     dense: form and factor the
 //                                                                matrix, O(N^3).
 //   Sums and products add their parts' costs; state vectors (T, qd, f0, a, ...) are inputs
-//   and cost nothing.
+//   and cost nothing. A vector computed twice is priced once: a product whose right part
+//   (the same operators applied to the same vector) was priced earlier in the expression
+//   costs its left factors only, as the lowering and the specialiser's CSE compute it once.
+//   (Constrained dynamics reuses the free dynamics' (I - H psi K) (T - C) in its correction,
+//   TIPF's form, instead of repeating the inward sweeps.)
 // - order = the exponent of N of the whole evaluation: max(3 if a dense solve is needed,
 //   1 for O(N) work per column + 1 if the columns are N or 6n many); 0 if nothing depends
 //   on N. The number of tip frames 6m is taken as O(1).

@@ -287,6 +287,16 @@ TEST_CASE("cost model: order, sweeps, and the total order", "[rewrite][cost]") {
   CHECK_FALSE(rewrite::known_invertible(parse("taubar")));
 }
 
+TEST_CASE("cost model: a vector computed twice is priced once, a tip-space inverse by its columns", "[rewrite][cost]") {
+  auto c = [](const std::string& text) { return rewrite::cost(rewrite::normalize(parse(text)), test::definitions()); };
+  // H psi* H* D^-1 applied to the (I - H psi K) T already computed: one sweep more, not two.
+  CHECK(c("(I - H psi K) T").sweeps == 1);
+  CHECK(c("(I - H psi K) T + H psi* H* D^-1 (I - H psi K) T").sweeps == 2);
+  CHECK(c("(I - H psi K) T + (I - H psi K) qd").sweeps == 2);  // another vector: no sharing
+  CHECK(c("(B* psi* H* D^-1 H psi B)^-1 f0").order == 1);
+  CHECK(c("(J calM^-1 J*)^-1 f0").order == 3);  // until the rewriter removes calM^-1
+}
+
 // ---- the derivations --------------------------------------------------------------------------
 
 TEST_CASE("derivation 1: J calM^-1 J* -> B* psi* H* D^-1 H psi B", "[rewrite][derive]") {
@@ -403,6 +413,20 @@ TEST_CASE("derivation 6: a sum of operational-space inverse inertias, each term 
   CHECK_FALSE(ir::mentions(u.final, "calM"));
   CHECK_FALSE(ir::mentions(u.final, "phi"));
   CHECK(count_uses(u, "MINV") == 2);
+}
+
+TEST_CASE("derivation 8: welded tips, free dynamics, one tip-space solve, TIPF's correction (000 eqs. 5.6-5.11)",
+          "[rewrite][derive]") {
+  const Derivation d =
+      rewrite::derive(parse("calM^-1 (T - C - J* (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar))"), library(),
+                      test::rewrite_options());
+  // Inside the inverse, LAMBDA's O(N) form; the correction reuses (I - H psi K) (T - C).
+  const std::string y = "(I - H psi K) (T - H phi (b + M phi* a))";
+  check_final(d, "(I - H psi K)* D^-1 (" + y + " - H psi B (B* psi* H* D^-1 H psi B)^-1 B* (phi* abar + psi* H* D^-1 " +
+                     y + "))");
+  CHECK(d.cost.order == 1);
+  CHECK(uses(d, "MINV"));
+  CHECK(uses(d, "L4"));
 }
 
 TEST_CASE("it leaves alone what it cannot improve", "[rewrite][derive]") {
