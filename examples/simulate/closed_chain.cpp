@@ -4,13 +4,13 @@
 // run reports what ideal welds must keep: the total energy (welds do no work on frames that
 // do not move) and the welded frames' twists J qd (zero from the start).
 //
-// Potential energy is integrated alongside the state, as in simulate.cpp: its rate is
-// qd' g(q) with g(q) = C(q, 0) the gravity torque.
+// Potential energy is integrated alongside the state, as in simulate.cpp (rk4.hpp).
 #include <array>
 #include <cmath>
 #include <cstdio>
 
 #include "baxter.hpp"
+#include "rk4.hpp"
 
 namespace {
 
@@ -19,40 +19,22 @@ constexpr int n = gen::nv;
 constexpr int tips = 2;
 using Vec = std::array<double, n>;
 
-struct State {
-  Vec q{}, qd{};
-  double potential = 0.0;
-};
+using State = example::State<n>;
 
 State derivative(const State& s) {
-  static const Vec zero{};
-  Vec qdd{}, gravity{};
-  gen::constrained_forward_dynamics(s.q.data(), s.qd.data(), zero.data(), qdd.data());
-  gen::bias(s.q.data(), zero.data(), gravity.data());
-  State d;
-  d.q = s.qd;
-  d.qd = qdd;
-  for (int i = 0; i < n; ++i) d.potential += s.qd[i] * gravity[i];
-  return d;
-}
-
-State axpy(const State& s, double h, const State& d) {
-  State r;
-  for (int i = 0; i < n; ++i) {
-    r.q[i] = s.q[i] + h * d.q[i];
-    r.qd[i] = s.qd[i] + h * d.qd[i];
-  }
-  r.potential = s.potential + h * d.potential;
-  return r;
+  return example::derivative<n>(
+      s,
+      [](const double* q, const double* qd, double* qdd) {
+        static const std::array<double, n> zero_torque{};
+        gen::constrained_forward_dynamics(q, qd, zero_torque.data(), qdd);
+      },
+      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); });
 }
 
 double energy(const State& s) {
   std::array<double, n * n> M{};
   gen::mass_matrix(s.q.data(), M.data());
-  double kinetic = 0.0;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) kinetic += 0.5 * s.qd[i] * M[i + n * j] * s.qd[j];
-  return kinetic + s.potential;
+  return example::energy<n>(s, M);
 }
 
 // The largest entry of the welded frames' twists J qd.
@@ -79,15 +61,7 @@ Run simulate(double dt, double duration, bool print) {
   Run run;
   const int steps = static_cast<int>(std::lround(duration / dt));
   for (int k = 1; k <= steps; ++k) {
-    const State k1 = derivative(s);
-    const State k2 = derivative(axpy(s, dt / 2, k1));
-    const State k3 = derivative(axpy(s, dt / 2, k2));
-    const State k4 = derivative(axpy(s, dt, k3));
-    for (int i = 0; i < n; ++i) {
-      s.q[i] += dt / 6 * (k1.q[i] + 2 * k2.q[i] + 2 * k3.q[i] + k4.q[i]);
-      s.qd[i] += dt / 6 * (k1.qd[i] + 2 * k2.qd[i] + 2 * k3.qd[i] + k4.qd[i]);
-    }
-    s.potential += dt / 6 * (k1.potential + 2 * k2.potential + 2 * k3.potential + k4.potential);
+    example::rk4_step(s, dt, derivative);
     run.drift = std::max(run.drift, std::abs(energy(s) - e0));
     run.exchanged = std::max(run.exchanged, std::abs(s.potential));
     run.twist = std::max(run.twist, twist(s));

@@ -10,46 +10,27 @@
 #include <cstdio>
 
 #include "panda.hpp"
+#include "rk4.hpp"
 
 namespace {
 
 constexpr int n = soa_gen::panda::nv;
-using Vec = std::array<double, n>;
-
-struct State {
-  Vec q{}, qd{};
-  double potential = 0.0;
-};
+using State = example::State<n>;
 
 State derivative(const State& s) {
-  static const Vec zero{};
-  Vec zero_torque{}, qdd{}, gravity{};
-  soa_gen::panda::forward_dynamics(s.q.data(), s.qd.data(), zero_torque.data(), qdd.data());
-  soa_gen::panda::bias(s.q.data(), zero.data(), gravity.data());
-  State d;
-  d.q = s.qd;
-  d.qd = qdd;
-  for (int i = 0; i < n; ++i) d.potential += s.qd[i] * gravity[i];
-  return d;
-}
-
-State axpy(const State& s, double h, const State& d) {
-  State r;
-  for (int i = 0; i < n; ++i) {
-    r.q[i] = s.q[i] + h * d.q[i];
-    r.qd[i] = s.qd[i] + h * d.qd[i];
-  }
-  r.potential = s.potential + h * d.potential;
-  return r;
+  return example::derivative<n>(
+      s,
+      [](const double* q, const double* qd, double* qdd) {
+        static const std::array<double, n> zero_torque{};
+        soa_gen::panda::forward_dynamics(q, qd, zero_torque.data(), qdd);
+      },
+      [](const double* q, const double* qd, double* g) { soa_gen::panda::bias(q, qd, g); });
 }
 
 double energy(const State& s) {
   std::array<double, n * n> M{};
   soa_gen::panda::mass_matrix(s.q.data(), M.data());
-  double kinetic = 0.0;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) kinetic += 0.5 * s.qd[i] * M[i + n * j] * s.qd[j];
-  return kinetic + s.potential;
+  return example::energy<n>(s, M);
 }
 
 // Returns the largest |energy drift| and sets `exchanged` to the largest kinetic energy
@@ -62,15 +43,7 @@ double simulate(double dt, double duration, bool print, double& exchanged) {
   exchanged = 0.0;
   const int steps = static_cast<int>(std::lround(duration / dt));
   for (int k = 1; k <= steps; ++k) {
-    const State k1 = derivative(s);
-    const State k2 = derivative(axpy(s, dt / 2, k1));
-    const State k3 = derivative(axpy(s, dt / 2, k2));
-    const State k4 = derivative(axpy(s, dt, k3));
-    for (int i = 0; i < n; ++i) {
-      s.q[i] += dt / 6 * (k1.q[i] + 2 * k2.q[i] + 2 * k3.q[i] + k4.q[i]);
-      s.qd[i] += dt / 6 * (k1.qd[i] + 2 * k2.qd[i] + 2 * k3.qd[i] + k4.qd[i]);
-    }
-    s.potential += dt / 6 * (k1.potential + 2 * k2.potential + 2 * k3.potential + k4.potential);
+    example::rk4_step(s, dt, derivative);
     worst = std::max(worst, std::abs(energy(s) - e0));
     exchanged = std::max(exchanged, std::abs(s.potential));
     if (print && k % (steps / 4) == 0)
