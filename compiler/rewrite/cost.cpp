@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <span>
-#include <unordered_set>
 
 #include "algebra/arms.hpp"
 #include "algebra/print.hpp"
@@ -226,13 +224,21 @@ struct Pricer {
         // the lowering's statements and the specialiser's CSE compute it once.
         const auto kids = e.kids();
         std::size_t shared = kids.size();
-        if (seen && is_vector(kids.back())) {
-          for (std::size_t i = 0; i + 1 < kids.size(); ++i)
-            if (seen->count(suffix(kids, i))) {
-              shared = i;
-              break;
+        if (priced && is_vector(kids.back())) {
+          std::vector<std::size_t> h(kids.size());  // h[i]: hash of the right part kids[i..]
+          h.back() = kids.back().hash();
+          for (std::size_t i = kids.size() - 1; i-- > 0;) h[i] = h[i + 1] * 1000003u ^ kids[i].hash();
+          for (std::size_t i = 0; i + 1 < kids.size() && shared == kids.size(); ++i) {
+            for (const RightPart& p : *priced) {
+              if (p.hash != h[i]) continue;
+              const auto other = p.product.kids().subspan(p.from);
+              if (std::equal(other.begin(), other.end(), kids.begin() + static_cast<std::ptrdiff_t>(i), kids.end())) {
+                shared = i;
+                break;
+              }
             }
-          for (std::size_t i = 0; i < shared && i + 1 < kids.size(); ++i) seen->insert(suffix(kids, i));
+          }
+          for (std::size_t i = 0; i < shared && i + 1 < kids.size(); ++i) priced->push_back({h[i], e, i});
         }
         Acc a;
         for (std::size_t i = 0; i < shared; ++i) a += apply_cost(kids[i]);
@@ -242,11 +248,14 @@ struct Pricer {
     return {};
   }
 
-  std::unordered_set<Expr, ir::ExprHash>* seen = nullptr;
-
-  static Expr suffix(std::span<const Expr> kids, std::size_t from) {
-    return ir::product(std::vector<Expr>(kids.begin() + static_cast<std::ptrdiff_t>(from), kids.end()));
-  }
+  // The right parts of vector-valued products priced so far: product.kids()[from..] (a
+  // few dozen per expression: a flat list is the cheapest to fill and to scan).
+  struct RightPart {
+    std::size_t hash;
+    Expr product;
+    std::size_t from;
+  };
+  std::vector<RightPart>* priced = nullptr;
 
   static bool is_vector(const Expr& e) {
     switch (e.op()) {
@@ -286,9 +295,10 @@ std::string to_string(const Cost& c) {
 }
 
 Cost cost(const ir::Expr& e, const ir::Definitions& definitions, std::optional<ir::Shape> shape) {
-  std::unordered_set<Expr, ir::ExprHash> seen;
+  std::vector<Pricer::RightPart> priced;
+  priced.reserve(64);
   Pricer pricer{definitions};
-  pricer.seen = &seen;
+  pricer.priced = &priced;
   const Acc a = pricer.apply_cost(e);
   if (!shape) {
     try {
