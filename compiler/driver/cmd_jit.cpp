@@ -35,18 +35,6 @@ struct JitOptions {
 
 #ifdef SOA_HAVE_LLVM_JIT
 // A kernel's inputs from a random state, in its layout (T random like the others).
-std::vector<double> inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,
-                           std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  std::vector<double> in;
-  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
-    const std::string& name = p.vars[p.inputs[i]].name;
-    const VecX* v = name == "q" ? &s.q : name == "qd" ? &s.qd : name == "qdd" ? &s.qdd : name == "f0" ? &s.f0 : nullptr;
-    for (int j = 0; j < layout.inputs[i].size; ++j) in.push_back(v ? (*v)[j] : unit(rng));
-  }
-  return in;
-}
-
 int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
@@ -77,7 +65,7 @@ int run_jit(const JitOptions& o) {
     double worst = 0.0;
     for (int s = 0; s < o.samples; ++s) {
       const State state = random_state(r.robot, static_cast<int>(r.tips.size()), rng);
-      const std::vector<double> in = inputs(lowered[i].program, layout, state, rng);
+      const std::vector<double> in = pipeline::sample_inputs(lowered[i].program, layout, state, rng);
       std::vector<double> expected(layout.output_size()), got(layout.output_size());
       exec::execute(lowered[i].program, constants, in.data(), expected.data());
       f(in.data(), got.data());

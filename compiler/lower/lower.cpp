@@ -112,11 +112,6 @@ std::string joined_labels(const std::vector<Value>& parts) {
 
 std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x, const ir::Definitions& defs);
 
-// The value a statement defines: a var id, or var_count + the Quantity it computes.
-int defined_by(const exec::Stmt& s, int var_count) {
-  return s.kind == exec::Stmt::Kind::Compute ? var_count + static_cast<int>(s.quantity) : s.dst;
-}
-
 class Lowerer {
 public:
   Lowerer(const ir::Algebra& algebra, const LowerOptions& o) : algebra_(algebra), opt_(o) { q_ = input("q"); }
@@ -142,8 +137,8 @@ public:
       std::vector<char> done(static_cast<std::size_t>(var_count + exec::kQuantityCount), 0);
       for (const auto* part : {&s.loops, &s.column_loops})
         for (const exec::Loop& l : *part)
-          for (const exec::Stmt& st : l.body) done[defined_by(st, var_count)] = 1;
-      std::erase_if(pending, [&](const exec::Stmt& st) { return done[defined_by(st, var_count)]; });
+          for (const exec::Stmt& st : l.body) done[defined_value(st, var_count)] = 1;
+      std::erase_if(pending, [&](const exec::Stmt& st) { return done[defined_value(st, var_count)]; });
       loops.insert(loops.end(), s.loops.begin(), s.loops.end());
       exec::Loop solve;
       solve.solve = std::make_shared<const exec::Solve>(

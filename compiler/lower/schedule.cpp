@@ -77,6 +77,10 @@ std::vector<Read> reads(const Stmt& s) {
   return out;
 }
 
+int defined_value(const Stmt& s, int var_count) {
+  return s.kind == Stmt::Kind::Compute ? var_count + static_cast<int>(s.quantity) : s.dst;
+}
+
 namespace {
 
 struct Group {
@@ -93,7 +97,7 @@ public:
     def_.assign(static_cast<std::size_t>(var_count + exec::kQuantityCount), -1);
     rd_.resize(static_cast<std::size_t>(S));
     for (int i = 0; i < S; ++i) {
-      const int t = st[i].kind == Stmt::Kind::Compute ? nvars_ + static_cast<int>(st[i].quantity) : st[i].dst;
+      const int t = defined_value(st[i], nvars_);
       SOA_ASSERT(def_[t] == -1, "sweep IR: a value defined twice");
       def_[t] = i;
       rd_[i] = reads(st[i]);

@@ -39,6 +39,10 @@ struct Read {
 
 std::vector<Read> reads(const exec::Stmt& s);
 
+// The value `s` defines, numbered as the scheduler numbers values: its var id, or
+// var_count + the Quantity a Compute statement computes.
+int defined_value(const exec::Stmt& s, int var_count);
+
 struct Schedule {
   std::vector<exec::Loop> loops;         // run once
   std::vector<exec::Loop> column_loops;  // run per column (empty without a unit var)

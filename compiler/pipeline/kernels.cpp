@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <random>
 
 #include "algebra/print.hpp"
 #include "exec/execute.hpp"
@@ -119,6 +118,18 @@ specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotCo
   });
 }
 
+std::vector<double> sample_inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,
+                                  std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> in;
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    const std::string& name = p.vars[p.inputs[i]].name;
+    const VecX* v = name == "q" ? &s.q : name == "qd" ? &s.qd : name == "qdd" ? &s.qdd : name == "f0" ? &s.f0 : nullptr;
+    for (int j = 0; j < layout.inputs[i].size; ++j) in.push_back(v ? (*v)[j] : unit(rng));
+  }
+  return in;
+}
+
 RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Library& library, const Robot& robot,
                                const std::vector<int>& tips) {
   RobotKernels out{exec::make_constants(robot, tips), {}, {}};
@@ -129,14 +140,10 @@ RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Libra
     const exec::SweepProgram& p = out.lowered.back().program;
     if (!exec::solves(p).empty()) {
       std::mt19937_64 rng(1);
-      const State s = random_state(robot, static_cast<int>(tips.size()), rng);
-      std::vector<double> in;
-      for (int v : p.inputs) {
-        const std::string& n = p.vars[v].name;
-        const VecX& x = n == "q" ? s.q : n == "qd" ? s.qd : n == "f0" ? s.f0 : s.qdd;
-        in.insert(in.end(), x.data(), x.data() + x.size());
-      }
-      std::vector<double> result(static_cast<std::size_t>(exec::layout(p, out.constants).output_size()));
+      const exec::Layout layout = exec::layout(p, out.constants);
+      const std::vector<double> in =
+          sample_inputs(p, layout, random_state(robot, static_cast<int>(tips.size()), rng), rng);
+      std::vector<double> result(static_cast<std::size_t>(layout.output_size()));
       exec::execute(p, out.constants, in.data(), result.data());
     }
     out.code.push_back(specialise_kernel(out.lowered.back(), out.constants));

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "specialise/kernel.hpp"
 #include "exec/constants.hpp"
+#include "exec/execute.hpp"
 #include "exec/sweep_ir.hpp"
 #include "lower/kernels.hpp"
+#include "model/kinematics.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace soa::pipeline {
@@ -55,6 +58,11 @@ std::string derivation_summary(const LoweredKernel& k);
 
 // The robot's own straight-line code for a lowered kernel (constants folded, CSE, DCE).
 specialise::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
+
+// A program's inputs in layout order for a state: q, qd, qdd and f0 from `s`, the others
+// (T) uniform in [-1, 1] from `rng` (self-checks and trial runs).
+std::vector<double> sample_inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,
+                                  std::mt19937_64& rng);
 
 // Every kernel of a set for one robot: rewritten (with the serial-chain rules when the robot
 // is one), lowered, and specialised with the robot's constants. A kernel with a tip-space

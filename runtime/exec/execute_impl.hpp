@@ -89,25 +89,17 @@ public:
     const bool gram = c.fill == Fill::Gram;
     // Gram: the columns of A and W A, kept until every column is known.
     const int half_rows = half_rows_;
-    std::vector<S>& A = A_;
-    std::vector<S>& WA = WA_;
-    std::vector<S>& unit = unit_;
-    std::fill(unit.begin(), unit.end(), S(0.0));
-    for (column_ = 0; column_ < cols; ++column_) {
-      unit[column_] = S(1.0);
-      load(c.unit, unit.data());
-      unit[column_] = S(0.0);
-      run_loops(c.loops);
+    S *A = A_.data(), *WA = WA_.data();
+    for_each_column(c, cols, unit_, [&](int j) {
       if (!gram) {
-        store(c.result, out + static_cast<std::ptrdiff_t>(column_) * lay.rows);
-        continue;
+        store(c.result, out + static_cast<std::ptrdiff_t>(j) * lay.rows);
+        return;
       }
-      store(c.result, A.data() + static_cast<std::ptrdiff_t>(column_) * half_rows);
-      store(c.weighted, WA.data() + static_cast<std::ptrdiff_t>(column_) * half_rows);
-    }
-    column_ = -1;
+      store(c.result, A + static_cast<std::ptrdiff_t>(j) * half_rows);
+      store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * half_rows);
+    });
     if (c.fill == Fill::SymmetricFromAncestors) symmetric_fill(out, lay.rows);
-    if (gram) gram_fill(A, WA, half_rows, cols, out);
+    if (gram) gram_fill(A, WA, half_rows, cols, c.space, out);
   }
 
 private:
@@ -195,12 +187,12 @@ private:
   // out(i,j) = (A e_i) . (W A e_j), i <= j, in row order; the executor does not branch on
   // values, so the zeros of A outside the ancestors are multiplied here and fold away only
   // in specialised code (O(N^3) here, O(N^2 d) there, d = common ancestor dofs).
-  void gram_fill(const std::vector<S>& A, const std::vector<S>& WA, int rows, int cols, S* out) const {
-    const std::vector<int> owner = obs_ ? owners(p_.columns->space) : std::vector<int>{};
+  void gram_fill(const S* A, const S* WA, int rows, int cols, Space space, S* out) const {
+    const std::vector<int> owner = obs_ ? owners(space) : std::vector<int>{};
     for (int j = 0; j < cols; ++j) {
-      const S* wa = WA.data() + static_cast<std::ptrdiff_t>(j) * rows;
+      const S* wa = WA + static_cast<std::ptrdiff_t>(j) * rows;
       for (int i = 0; i <= j; ++i) {
-        const S* a = A.data() + static_cast<std::ptrdiff_t>(i) * rows;
+        const S* a = A + static_cast<std::ptrdiff_t>(i) * rows;
         if (obs_) obs_->enter(j, owner[i], gram_statement());
         S x = a[0] * wa[0];
         for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
@@ -208,6 +200,21 @@ private:
         out[static_cast<std::ptrdiff_t>(i) * cols + j] = x;
       }
     }
+  }
+
+  // Column j of an operator-valued result, for j < cols: e_j into c.unit, c.loops run, then
+  // `done(j)` stores what it needs.
+  template <class Done>
+  void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done) {
+    std::fill(unit.begin(), unit.end(), S(0.0));
+    for (column_ = 0; column_ < cols; ++column_) {
+      unit[column_] = S(1.0);
+      load(c.unit, unit.data());
+      unit[column_] = S(0.0);
+      run_loops(c.loops);
+      done(column_);
+    }
+    column_ = -1;
   }
 
   static const Stmt& gram_statement() {
@@ -221,33 +228,20 @@ private:
 
   // ---- loops ----------------------------------------------------------------------------
 
-  // X z = y (sweep_ir.hpp Solve): X's columns as in run(), its Gram entries in gram_fill's
-  // order, then X = L D L* in place (lower triangle: L, diagonal: D) and two substitutions.
+  // X z = y (sweep_ir.hpp Solve): X's columns and Gram entries as in run(), then X = L D L*
+  // in place (lower triangle: L, diagonal: D) and two substitutions.
   void run_solve(const Solve& sv) {
     const Columns& c = sv.matrix;
     const int cols = 6 * r_.m();
     const int rows = space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m());
     S *A = solve_A_.data(), *WA = solve_WA_.data(), *X = solve_X_.data();
-    std::fill(solve_unit_.begin(), solve_unit_.end(), S(0.0));
-    for (column_ = 0; column_ < cols; ++column_) {
-      solve_unit_[column_] = S(1.0);
-      load(c.unit, solve_unit_.data());
-      solve_unit_[column_] = S(0.0);
-      run_loops(c.loops);
-      store(c.result, A + static_cast<std::ptrdiff_t>(column_) * rows);
-      store(c.weighted, WA + static_cast<std::ptrdiff_t>(column_) * rows);
-    }
-    column_ = -1;
+    for_each_column(c, cols, solve_unit_, [&](int j) {
+      store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
+      store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
+    });
+    gram_fill(A, WA, rows, cols, Space::Tip, X);
     const auto at = [cols](int i, int j) { return static_cast<std::ptrdiff_t>(j) * cols + i; };
     const auto tip_body = [this](int i) { return r_.tips[i / 6].body; };
-    for (int j = 0; j < cols; ++j)
-      for (int i = j; i < cols; ++i) {  // the lower triangle: X(i,j) = a_j . wa_i
-        if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Gram));
-        const S *a = A + static_cast<std::ptrdiff_t>(j) * rows, *wa = WA + static_cast<std::ptrdiff_t>(i) * rows;
-        S x = a[0] * wa[0];
-        for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
-        X[at(i, j)] = x;
-      }
     double largest = 0.0;
     if constexpr (std::is_same_v<S, double>)
       for (int j = 0; j < cols; ++j) largest = std::max(largest, std::fabs(X[at(j, j)]));
@@ -290,14 +284,13 @@ private:
     }
   }
 
-  enum class SolveStep { Gram, Factor, Substitute };
-  // What the Observer is told a solve's scalar work is (one statement per step).
+  enum class SolveStep { Factor, Substitute };
+  // What the Observer is told a solve's factorisation and substitutions are.
   static const Stmt& solve_statement(SolveStep step) {
-    static const std::array<Stmt, 3> steps = [] {
-      std::array<Stmt, 3> s;
-      s[0].label = "X = A* W A, tip space";
-      s[1].label = "X = L D L*";
-      s[2].label = "L D L* z = y";
+    static const std::array<Stmt, 2> steps = [] {
+      std::array<Stmt, 2> s;
+      s[0].label = "X = L D L*";
+      s[1].label = "L D L* z = y";
       return s;
     }();
     return steps[static_cast<std::size_t>(step)];
