@@ -51,18 +51,8 @@ ir::Expr parse(const std::string& text) {
 // tips' twist rates at qdd = 0 without gravity (B* phi* abar, formed densely).
 Eigen::VectorXd dense_reference(const Case& c, int s) {
   const interp::Evaluation ev = interp::prepare(c.robot, c.states[s], c.tips, c.library.algebra.definitions);
-  const MatX M = interp::eval_dense(ev, parse("calM"));
-  const MatX J = interp::eval_dense(ev, parse("J"));
-  const VecX bias = interp::eval_dense(ev, parse("B* phi* abar")).col(0);
-  const int N = c.robot.nv, m = static_cast<int>(J.rows());
-  MatX K = MatX::Zero(N + m, N + m);
-  K.topLeftCorner(N, N) = M;
-  K.topRightCorner(N, m) = J.transpose();
-  K.bottomLeftCorner(m, N) = J;
-  VecX rhs(N + m);
-  const Eigen::Map<const VecX> T(c.inputs[s].data() + c.robot.nq + c.robot.nv, N);
-  rhs << T - ev.kin.C, -bias;
-  return K.partialPivLu().solve(rhs).head(N);
+  const Eigen::Map<const VecX> T(c.inputs[s].data() + c.robot.nq + c.robot.nv, c.robot.nv);
+  return interp::saddle_point(ev, T, interp::eval_dense(ev, parse("B* phi* abar")).col(0)).qdd;
 }
 
 std::unique_ptr<Case> make_case() {

@@ -112,4 +112,18 @@ MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
   return v.m;
 }
 
+SaddlePoint saddle_point(const Evaluation& ev, const VecX& T, const VecX& Jdot_qd) {
+  const MatX M = eval_dense(ev, ir::symbol(ir::Sym::calM));
+  const MatX J = eval_dense(ev, ir::symbol(ir::Sym::J));
+  const int N = static_cast<int>(M.rows()), c = static_cast<int>(J.rows());
+  MatX K = MatX::Zero(N + c, N + c);
+  K.topLeftCorner(N, N) = M;
+  K.topRightCorner(N, c) = J.transpose();
+  K.bottomLeftCorner(c, N) = J;
+  VecX rhs(N + c);
+  rhs << T - ev.kin.C, -Jdot_qd;
+  const VecX x = K.fullPivLu().solve(rhs);
+  return {x.head(N), x.tail(c)};
+}
+
 }  // namespace soa::interp

@@ -81,6 +81,15 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol);
 // lone I whose size nothing fixes).
 MatX eval_dense(const Evaluation& ev, const ir::Expr& e);
 
+// The dense reference of constrained dynamics (tip frames held, lower/kernels.hpp
+// welded_kernels): qdd and the tips' forces f of [[calM, J*], [J, 0]] [qdd; f] =
+// [T - C; -Jdot_qd], calM and J formed densely, solved by full-pivot LU -- Lagrange
+// multipliers, independent of the operator factorisations. `Jdot_qd` (6m) is the caller's.
+struct SaddlePoint {
+  VecX qdd, f;
+};
+SaddlePoint saddle_point(const Evaluation& ev, const VecX& T, const VecX& Jdot_qd);
+
 // Sweep evaluation of e applied to y (rows(cols of e) entries).
 VecX apply_sweeps(const Evaluation& ev, const ir::Expr& e, const VecX& y);
 

@@ -64,33 +64,17 @@ VecX tip_bias(const Robot& robot, const State& state, const std::vector<int>& ti
   return c;
 }
 
-struct Solution {
-  VecX qdd, f;
-};
-
-// [[calM, J*], [J, 0]] [qdd; f] = [T - C; -Jdot qd], densely (T = calM qdd + C + J* f).
-Solution saddle_point(const interp::Evaluation& ev, const VecX& T) {
-  const MatX M = interp::eval_dense(ev, test::parse("calM"));
-  const MatX J = interp::eval_dense(ev, test::parse("J"));
-  const int N = static_cast<int>(M.rows()), c = static_cast<int>(J.rows());
-  MatX K = MatX::Zero(N + c, N + c);
-  K.topLeftCorner(N, N) = M;
-  K.topRightCorner(N, c) = J.transpose();
-  K.bottomLeftCorner(c, N) = J;
-  VecX rhs(N + c);
-  rhs << T - ev.kin.C, -tip_bias(*ev.robot, ev.state, ev.tips);
-  const VecX x = K.fullPivLu().solve(rhs);
-  return {x.head(N), x.tail(c)};
-}
-
-// Runs a welded kernel through the generic runtime on [q, qd, T].
-VecX run(const std::string& kernel, const exec::RobotConstants<double>& constants, const State& s, const VecX& T) {
-  const exec::SweepProgram& p = test::kernel_program(welded(kernel));
+// The welded kernels' inputs: [q, qd, T].
+std::vector<double> inputs(const State& s, const VecX& T) {
   std::vector<double> in(s.q.data(), s.q.data() + s.q.size());
   in.insert(in.end(), s.qd.data(), s.qd.data() + s.qd.size());
   in.insert(in.end(), T.data(), T.data() + T.size());
-  const MatX out = exec::run(p, constants, in);
-  return out.col(0);
+  return in;
+}
+
+// Runs a welded kernel through the generic runtime.
+VecX run(const std::string& kernel, const exec::RobotConstants<double>& constants, const State& s, const VecX& T) {
+  return exec::run(test::kernel_program(welded(kernel)), constants, inputs(s, T)).col(0);
 }
 
 // qdd and f of both kernels against the saddle point, and the specialised (straight-line)
@@ -106,16 +90,14 @@ void check_welds(const Robot& robot, const std::vector<int>& tips, int states, s
     const interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
     VecX T(robot.nv);
     for (int j = 0; j < robot.nv; ++j) T[j] = 10.0 * u(rng);
-    const Solution ref = saddle_point(ev, T);
+    const interp::SaddlePoint ref = interp::saddle_point(ev, T, tip_bias(robot, s, tips));
     const VecX qdd = run("constrained_forward_dynamics", constants, s, T);
     const VecX f = run("constraint_forces", constants, s, T);
     INFO(robot.name << ", state " << i);
     CHECK(test::relative_difference(qdd, ref.qdd) < 1e-9);
     CHECK(test::relative_difference(f, ref.f) < 1e-9);
     // The specialised programs compute what the runtime does.
-    std::vector<double> in(s.q.data(), s.q.data() + s.q.size());
-    in.insert(in.end(), s.qd.data(), s.qd.data() + s.qd.size());
-    in.insert(in.end(), T.data(), T.data() + T.size());
+    const std::vector<double> in = inputs(s, T);
     std::vector<double> got(static_cast<std::size_t>(robot.nv)), got_f(6 * tips.size());
     specialise::evaluate(cfd.code, in.data(), got.data());
     specialise::evaluate(forces.code, in.data(), got_f.data());
