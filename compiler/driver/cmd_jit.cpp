@@ -38,7 +38,7 @@ struct JitOptions {
 int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
-  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, !o.robot.welds.empty());
+  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained());
   const LoadedRobot r = load_robot(o.robot);
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
   const auto& [constants, lowered, code] = compiled;

@@ -30,9 +30,13 @@ struct RobotOptions {
   std::string random_tree;  // "BODIES[:SEED]": random_tree() instead of a URDF (benchmarks, scaling tables)
   bool floating = false;
   std::vector<std::string> tips;
-  // Frames welded to the world: they are the tips, and the welded kernels (lower/kernels.hpp)
+  // Constraints with the world: --weld FRAME[:DIRS] (DIRS held, all six by default) and
+  // --contact FRAME (a point contact: x,y,z held). The held frames are the tips (welds
+  // first), each marked with Frame::held, and the constrained kernels (lower/kernels.hpp)
   // join the standard ones.
   std::vector<std::string> welds;
+  std::vector<std::string> contacts;
+  bool constrained() const { return !welds.empty() || !contacts.empty(); }
   std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
   bool given() const { return !path.empty() || !random_tree.empty(); }
   // `random`: offer --random-tree too (soac emit, jit, model: code for a tree of any size).

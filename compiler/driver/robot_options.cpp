@@ -35,8 +35,15 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required, bool random) {
                  "for its fingers, every other leaf body)")
       ->take_all();
   cmd.add_option("--weld", welds,
-                 "weld this frame (link name) to the world: the welded frames are the tips, and the kernels "
-                 "constrained_forward_dynamics and constraint_forces are generated too")
+                 "FRAME[:DIRS]: weld this frame (link name) to the world, holding DIRS (a comma-separated "
+                 "subset of rx,ry,rz,x,y,z in the frame's axes; all six by default). The held frames (--weld, "
+                 "then --contact) are the tips, and the kernels constrained_forward_dynamics and "
+                 "constraint_forces are generated too")
+      ->take_all()
+      ->excludes("--tip");
+  cmd.add_option("--contact", contacts,
+                 "FRAME: a point contact with the world at this frame's origin (its translations x,y,z held, "
+                 "its rotations free); like --weld FRAME:x,y,z")
       ->take_all()
       ->excludes("--tip");
   // Checked as the command line is read: a bad value is a usage error before any work.
@@ -98,6 +105,46 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
   return tips;
 }
 
+namespace {
+
+// The frames --weld and --contact hold: each is marked (Frame::held) and becomes a tip, the
+// welds first, in the order given.
+std::vector<int> hold_frames(Robot& robot, const RobotOptions& o) {
+  std::vector<int> tips;
+  const auto hold = [&](const std::string& option, const std::string& value, const std::string& name, Directions held) {
+    const int f = resolve_tips(robot, {name}, option).front();
+    if (std::find(tips.begin(), tips.end(), f) != tips.end())
+      throw UserError(
+          fmt::format("{}: {} '{}': given twice (one --weld or --contact per frame)", robot.source, option, value));
+    robot.frames[static_cast<std::size_t>(f)].held = held;
+    tips.push_back(f);
+  };
+  for (const std::string& w : o.welds) {
+    const std::size_t colon = w.find(':');
+    Directions held = kAllDirections;
+    if (colon != std::string::npos) {
+      const std::optional<Directions> d = parse_directions(std::string_view(w).substr(colon + 1));
+      if (!d)
+        throw UserError(
+            fmt::format("{}: --weld '{}': '{}' is not a set of directions (a comma-separated subset "
+                        "of rx,ry,rz,x,y,z, each once, e.g. x,y,z)",
+                        robot.source, w, w.substr(colon + 1)));
+      held = *d;
+    }
+    hold("--weld", w, w.substr(0, colon), held);
+  }
+  for (const std::string& c : o.contacts) hold("--contact", c, c, kTranslations);
+  return tips;
+}
+
+// The tips: the held frames when --weld or --contact names any, else --tip's (or the
+// default ones).
+std::vector<int> choose_tips(Robot& robot, const RobotOptions& o) {
+  return o.constrained() ? hold_frames(robot, o) : resolve_tips(robot, o.tips);
+}
+
+}  // namespace
+
 LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options) {
   if (arms <= 0) {
     LoadedRobot r{random_tree(seed, options), {}};
@@ -137,7 +184,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
     options.floating = o.floating;
     LoadedRobot r{random_tree(seed, options), {}};
     if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
-    r.tips = o.welds.empty() ? resolve_tips(r.robot, o.tips) : resolve_tips(r.robot, o.welds, "--weld");
+    r.tips = choose_tips(r.robot, o);
     return r;
   }
   if (o.path.empty()) throw UserError("--robot FILE (or --random-tree BODIES) is required");
@@ -149,13 +196,17 @@ LoadedRobot load_robot(const RobotOptions& o) {
       names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
     fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n", r.robot.source, names);
   }
-  r.tips = o.welds.empty() ? resolve_tips(r.robot, o.tips) : resolve_tips(r.robot, o.welds, "--weld");
+  r.tips = choose_tips(r.robot, o);
   return r;
 }
 
 std::string LoadedRobot::describe() const {
   std::string tip_names;
-  for (int t : tips) tip_names += (tip_names.empty() ? "" : ", ") + robot.frames[t].name;
+  for (int t : tips) {
+    const Frame& f = robot.frames[static_cast<std::size_t>(t)];
+    tip_names += (tip_names.empty() ? "" : ", ") + f.name;
+    if (f.held) tip_names += fmt::format(" (holding {})", directions_to_string(f.held));
+  }
   const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
   return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, floating ? "free-flyer" : "fixed base",
                      robot.size(), robot.nv, tip_names.empty() ? "none" : tip_names);

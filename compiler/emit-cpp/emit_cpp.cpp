@@ -128,8 +128,12 @@ std::string conventions(const std::vector<Kernel>& kernels, const Target& t) {
          "//   [angular; linear] at the tip frame's origin in the tip frame's own axes (J qd = the tip's\n"
          "//   spatial velocity so expressed; f0 the force the tip exerts, likewise):\n";
     for (std::size_t i = 0; i < t.tip_frames.size(); ++i)
-      c += comment("//     ", fmt::format("{:<10} {} (on body {})", fmt::format("[{}..{}]", 6 * i, 6 * i + 5),
-                                          t.tip_frames[i], t.tip_bodies[i]));
+      c += comment("//     ", fmt::format("{:<10} {} (on body {}{})", fmt::format("[{}..{}]", 6 * i, 6 * i + 5),
+                                          t.tip_frames[i], t.tip_bodies[i],
+                                          i < t.tip_held.size() && !t.tip_held[i].empty()
+                                              ? "; held by a constraint with the world in " + t.tip_held[i] +
+                                                    ": the other rows of its force are 0"
+                                              : ""));
   }
   const auto per_body = [](const std::optional<exec::Space>& s) { return s == exec::Space::Spatial; };
   const bool bodies = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel& k) {
@@ -789,6 +793,7 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
     tips += (tips.empty() ? "" : ", ") + robot.frames[f].name;
     t.tip_frames.push_back(robot.frames[f].name);
     t.tip_bodies.push_back(robot.bodies[robot.frames[f].body].name);
+    t.tip_held.push_back(robot.frames[f].held ? directions_to_string(robot.frames[f].held) : "");
   }
   t.robot_summary =
       fmt::format("{} bodies, nq {}, N {}, tips: {}", robot.size(), robot.nq, robot.nv, tips.empty() ? "none" : tips);

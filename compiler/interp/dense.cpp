@@ -52,6 +52,8 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
       }
       if (v.m.rows() != v.m.cols())
         throw UserError(fmt::format("cannot invert {}: it is {} x {}", ir::print(e.kid(0)), v.m.rows(), v.m.cols()));
+      const ir::Shape shape = ir::infer_shape(e.kid(0));
+      if (shape.rows == ir::Dim::Tip && shape.row_arm == 0) return Value::matrix(held_inverse(ev, v.m, e.kid(0)));
       Eigen::FullPivLU<MatX> lu(v.m);
       if (!lu.isInvertible())
         throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(e.kid(0))));
@@ -112,18 +114,41 @@ MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
   return v.m;
 }
 
+std::vector<int> held_rows(const Evaluation& ev) {
+  std::vector<int> rows;
+  for (int t = 0; t < ev.m; ++t) {
+    const Directions held = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].held;
+    for (int r = 0; r < 6; ++r)
+      if (held == 0 || (held & (1u << r))) rows.push_back(6 * t + r);
+  }
+  return rows;
+}
+
+MatX held_inverse(const Evaluation& ev, const MatX& X, const ir::Expr& what) {
+  const std::vector<int> rows = held_rows(ev);
+  SOA_ASSERT(X.rows() == 6 * ev.m && X.cols() == 6 * ev.m, "held_inverse of a matrix not 6m x 6m");
+  Eigen::FullPivLU<MatX> lu(X(rows, rows));
+  if (!lu.isInvertible()) throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(what)));
+  MatX inverse = MatX::Zero(X.rows(), X.cols());
+  inverse(rows, rows) = lu.inverse();
+  return inverse;
+}
+
 SaddlePoint saddle_point(const Evaluation& ev, const VecX& T, const VecX& Jdot_qd) {
   const MatX M = eval_dense(ev, ir::symbol(ir::Sym::calM));
-  const MatX J = eval_dense(ev, ir::symbol(ir::Sym::J));
+  const std::vector<int> held = held_rows(ev);
+  const MatX J = eval_dense(ev, ir::symbol(ir::Sym::J))(held, Eigen::all);
   const int N = static_cast<int>(M.rows()), c = static_cast<int>(J.rows());
   MatX K = MatX::Zero(N + c, N + c);
   K.topLeftCorner(N, N) = M;
   K.topRightCorner(N, c) = J.transpose();
   K.bottomLeftCorner(c, N) = J;
   VecX rhs(N + c);
-  rhs << T - ev.kin.C, -Jdot_qd;
+  rhs << T - ev.kin.C, -Jdot_qd(held);
   const VecX x = K.fullPivLu().solve(rhs);
-  return {x.head(N), x.tail(c)};
+  VecX f = VecX::Zero(6 * ev.m);
+  f(held) = x.tail(c);
+  return {x.head(N), f};
 }
 
 }  // namespace soa::interp

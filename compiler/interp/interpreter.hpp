@@ -81,10 +81,19 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol);
 // lone I whose size nothing fixes).
 MatX eval_dense(const Evaluation& ev, const ir::Expr& e);
 
+// The tip-space rows a constraint holds, in order: the rows of Robot::frames[tip].held for
+// each tip (all six of a tip no constraint names). The inverse of a tip-space operator is
+// taken on them: X^-1 means S* (S X S*)^-1 S with S selecting the held rows, as the
+// executor's tip-space solve (sweep_ir.hpp Solve); the plain inverse when all are held.
+std::vector<int> held_rows(const Evaluation& ev);
+// That inverse of X (6m x 6m); UserError naming `what` when S X S* is singular.
+MatX held_inverse(const Evaluation& ev, const MatX& X, const ir::Expr& what);
+
 // The dense reference of constrained dynamics (tip frames held, lower/kernels.hpp
-// welded_kernels): qdd and the tips' forces f of [[calM, J*], [J, 0]] [qdd; f] =
-// [T - C; -Jdot_qd], calM and J formed densely, solved by full-pivot LU -- Lagrange
-// multipliers, independent of the operator factorisations. `Jdot_qd` (6m) is the caller's.
+// welded_kernels): qdd and the tips' forces f of [[calM, Jc*], [Jc, 0]] [qdd; fc] =
+// [T - C; -Jc_dot_qd], Jc the held rows of J (held_rows), calM and J formed densely, solved
+// by full-pivot LU -- Lagrange multipliers, independent of the operator factorisations. f
+// is fc in the held rows, 0 in the others. `Jdot_qd` (6m) is the caller's.
 struct SaddlePoint {
   VecX qdd, f;
 };

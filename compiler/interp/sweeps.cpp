@@ -256,6 +256,7 @@ private:
     const int size = static_cast<int>(y.size());
     MatX A(size, size);
     for (int j = 0; j < size; ++j) A.col(j) = apply(a, VecX::Unit(size, j));
+    if (s.rows == Dim::Tip && s.row_arm == 0) return held_inverse(ev_, A, a) * y;
     Eigen::FullPivLU<MatX> lu(A);
     if (!lu.isInvertible()) throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(a)));
     return lu.solve(y);

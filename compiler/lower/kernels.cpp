@@ -41,13 +41,14 @@ const std::vector<KernelDecl>& welded_kernels() {
        {"q", "qd", "T"},
        "calM^-1 (T - C - J* (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar))",
        "qdd",
-       "joint accelerations with every tip welded to the world: free dynamics, one tip-space solve, one "
-       "correction (000 eqs. 5.6-5.11)"},
+       "joint accelerations with every tip held by its weld or contact: free dynamics, one tip-space "
+       "solve, one correction (000 eqs. 5.6-5.11)"},
       {"constraint_forces",
        {"q", "qd", "T"},
        "(J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar)",
        "f",
-       "the forces f the welded tips exert ([torque; force] per tip, in its frame; T = calM qdd + C + J* f)"},
+       "the forces f the held tips exert ([torque; force] per tip, in its frame, 0 in rows no constraint "
+       "holds; T = calM qdd + C + J* f)"},
   };
   return kernels;
 }

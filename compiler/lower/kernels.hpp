@@ -22,12 +22,15 @@ struct KernelDecl {
 
 const std::vector<KernelDecl>& standard_kernels();
 
-// The kernels of a robot whose tip frames are welded to the world (000 eqs. 5.6-5.11, 003
-// Part II): EOM with the welds' forces f, T = calM qdd + C + J* f (f as f0: what each tip
-// exerts, [torque; force] in its frame), under the constraint that every tip's spatial
-// acceleration (body frame, reference 2) vanishes, J qdd + B* phi* abar = 0. Eliminating
-// qdd gives f = (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar) and qdd = calM^-1
-// (T - C - J* f); the rewriter turns J calM^-1 J* into its O(N) form inside the inverse.
+// The kernels of a robot whose tip frames are held by constraints with the world (000 eqs.
+// 5.6-5.11, 003 Part II): EOM with the constraints' forces f, T = calM qdd + C + J* f (f as
+// f0: what each tip exerts, [torque; force] in its frame), under the constraint that the
+// held rows of every tip's spatial acceleration (body frame, reference 2) vanish, S (J qdd
+// + B* phi* abar) = 0 -- all six rows for a weld, the translations for a point contact
+// (Frame::held; its point then keeps its velocity, zero). Eliminating qdd gives f = (J
+// calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar) and qdd = calM^-1 (T - C - J* f), the
+// tip-space inverse taken on the held rows (sweep_ir.hpp Solve: S* (S X S*)^-1 S, so f is 0
+// in the free rows); the rewriter turns J calM^-1 J* into its O(N) form inside the inverse.
 const std::vector<KernelDecl>& welded_kernels();
 
 }  // namespace soa::lower

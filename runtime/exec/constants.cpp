@@ -74,7 +74,8 @@ RobotConstants<double> make_constants(const Robot& robot, const std::vector<int>
     SOA_ASSERT(f >= 0 && f < static_cast<int>(robot.frames.size()), "tip frame out of range");
     const Frame& fr = robot.frames[f];
     c.bodies[fr.body].tips.push_back(c.m());
-    c.tips.push_back({fr.name, fr.body, Transform<double>{rotation(fr.R), vec(fr.p)}});
+    c.tips.push_back(
+        {fr.name, fr.body, Transform<double>{rotation(fr.R), vec(fr.p)}, fr.held ? fr.held : kAllDirections});
   }
   return c;
 }

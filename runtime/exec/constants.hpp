@@ -61,6 +61,9 @@ struct TipConstants {
   std::string name;  // frame name
   int body = -1;
   Transform<S> X;
+  // The rows of the tip's 6-vector a tip-space solve keeps (sweep_ir.hpp Solve): the
+  // directions its constraint holds (Frame::held), all six for a tip no constraint names.
+  Directions held = kAllDirections;
 };
 
 template <class S>
@@ -109,7 +112,7 @@ RobotConstants<S> convert(const RobotConstants<T>& c, Make make) {
     o.M = Inertia<S>{make(b.M.m), v3(b.M.h), m3(b.M.J)};
     r.bodies.push_back(std::move(o));
   }
-  for (const auto& t : c.tips) r.tips.push_back({t.name, t.body, Transform<S>{m3(t.X.R), v3(t.X.l)}});
+  for (const auto& t : c.tips) r.tips.push_back({t.name, t.body, Transform<S>{m3(t.X.R), v3(t.X.l)}, t.held});
   return r;
 }
 

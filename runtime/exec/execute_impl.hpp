@@ -74,6 +74,7 @@ public:
         solve_A_(w.solve_A_),
         solve_WA_(w.solve_WA_),
         solve_X_(w.solve_X_),
+        solve_held_(w.solve_held_),
         lay_(w.layout_) {}
 
   void run(const S* in, S* out) {
@@ -118,6 +119,7 @@ private:
   std::vector<S>&unit_, &A_, &WA_;
   const int half_rows_;
   std::vector<S>&solve_unit_, &solve_A_, &solve_WA_, &solve_X_;
+  const std::vector<int>& solve_held_;
   const Layout& lay_;
 
   const BodyConstants<S>& body(int k) const { return r_.bodies[k]; }
@@ -187,13 +189,16 @@ private:
   // out(i,j) = (A e_i) . (W A e_j), i <= j, in row order; the executor does not branch on
   // values, so the zeros of A outside the ancestors are multiplied here and fold away only
   // in specialised code (O(N^3) here, O(N^2 d) there, d = common ancestor dofs).
-  void gram_fill(const S* A, const S* WA, int rows, int cols, Space space, S* out) const {
+  // `which`: the unit vectors' indices when the columns are a selection of the space's (a
+  // solve's held rows), else nullptr (column j is e_j).
+  void gram_fill(const S* A, const S* WA, int rows, int cols, Space space, S* out,
+                 const std::vector<int>* which = nullptr) const {
     const std::vector<int> owner = obs_ ? owners(space) : std::vector<int>{};
     for (int j = 0; j < cols; ++j) {
       const S* wa = WA + static_cast<std::ptrdiff_t>(j) * rows;
       for (int i = 0; i <= j; ++i) {
         const S* a = A + static_cast<std::ptrdiff_t>(i) * rows;
-        if (obs_) obs_->enter(j, owner[i], gram_statement());
+        if (obs_) obs_->enter(j, owner[which ? (*which)[i] : i], gram_statement());
         S x = a[0] * wa[0];
         for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
         out[static_cast<std::ptrdiff_t>(j) * cols + i] = x;
@@ -202,17 +207,19 @@ private:
     }
   }
 
-  // Column j of an operator-valued result, for j < cols: e_j into c.unit, c.loops run, then
-  // `done(j)` stores what it needs.
+  // Column j of an operator-valued result, for j < cols: e_j into c.unit (e_which[j] when
+  // `which` selects the columns), c.loops run, then `done(j)` stores what it needs.
   template <class Done>
-  void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done) {
+  void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done,
+                       const std::vector<int>* which = nullptr) {
     std::fill(unit.begin(), unit.end(), S(0.0));
-    for (column_ = 0; column_ < cols; ++column_) {
+    for (int j = 0; j < cols; ++j) {
+      column_ = which ? (*which)[j] : j;
       unit[column_] = S(1.0);
       load(c.unit, unit.data());
       unit[column_] = S(0.0);
       run_loops(c.loops);
-      done(column_);
+      done(j);
     }
     column_ = -1;
   }
@@ -228,20 +235,25 @@ private:
 
   // ---- loops ----------------------------------------------------------------------------
 
-  // X z = y (sweep_ir.hpp Solve): X's columns and Gram entries as in run(), then X = L D L*
-  // in place (lower triangle: L, diagonal: D) and two substitutions.
+  // X z = y on the held rows (sweep_ir.hpp Solve): the columns of X at those rows and their
+  // Gram entries as in run(), then S X S* = L D L* in place (lower triangle: L, diagonal:
+  // D) and two substitutions.
   void run_solve(const Solve& sv) {
     const Columns& c = sv.matrix;
-    const int cols = 6 * r_.m();
+    const std::vector<int>& held = solve_held_;  // the tip-space rows kept, in order
+    const int cols = static_cast<int>(held.size());
     const int rows = space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m());
     S *A = solve_A_.data(), *WA = solve_WA_.data(), *X = solve_X_.data();
-    for_each_column(c, cols, solve_unit_, [&](int j) {
-      store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
-      store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
-    });
-    gram_fill(A, WA, rows, cols, Space::Tip, X);
+    for_each_column(
+        c, cols, solve_unit_,
+        [&](int j) {
+          store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
+          store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
+        },
+        &held);
+    gram_fill(A, WA, rows, cols, Space::Tip, X, &held);
     const auto at = [cols](int i, int j) { return static_cast<std::ptrdiff_t>(j) * cols + i; };
-    const auto tip_body = [this](int i) { return r_.tips[i / 6].body; };
+    const auto tip_body = [this, &held](int i) { return r_.tips[held[i] / 6].body; };
     double largest = 0.0;
     if constexpr (std::is_same_v<S, double>)
       for (int j = 0; j < cols; ++j) largest = std::max(largest, std::fabs(X[at(j, j)]));
@@ -254,7 +266,8 @@ private:
           throw UserError(
               fmt::format("{}: the tip-space matrix X is singular at tip frame '{}' (its direction {} "
                           "depends on the ones before): the constraints are redundant",
-                          p_.name.empty() ? p_.source : p_.name, r_.tips[j / 6].name, j % 6));
+                          p_.name.empty() ? p_.source : p_.name, r_.tips[held[j] / 6].name,
+                          directions_to_string(static_cast<Directions>(1u << (held[j] % 6)))));
       X[at(j, j)] = d;
       for (int i = j + 1; i < cols; ++i) {
         S l = X[at(i, j)];
@@ -268,7 +281,7 @@ private:
     S* u = solve_unit_.data();
     for (int i = 0; i < cols; ++i) {
       if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
-      S v = y[i / 6][i % 6];
+      S v = y[held[i] / 6][held[i] % 6];
       for (int k = 0; k < i; ++k) v = v - X[at(i, k)] * u[k];
       u[i] = v;
     }
@@ -280,8 +293,9 @@ private:
     }
     for (int t = 0; t < r_.m(); ++t) {
       z[t].n = 6;
-      for (int r = 0; r < 6; ++r) z[t][r] = u[6 * t + r];
+      for (int r = 0; r < 6; ++r) z[t][r] = S(0.0);
     }
+    for (int i = 0; i < cols; ++i) z[held[i] / 6][held[i] % 6] = u[i];
   }
 
   enum class SolveStep { Factor, Substitute };
@@ -601,8 +615,11 @@ Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& ro
     solve_rows = std::max(solve_rows, static_cast<std::size_t>(space_size(spaces_[c.result], nq_, nv_, n_, m_)));
   }
   if (!solve_shapes_.empty()) {
-    const auto cols = static_cast<std::size_t>(6 * m_);
-    solve_unit_.resize(cols);
+    for (int t = 0; t < m_; ++t)
+      for (int r = 0; r < 6; ++r)
+        if (robot.tips[t].held & (1u << r)) solve_held_.push_back(6 * t + r);
+    const auto cols = solve_held_.size();
+    solve_unit_.resize(static_cast<std::size_t>(6 * m_));
     solve_A_.resize(solve_rows * cols);
     solve_WA_.resize(solve_rows * cols);
     solve_X_.resize(cols * cols);
@@ -632,6 +649,14 @@ bool Workspace<S>::fits(const SweepProgram& program, const RobotConstants<S>& ro
   if (o.rows != out_rows_ || o.cols != out_cols_ || o.var != out_var_) return false;
   const std::vector<const Solve*> sv = solves(program);
   if (sv.size() != solve_shapes_.size()) return false;
+  if (!sv.empty()) {  // the same held rows
+    std::size_t i = 0;
+    for (int t = 0; t < m_; ++t)
+      for (int r = 0; r < 6; ++r)
+        if (robot.tips[t].held & (1u << r))
+          if (i >= solve_held_.size() || solve_held_[i++] != 6 * t + r) return false;
+    if (i != solve_held_.size()) return false;
+  }
   for (std::size_t i = 0; i < sv.size(); ++i)
     if (solve_shapes_[i] !=
         std::array<int, 5>{sv[i]->matrix.unit, sv[i]->matrix.result, sv[i]->matrix.weighted, sv[i]->rhs, sv[i]->dst})

@@ -205,9 +205,13 @@ struct Columns {
 // and what X is made of) and the loops after it (which read z): 000 eq. 5.11's small solve
 // of closed chains, Lambda_c^-1 f = ... . X (6m x 6m) is the Gram matrix of `matrix`
 // (Fill::Gram: X(i,j) = result_i . weighted_j), its columns formed after the loops before;
-// y and z are Tip vars. X is factored as L D L* without pivoting (the executor does not
-// branch on values); run with S = double, a pivot at or below 1e-12 of X's largest diagonal
-// entry is a UserError naming the tip frame (dependent constraint directions).
+// y and z are Tip vars. Only the rows each tip holds (TipConstants::held: a point
+// contact's three translations, all six for a weld) take part: with S selecting them,
+// z = S* (S X S*)^-1 S y, the other rows of z are 0 and the columns of X they would need
+// are never formed. S X S* is factored as L D L* without pivoting (the executor does not
+// branch on values); run with S = double, a pivot at or below 1e-12 of its largest
+// diagonal entry is a UserError naming the tip frame and direction (dependent constraint
+// directions).
 struct Solve {
   Columns matrix;
   int rhs = -1;  // Tip var y

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "support/error.hpp"
 
@@ -40,6 +41,35 @@ const char* to_string(JointKind k) {
   }
   SOA_ASSERT(false, "bad JointKind");
   return "";
+}
+
+namespace {
+constexpr std::array<std::string_view, 6> kDirectionNames = {"rx", "ry", "rz", "x", "y", "z"};
+}
+
+std::string directions_to_string(Directions d) {
+  std::string out;
+  for (std::size_t r = 0; r < kDirectionNames.size(); ++r)
+    if (d & (1u << r)) {
+      if (!out.empty()) out += ',';
+      out += kDirectionNames[r];
+    }
+  return out.empty() ? "none" : out;
+}
+
+std::optional<Directions> parse_directions(std::string_view text) {
+  Directions d = 0;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view name = text.substr(0, comma);
+    const auto it = std::find(kDirectionNames.begin(), kDirectionNames.end(), name);
+    if (it == kDirectionNames.end()) return std::nullopt;
+    const auto bit = static_cast<Directions>(1u << (it - kDirectionNames.begin()));
+    if (d & bit) return std::nullopt;
+    d |= bit;
+    if (comma == std::string_view::npos) return d;
+    text.remove_prefix(comma + 1);
+  }
 }
 
 std::optional<int> Robot::find_frame(const std::string& name) const {

@@ -39,11 +39,27 @@
 
 #include <Eigen/Dense>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace soa {
+
+// Directions of a frame's motion: one bit per row of its twist [angular; linear] in the
+// frame's own axes, bit 0 rotation about x ... bit 5 translation along z. A constraint
+// with the world holds some of them fixed: a weld all six, a point contact the three
+// translations (the contact point's velocity), a loop closure whatever its joint leaves
+// independent.
+using Directions = std::uint8_t;
+inline constexpr Directions kAllDirections = 0x3f;
+inline constexpr Directions kTranslations = 0x38;
+// "rx,ry,rz,x,y,z" (the held rows' names, in row order); "none" for 0.
+std::string directions_to_string(Directions d);
+// The inverse of directions_to_string for a non-empty comma-separated subset of
+// rx, ry, rz, x, y, z (each at most once); nullopt otherwise.
+std::optional<Directions> parse_directions(std::string_view text);
 
 enum class JointKind { Revolute, Prismatic, Ball, Free };
 
@@ -81,6 +97,9 @@ struct Frame {
   // For a merged link, the link it is welded to by its fixed joint (a frame on the same
   // body); empty for a body's own frame.
   std::string welded_to;
+  // The directions a constraint with the world holds at this frame (a weld or contact the
+  // caller declares: soac --weld, --contact); 0 when the frame is free. load_urdf sets none.
+  Directions held = 0;
 };
 
 // A movable URDF joint carrying <mimic joint="mimicked">, kept independent (see above).

@@ -1,4 +1,6 @@
-// Closed chains (000 eqs. 5.6-5.11, 003 Part II): tip frames welded to the world.
+// Closed chains (000 eqs. 5.6-5.11, 003 Part II): tip frames held by the world -- welded
+// (all six directions), in point contact (the three translations) or in any declared
+// subset of directions.
 //
 // The kernels (lower::welded_kernels) are checked against what does not share their
 // derivation: the saddle-point system of Lagrange multipliers solved densely, with the
@@ -26,6 +28,17 @@ std::vector<int> frames(const Robot& robot, const std::vector<std::string>& name
   std::vector<int> out;
   for (const std::string& n : names) out.push_back(robot.find_frame(n).value());
   return out;
+}
+
+// `robot` with the named frames held in `held` directions (as soac's --weld, --contact):
+// the frames are the tips.
+std::vector<int> hold(Robot& robot, const std::vector<std::pair<std::string, Directions>>& frames_held) {
+  std::vector<int> tips;
+  for (const auto& [name, held] : frames_held) {
+    tips.push_back(robot.find_frame(name).value());
+    robot.frames[static_cast<std::size_t>(tips.back())].held = held;
+  }
+  return tips;
 }
 
 // The tips' twists B* V: angular velocity and origin velocity, in each tip's frame.
@@ -108,6 +121,18 @@ void check_welds(const Robot& robot, const std::vector<int>& tips, int states, s
 
 }  // namespace
 
+TEST_CASE("directions are named rx, ry, rz, x, y, z and parsed back", "[constraints]") {
+  CHECK(directions_to_string(kAllDirections) == "rx,ry,rz,x,y,z");
+  CHECK(directions_to_string(kTranslations) == "x,y,z");
+  CHECK(directions_to_string(0) == "none");
+  CHECK(parse_directions("z,rx") == Directions{0x21});
+  CHECK(parse_directions("rx,ry,rz,x,y,z") == kAllDirections);
+  CHECK_FALSE(parse_directions("").has_value());
+  CHECK_FALSE(parse_directions("x,x").has_value());
+  CHECK_FALSE(parse_directions("x,,y").has_value());
+  CHECK_FALSE(parse_directions("X").has_value());
+}
+
 TEST_CASE("welded tips: constrained forward dynamics and forces equal the dense saddle-point solution",
           "[constraints]") {
   SECTION("talos_reduced with a free-flyer standing on both soles") {
@@ -118,43 +143,73 @@ TEST_CASE("welded tips: constrained forward dynamics and forces equal the dense 
     const Robot baxter = load_urdf(test::shared_robot_path("baxter.urdf"));
     check_welds(baxter, frames(baxter, {"left_gripper", "right_gripper"}), 20, 2);
   }
-  SECTION("random trees with one to three welded leaves, fixed and free base, mixed joints") {
+  SECTION("solo12 standing on four point contacts") {
+    Robot solo = load_urdf(test::shared_robot_path("solo12.urdf"), LoadOptions{true});
+    const std::vector<int> tips = hold(solo, {{"FL_FOOT", kTranslations},
+                                              {"FR_FOOT", kTranslations},
+                                              {"HL_FOOT", kTranslations},
+                                              {"HR_FOOT", kTranslations}});
+    check_welds(solo, tips, 20, 4);
+  }
+  SECTION("talos_reduced: one sole welded, the other in point contact, a gripper held in z and rz") {
+    Robot talos = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+    const std::vector<int> tips = hold(talos, {{"left_sole_link", kAllDirections},
+                                               {"right_sole_link", kTranslations},
+                                               {"gripper_left_base_link", *parse_directions("rz,z")}});
+    check_welds(talos, tips, 20, 5);
+  }
+  SECTION("random trees with one to three held leaves (welds, contacts, random directions), mixed joints") {
     int checked = 0;
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       RandomTreeOptions o;
       o.bodies = 14 + static_cast<int>(seed % 5);
       o.floating = seed % 2 == 0;
       o.branching = 0.3;
-      const Robot tree = random_tree(seed, o);
-      // Leaves at least six joints deep, so that each weld has dofs of its own.
+      Robot tree = random_tree(seed, o);
+      std::mt19937_64 rng(seed);
+      // Leaves at least six joints deep, so that each weld has dofs of its own; held in all
+      // six directions (seeds 1-4), in three translations, or a random non-empty subset.
       std::vector<int> tips;
       for (int leaf : tree.leaf_bodies()) {
         int depth = 0;
         for (int b = leaf; b >= 0; b = tree.bodies[b].parent) depth += tree.bodies[b].joint == JointKind::Free ? 0 : 1;
-        if (depth >= 7 && tips.size() < 1 + seed % 3) tips.push_back(tree.find_frame(tree.bodies[leaf].name).value());
+        if (depth < 7 || tips.size() >= 1 + seed % 3) continue;
+        tips.push_back(tree.find_frame(tree.bodies[leaf].name).value());
+        const auto random_subset = static_cast<Directions>(1 + rng() % kAllDirections);
+        tree.frames[static_cast<std::size_t>(tips.back())].held = seed <= 4   ? kAllDirections
+                                                                  : seed <= 8 ? kTranslations
+                                                                              : random_subset;
       }
       if (tips.empty()) continue;
-      std::mt19937_64 rng(seed);
       const State s = random_state(tree, static_cast<int>(tips.size()), rng);
-      const MatX J = interp::eval_dense(interp::prepare(tree, s, tips, test::definitions()), test::parse("J"));
+      const interp::Evaluation ev = interp::prepare(tree, s, tips, test::definitions());
+      const MatX J = interp::eval_dense(ev, test::parse("J"))(interp::held_rows(ev), Eigen::all);
       Eigen::JacobiSVD<MatX> svd(J);
       if (svd.singularValues().minCoeff() < 1e-3 * svd.singularValues().maxCoeff()) continue;  // redundant welds
       check_welds(tree, tips, 5, seed);
       ++checked;
     }
-    CHECK(checked >= 4);
+    CHECK(checked >= 8);
   }
 }
 
-TEST_CASE("welded tips do not accelerate: their twists, differentiated along the motion, stay constant",
+TEST_CASE("held tips do not accelerate in their held directions: twists, differentiated along the motion",
           "[constraints]") {
   // Fixed-base robots with revolute and prismatic joints, so that q + h qd is a motion.
-  const Robot baxter = load_urdf(test::shared_robot_path("baxter.urdf"));
-  const std::vector<int> tips = frames(baxter, {"left_gripper", "right_gripper"});
+  Robot baxter = load_urdf(test::shared_robot_path("baxter.urdf"));
+  const bool contacts = GENERATE(false, true);
+  const Directions held = contacts ? kTranslations : kAllDirections;
+  const std::vector<int> tips = hold(baxter, {{"left_gripper", held}, {"right_gripper", held}});
   const exec::RobotConstants<double> constants = exec::make_constants(baxter, tips);
   std::mt19937_64 rng(7);
+  double free_rotation = 0.0;  // the largest angular acceleration of a point contact
   for (int i = 0; i < 10; ++i) {
-    const State s = random_state(baxter, static_cast<int>(tips.size()), rng);
+    State s = random_state(baxter, static_cast<int>(tips.size()), rng);
+    // Start on the constraint manifold: the held rows of the tips' twists zero (qd projected
+    // onto the null space of those rows of J).
+    const interp::Evaluation ev = interp::prepare(baxter, s, tips, test::definitions());
+    const MatX J = interp::eval_dense(ev, test::parse("J"))(interp::held_rows(ev), Eigen::all);
+    s.qd -= J.transpose() * (J * J.transpose()).ldlt().solve(J * s.qd);
     const VecX T = VecX::Constant(baxter.nv, 3.0);
     const VecX qdd = run("constrained_forward_dynamics", constants, s, T);
     const double h = 1e-5;
@@ -162,9 +217,16 @@ TEST_CASE("welded tips do not accelerate: their twists, differentiated along the
       return tip_twists(baxter, s.q + t * s.qd + 0.5 * t * t * qdd, s.qd + t * qdd, tips);
     };
     const VecX acceleration = (at(h) - at(-h)) / (2 * h);
-    INFO("state " << i << ": tip accelerations " << acceleration.transpose());
-    CHECK(acceleration.cwiseAbs().maxCoeff() < 1e-6 * std::max(1.0, qdd.cwiseAbs().maxCoeff()));
+    INFO((contacts ? "point contacts" : "welds")
+         << ", state " << i << ": tip accelerations " << acceleration.transpose());
+    for (int t = 0; t < 2; ++t) {
+      const double scale = 1e-6 * std::max(1.0, qdd.cwiseAbs().maxCoeff());
+      CHECK(acceleration.segment<3>(6 * t + 3).cwiseAbs().maxCoeff() < scale);
+      if (!contacts) CHECK(acceleration.segment<3>(6 * t).cwiseAbs().maxCoeff() < scale);
+      free_rotation = std::max(free_rotation, acceleration.segment<3>(6 * t).cwiseAbs().maxCoeff());
+    }
   }
+  if (contacts) CHECK(free_rotation > 1e-2);  // a point contact leaves the rotations free
 }
 
 TEST_CASE("redundant welds are a user error naming the tip frame", "[constraints]") {
@@ -176,4 +238,19 @@ TEST_CASE("redundant welds are a user error naming the tip frame", "[constraints
   const State s = random_state(talos, static_cast<int>(tips.size()), rng);
   CHECK_THROWS_WITH(run("constraint_forces", constants, s, VecX::Zero(talos.nv)),
                     Catch::Contains("singular at tip frame") && Catch::Contains("redundant"));
+}
+
+TEST_CASE("a held direction that repeats others is named in the error", "[constraints]") {
+  // The left sole's weld fixes its body, leg_left_6_link: holding that body's frame in z as
+  // well repeats it.
+  Robot talos = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+  const std::vector<int> tips = hold(talos, {{"left_sole_link", kAllDirections},
+                                             {"right_sole_link", kTranslations},
+                                             {"leg_left_6_link", *parse_directions("z")}});
+  const exec::RobotConstants<double> constants = exec::make_constants(talos, tips);
+  std::mt19937_64 rng(3);
+  const State s = random_state(talos, static_cast<int>(tips.size()), rng);
+  CHECK_THROWS_WITH(
+      run("constrained_forward_dynamics", constants, s, VecX::Zero(talos.nv)),
+      Catch::Contains("singular at tip frame 'leg_left_6_link' (its direction z depends on the ones before)"));
 }

@@ -1,0 +1,112 @@
+// solo12 (a 2.5 kg quadruped on a free-flyer) standing on four point contacts, its twelve
+// joints held by springs about a crouched pose and otherwise free: gravity pushes the body
+// down, the springs push it back, and the feet stay where they are while the legs roll
+// about them. The generated constrained forward dynamics is integrated by classical
+// Runge-Kutta (the free-flyer's quaternion included, rk4.hpp), and the run reports what
+// ideal point contacts must keep: the total energy (kinetic, gravity, springs: a contact
+// does no work on a point that does not move) and the feet's velocities (zero from the
+// start).
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "rk4.hpp"
+#include "solo.hpp"
+
+namespace {
+
+namespace gen = soa_gen::solo;
+constexpr int nq = gen::nq, nv = gen::nv, feet = gen::tips;
+constexpr double stiffness = 5.0;  // N m / rad at every joint
+using State = example::State<nq, nv>;
+
+// The crouched pose: legs FL, FR, HL, HR (HAA, HFE, KFE each) after the free-flyer.
+const std::array<double, 12> rest = {0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6};
+
+std::array<double, nv> spring_torque(const double* q) {
+  std::array<double, nv> T{};
+  for (int j = 0; j < 12; ++j) T[6 + j] = -stiffness * (q[7 + j] - rest[j]);
+  return T;
+}
+
+State derivative(const State& s) {
+  return example::derivative(
+      s,
+      [](const double* q, const double* qd, double* qdd) {
+        const std::array<double, nv> T = spring_torque(q);
+        gen::constrained_forward_dynamics(q, qd, T.data(), qdd);
+      },
+      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); }, example::free_flyer_rate<nq, nv>);
+}
+
+double energy(const State& s) {
+  std::array<double, nv * nv> M{};
+  gen::mass_matrix(s.q.data(), M.data());
+  double springs = 0.0;
+  for (int j = 0; j < 12; ++j) springs += 0.5 * stiffness * (s.q[7 + j] - rest[j]) * (s.q[7 + j] - rest[j]);
+  return example::energy(s, M) + springs;
+}
+
+// The largest velocity of a foot's point: the linear rows of J qd.
+double foot_speed(const State& s) {
+  std::array<double, 6 * feet * nv> J{};
+  gen::jacobian(s.q.data(), J.data());
+  double worst = 0.0;
+  for (int t = 0; t < feet; ++t)
+    for (int r = 6 * t + 3; r < 6 * t + 6; ++r) {
+      double v = 0.0;
+      for (int c = 0; c < nv; ++c) v += J[r + 6 * feet * c] * s.qd[c];
+      worst = std::max(worst, std::abs(v));
+    }
+  return worst;
+}
+
+struct Run {
+  double drift = 0.0, exchanged = 0.0, foot = 0.0, sag = 0.0;
+};
+
+Run simulate(double dt, double duration, bool print) {
+  State s;
+  s.q[2] = 0.25;  // the base above the ground, level (quaternion [0 0 0 1]), at rest
+  s.q[6] = 1.0;
+  for (int j = 0; j < 12; ++j) s.q[7 + j] = rest[j];
+  const double e0 = energy(s);
+  Run run;
+  const int steps = static_cast<int>(std::lround(duration / dt));
+  for (int k = 1; k <= steps; ++k) {
+    example::rk4_step(s, dt, derivative);
+    run.drift = std::max(run.drift, std::abs(energy(s) - e0));
+    run.exchanged = std::max(run.exchanged, std::abs(s.potential));
+    run.foot = std::max(run.foot, foot_speed(s));
+    run.sag = std::max(run.sag, 0.25 - s.q[2]);
+    if (print && k % (steps / 4) == 0) {
+      const std::array<double, nv> T = spring_torque(s.q.data());
+      std::array<double, 6 * feet> f{};
+      gen::constraint_forces(s.q.data(), s.qd.data(), T.data(), f.data());
+      std::printf(
+          "  t = %4.2f s  base height %.4f m  energy drift = %+.3e J  feet speed %.1e m/s  "
+          "FL force [%+.2f %+.2f %+.2f] N (torque %.0e)\n",
+          k * dt, s.q[2], energy(s) - e0, foot_speed(s), f[3], f[4], f[5],
+          std::max({std::abs(f[0]), std::abs(f[1]), std::abs(f[2])}));
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+int main() {
+  std::printf("solo12 on four point contacts, joints on springs, released at rest, RK4 for 1 s\n");
+  const Run coarse = simulate(2e-3, 1.0, true);
+  const Run fine = simulate(1e-3, 1.0, false);
+  std::printf("energy exchanged with gravity: %.3f J; the base sags by up to %.1f mm\n", fine.exchanged,
+              1e3 * fine.sag);
+  std::printf("max |energy drift|: dt = 2 ms: %.3e J, dt = 1 ms: %.3e J (ratio %.1f); max feet speed: %.1e, %.1e m/s\n",
+              coarse.drift, fine.drift, coarse.drift / fine.drift, coarse.foot, fine.foot);
+  // The body must move (the contacts leave it free), the energy must hold as a fourth-order
+  // method's does, and the feet must stay at rest.
+  const bool ok =
+      fine.sag > 1e-3 && fine.drift < 1e-6 * fine.exchanged && coarse.drift / fine.drift > 8.0 && fine.foot < 1e-9;
+  std::printf("%s\n", ok ? "quadruped stance consistent" : "QUADRUPED STANCE INCONSISTENT");
+  return ok ? 0 : 1;
+}
