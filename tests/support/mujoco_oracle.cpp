@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <stdexcept>
 
 namespace soa::test {
@@ -124,22 +125,44 @@ mjModel* load(const fs::path& path, const std::string& what) {
   return m;
 }
 
-// The first model saved, a free joint inserted into the (single) root body, reloaded.
-mjModel* add_free_joint(const mjModel* m, const TempDir& dir, const std::string& what) {
+// The first model saved and reloaded with additions: a free joint in the (single) root body
+// when `floating`, an equality weld to the world for each of `welds` and a connect (the body
+// origin held) for each of `points` (MuJoCo bodies, which are the URDF links: fusestatic is
+// off).
+mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const std::vector<std::string>& welds,
+                     const std::vector<std::string>& points, double impedance, const std::string& what) {
   const fs::path saved = dir.file("saved.xml");
   char error[1000] = "";
   if (!mj_saveLastXML(saved.c_str(), m, error, sizeof error)) fail(what + ": mj_saveLastXML failed: " + error);
   XMLDocument doc;
   if (doc.LoadFile(saved.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot read the saved XML");
   XMLElement* world = doc.RootElement() ? doc.RootElement()->FirstChildElement("worldbody") : nullptr;
-  XMLElement* root = world ? world->FirstChildElement("body") : nullptr;
-  if (!root || root->NextSiblingElement("body")) fail(what + ": expected exactly one root body");
-  XMLElement* free = doc.NewElement("freejoint");
-  free->SetAttribute("name", "root_joint");
-  root->InsertFirstChild(free);
-  const fs::path floating = dir.file("floating.xml");
-  if (doc.SaveFile(floating.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot write XML");
-  return load(floating, what);
+  if (!world) fail(what + ": the saved XML has no worldbody");
+  if (floating) {
+    XMLElement* root = world->FirstChildElement("body");
+    if (!root || root->NextSiblingElement("body")) fail(what + ": expected exactly one root body");
+    XMLElement* free = doc.NewElement("freejoint");
+    free->SetAttribute("name", "root_joint");
+    root->InsertFirstChild(free);
+  }
+  if (!welds.empty() || !points.empty()) {
+    XMLElement* equality = doc.NewElement("equality");
+    const std::string solimp = std::to_string(impedance) + " " + std::to_string(impedance) + " 0.001";
+    const auto hold = [&](const std::string& link, const char* kind) {
+      if (mj_name2id(m, mjOBJ_BODY, link.c_str()) < 0) fail(what + ": MuJoCo has no body '" + link + "' to hold");
+      XMLElement* e = doc.NewElement(kind);
+      e->SetAttribute("body1", link.c_str());
+      if (std::string_view(kind) == "connect") e->SetAttribute("anchor", "0 0 0");
+      e->SetAttribute("solimp", solimp.c_str());
+      equality->InsertEndChild(e);
+    };
+    for (const std::string& link : welds) hold(link, "weld");
+    for (const std::string& link : points) hold(link, "connect");
+    doc.RootElement()->InsertEndChild(equality);
+  }
+  const fs::path reloaded = dir.file("reloaded.xml");
+  if (doc.SaveFile(reloaded.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot write XML");
+  return load(reloaded, what);
 }
 
 // The saved XML rounds numbers to about 6 digits: copy the exact geometry back by name.
@@ -218,17 +241,18 @@ Eigen::Matrix3d rotation_of_body(const mjData* d, int body) {
 void MujocoOracle::FreeModel::operator()(mjModel* m) const { mj_deleteModel(m); }
 void MujocoOracle::FreeData::operator()(mjData* d) const { mj_deleteData(d); }
 
-MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path) {
+MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path, const std::vector<std::string>& welds,
+                           const std::vector<std::string>& points, double impedance) {
   const bool floating =
       std::any_of(robot.bodies.begin(), robot.bodies.end(), [](const Body& b) { return b.joint == JointKind::Free; });
   const TempDir dir;
   const fs::path stripped = dir.file("robot.urdf");
   const std::map<std::string, LinkInertia> inertias = prepare_urdf(urdf_path, stripped);
   model_.reset(load(stripped, urdf_path));
-  if (floating) {
-    std::unique_ptr<mjModel, FreeModel> fixed = std::move(model_);
-    model_.reset(add_free_joint(fixed.get(), dir, urdf_path));
-    copy_geometry(fixed.get(), model_.get(), urdf_path);
+  if (floating || !welds.empty() || !points.empty()) {
+    std::unique_ptr<mjModel, FreeModel> first = std::move(model_);
+    model_.reset(reload_with(first.get(), dir, floating, welds, points, impedance, urdf_path));
+    copy_geometry(first.get(), model_.get(), urdf_path);
   }
   m_ = model_.get();
   write_exact_inertias(m_, inertias, urdf_path);
@@ -327,6 +351,21 @@ VecX MujocoOracle::forward_dynamics(const VecX& q, const VecX& qd, const VecX& t
   const VecX rhs = S_ * tau - bias;
   VecX qacc(nv_);
   mj_solveM(m_, d_, qacc.data(), rhs.data(), 1);
+  return S_.transpose() * (qacc - sdot_);
+}
+
+void MujocoOracle::set_state(const VecX& q, const VecX& qd, const VecX& tau) {
+  if (tau.size() != nv_) fail("tau has the wrong size");
+  set_positions(q);
+  set_velocities(qd);
+  const VecX applied = S_ * tau;  // S is orthogonal: S^-T = S carries our forces to MuJoCo's
+  for (int i = 0; i < nv_; ++i) d_->qfrc_applied[i] = applied[i];
+}
+
+VecX MujocoOracle::constrained_forward_dynamics(const VecX& q, const VecX& qd, const VecX& tau) {
+  set_state(q, qd, tau);
+  mj_forward(m_, d_);
+  const Eigen::Map<const VecX> qacc(d_->qacc, nv_);
   return S_.transpose() * (qacc - sdot_);
 }
 

@@ -43,7 +43,12 @@ public:
   // loaded with LoadOptions{floating = true}, and the MuJoCo model gets one too. Throws
   // std::runtime_error when MuJoCo refuses the file or the two models do not correspond
   // (a joint or link missing on one side, different dof counts).
-  MujocoOracle(const Robot& robot, const std::string& urdf_path);
+  // `welds`: links welded to the world by MuJoCo equality constraints (<weld body1=link>,
+  // holding the link's pose at qpos0, i.e. our neutral configuration); `points`: links
+  // whose origin is held there (<connect body1=link anchor="0 0 0">, a point contact).
+  // They are soft (solref, solimp): an impedance near 1 (`impedance`) approaches ideal ones.
+  MujocoOracle(const Robot& robot, const std::string& urdf_path, const std::vector<std::string>& welds = {},
+               const std::vector<std::string>& points = {}, double impedance = 0.9999);
 
   int nv() const { return nv_; }
   // The loaded model and its data, for callers that time MuJoCo's own calls (benchmarks/).
@@ -60,6 +65,10 @@ public:
   MatX mass_matrix(const VecX& q);
   // qdd = M^-1 (tau - C) through MuJoCo's own sparse factorisation (mj_factorM, mj_solveM).
   VecX forward_dynamics(const VecX& q, const VecX& qd, const VecX& tau);
+  // qdd of mj_forward with the model's constraints (the welds), tau as qfrc_applied.
+  VecX constrained_forward_dynamics(const VecX& q, const VecX& qd, const VecX& tau);
+  // Sets qpos, qvel and qfrc_applied for mj_forward (MuJoCo's coordinates), as the above does.
+  void set_state(const VecX& q, const VecX& qd, const VecX& tau);
 
 private:
   struct JointMap {

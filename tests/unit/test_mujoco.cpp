@@ -138,3 +138,46 @@ TEST_CASE("the MuJoCo oracle refuses a robot that was not loaded from its URDF",
   test::MujocoOracle solo(floating, test::shared_robot_path("solo12.urdf"));
   CHECK(solo.nv() == 18);
 }
+
+TEST_CASE("MuJoCo's soft welds and point constraints approach ours as they stiffen", "[mujoco][constraints]") {
+  // MuJoCo's equality constraints are soft: solimp's impedance d sets how much of the
+  // constraint's force is applied, so the accelerations differ from ideal ones by about
+  // 1 - d. Where MuJoCo's constraints hold (its reference pose is qpos0, our neutral
+  // configuration; at rest), ours must be the limit: the difference shrinks with 1 - d.
+  struct Scenario {
+    std::string file;
+    std::vector<std::string> welds, points;
+  };
+  const Scenario scenario = GENERATE(Scenario{"talos_reduced.urdf", {"left_sole_link", "right_sole_link"}, {}},
+                                     Scenario{"solo12.urdf", {}, {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"}});
+  const std::string path = test::shared_robot_path(scenario.file);
+  Robot robot = load_urdf(path, LoadOptions{true});
+  std::vector<int> tips;
+  for (const auto& [names, held] :
+       {std::pair{scenario.welds, kAllDirections}, std::pair{scenario.points, kTranslations}})
+    for (const std::string& name : names) {
+      tips.push_back(robot.find_frame(name).value());
+      robot.frames[static_cast<std::size_t>(tips.back())].held = held;
+    }
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
+  const lower::KernelDecl& cfd = lower::welded_kernels().front();
+  REQUIRE(cfd.name == "constrained_forward_dynamics");
+  const VecX q = neutral_configuration(robot), qd = VecX::Zero(robot.nv);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-5.0, 5.0);
+  VecX T(robot.nv);
+  for (int j = 0; j < robot.nv; ++j) T[j] = u(rng);
+  std::vector<double> in(q.data(), q.data() + q.size());
+  in.insert(in.end(), qd.data(), qd.data() + qd.size());
+  in.insert(in.end(), T.data(), T.data() + T.size());
+  const VecX ours = exec::run(test::kernel_program(cfd), constants, in).col(0);
+  double previous = 1e300;
+  for (const double impedance : {0.99, 0.999, 0.9999}) {
+    test::MujocoOracle mujoco(robot, path, scenario.welds, scenario.points, impedance);
+    const double difference = (mujoco.constrained_forward_dynamics(q, qd, T) - ours).norm() / ours.norm();
+    INFO(scenario.file << ", impedance " << impedance << ": relative difference " << difference);
+    CHECK(difference < 4.0 * (1.0 - impedance));
+    CHECK(difference < previous);
+    previous = difference;
+  }
+}
