@@ -41,13 +41,7 @@ double energy(const State& s) {
 double twist(const State& s) {
   std::array<double, 6 * tips * n> J{};
   gen::jacobian(s.q.data(), J.data());
-  double worst = 0.0;
-  for (int r = 0; r < 6 * tips; ++r) {
-    double v = 0.0;
-    for (int c = 0; c < n; ++c) v += J[r + 6 * tips * c] * s.qd[c];
-    worst = std::max(worst, std::abs(v));
-  }
-  return worst;
+  return example::largest_tip_velocity<tips, n>(J, s.qd);
 }
 
 struct Run {

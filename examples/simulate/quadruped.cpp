@@ -51,14 +51,7 @@ double energy(const State& s) {
 double foot_speed(const State& s) {
   std::array<double, 6 * feet * nv> J{};
   gen::jacobian(s.q.data(), J.data());
-  double worst = 0.0;
-  for (int t = 0; t < feet; ++t)
-    for (int r = 6 * t + 3; r < 6 * t + 6; ++r) {
-      double v = 0.0;
-      for (int c = 0; c < nv; ++c) v += J[r + 6 * feet * c] * s.qd[c];
-      worst = std::max(worst, std::abs(v));
-    }
-  return worst;
+  return example::largest_tip_velocity<feet, nv>(J, s.qd, true);
 }
 
 struct Run {

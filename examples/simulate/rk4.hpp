@@ -6,6 +6,7 @@
 // every generated header).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -84,6 +85,21 @@ void rk4_step(State<nq, nv>& s, double dt, Derivative f) {
   for (int i = 0; i < nq; ++i) s.q[i] += dt / 6 * (k1.q[i] + 2 * k2.q[i] + 2 * k3.q[i] + k4.q[i]);
   for (int i = 0; i < nv; ++i) s.qd[i] += dt / 6 * (k1.qd[i] + 2 * k2.qd[i] + 2 * k3.qd[i] + k4.qd[i]);
   s.potential += dt / 6 * (k1.potential + 2 * k2.potential + 2 * k3.potential + k4.potential);
+}
+
+// The largest |(J qd)_r| over the rows r of the tips' column-major Jacobian J (6 rows per
+// tip, [angular; linear]): every row, or only the linear ones (the tips' points).
+template <int tips, int nv>
+double largest_tip_velocity(const std::array<double, 6 * tips * nv>& J, const std::array<double, nv>& qd,
+                            bool linear_only = false) {
+  double worst = 0.0;
+  for (int r = 0; r < 6 * tips; ++r) {
+    if (linear_only && r % 6 < 3) continue;
+    double v = 0.0;
+    for (int c = 0; c < nv; ++c) v += J[r + 6 * tips * c] * qd[c];
+    worst = std::max(worst, std::abs(v));
+  }
+  return worst;
 }
 
 // qd' M qd / 2 + the potential, M column-major (nv x nv).
