@@ -71,7 +71,7 @@ int run_emit(const EmitOptions& o) {
   if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
   const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained());
-  const LoadedRobot r = load_robot(o.robot);
+  const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const std::vector<specialise::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
   emit::Target target = emit::make_target(r.robot, r.tips, code_name(r, o.name));

@@ -39,7 +39,7 @@ int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
   const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained());
-  const LoadedRobot r = load_robot(o.robot);
+  const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
   const auto& [constants, lowered, code] = compiled;
   pipeline::JitOptions jopt;

@@ -55,8 +55,12 @@ struct LoadedRobot {
 // "BODIES[:SEED]" -> (bodies, seed); else UserError naming the value.
 std::pair<int, std::uint64_t> parse_random_tree(const std::string& text);
 // Loads --robot (or makes --random-tree's robot); names the URDF's mimic joints (treated as independent) in one warning
-// line on stderr.
-LoadedRobot load_robot(const RobotOptions& o);
+// line on stderr. `declared`: the constraints a kernel file declares (`weld`, `contact`),
+// held like --weld and --contact after them; an unknown frame, or one held twice, is a
+// UserError at the declaration.
+LoadedRobot load_robot(const RobotOptions& o, const std::vector<syntax::Hold>& declared = {});
+// The constraints the kernel file `path` declares (none when `path` is empty).
+std::vector<syntax::Hold> declared_holds(const std::string& path);
 // Tips named on the command line, or the robot's default tips (its end-effectors).
 // Frame names -> frame indices; `option` (--tip, --weld) names the flag in errors.
 std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names,

@@ -8,6 +8,8 @@
 #include "driver/driver.hpp"
 #include "model/kinematics.hpp"
 #include "support/error.hpp"
+#include "syntax/diagnostics.hpp"
+#include "syntax/syntax.hpp"
 
 namespace soa::driver {
 
@@ -107,9 +109,9 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
 
 namespace {
 
-// The frames --weld and --contact hold: each is marked (Frame::held) and becomes a tip, the
-// welds first, in the order given.
-std::vector<int> hold_frames(Robot& robot, const RobotOptions& o) {
+// The frames --weld and --contact hold, then those a kernel file declares: each is marked
+// (Frame::held) and becomes a tip, in that order (the welds first on the command line).
+std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
   std::vector<int> tips;
   const auto hold = [&](const std::string& option, const std::string& value, const std::string& name, Directions held) {
     const int f = resolve_tips(robot, {name}, option).front();
@@ -134,13 +136,29 @@ std::vector<int> hold_frames(Robot& robot, const RobotOptions& o) {
     hold("--weld", w, w.substr(0, colon), held);
   }
   for (const std::string& c : o.contacts) hold("--contact", c, c, kTranslations);
+  for (const syntax::Hold& h : declared) {
+    const std::optional<int> f = robot.find_frame(h.frame);
+    if (!f)
+      syntax::fail(h.where,
+                   fmt::format("{} '{}': {} has no link or frame of that name", h.kind, h.frame, robot.source));
+    if (std::find(tips.begin(), tips.end(), *f) != tips.end())
+      syntax::fail(h.where, fmt::format("{} '{}': that frame is already held on the command line", h.kind, h.frame));
+    std::string directions;
+    for (const std::string& d : h.directions) directions += (directions.empty() ? "" : ",") + d;
+    robot.frames[static_cast<std::size_t>(*f)].held = h.kind == "contact"  ? kTranslations
+                                                      : directions.empty() ? kAllDirections
+                                                                           : parse_directions(directions).value();
+    tips.push_back(*f);
+  }
   return tips;
 }
 
-// The tips: the held frames when --weld or --contact names any, else --tip's (or the
-// default ones).
-std::vector<int> choose_tips(Robot& robot, const RobotOptions& o) {
-  return o.constrained() ? hold_frames(robot, o) : resolve_tips(robot, o.tips);
+// The tips: the held frames when --weld, --contact or the kernel file names any, else
+// --tip's (or the default ones).
+std::vector<int> choose_tips(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
+  if (!declared.empty() && !o.tips.empty())
+    syntax::fail(declared.front().where, "--tip names the tips, but this file holds frames, which are the tips");
+  return o.constrained() || !declared.empty() ? hold_frames(robot, o, declared) : resolve_tips(robot, o.tips);
 }
 
 }  // namespace
@@ -176,7 +194,11 @@ std::pair<int, std::uint64_t> parse_random_tree(const std::string& text) {
   return {bodies, seed};
 }
 
-LoadedRobot load_robot(const RobotOptions& o) {
+std::vector<syntax::Hold> declared_holds(const std::string& path) {
+  return path.empty() ? std::vector<syntax::Hold>{} : syntax::load_module(path).holds;
+}
+
+LoadedRobot load_robot(const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
   if (!o.random_tree.empty()) {
     const auto [bodies, seed] = parse_random_tree(o.random_tree);
     RandomTreeOptions options;
@@ -184,7 +206,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
     options.floating = o.floating;
     LoadedRobot r{random_tree(seed, options), {}};
     if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
-    r.tips = choose_tips(r.robot, o);
+    r.tips = choose_tips(r.robot, o, declared);
     return r;
   }
   if (o.path.empty()) throw UserError("--robot FILE (or --random-tree BODIES) is required");
@@ -196,7 +218,7 @@ LoadedRobot load_robot(const RobotOptions& o) {
       names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
     fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n", r.robot.source, names);
   }
-  r.tips = choose_tips(r.robot, o);
+  r.tips = choose_tips(r.robot, o, declared);
   return r;
 }
 

@@ -217,7 +217,7 @@ int print_stage(const StageRequest& r) {
     return kOk;
   }
 
-  const LoadedRobot robot = load_robot(r.robot);
+  const LoadedRobot robot = load_robot(r.robot, declared_holds(r.kernel_source));
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(r.specs, lib, robot.robot, robot.tips);
   const std::vector<KernelCode>& code = compiled.code;
   if (name == "scalar") {

@@ -48,11 +48,13 @@ struct word_char : p::sor<p::alnum, p::one<'_'>, unicode_letter> {};
 // peg: word_text <- word_start word_char*
 struct word_text : p::seq<word_start, p::star<word_char>> {};
 
-// peg: keyword <- ('let' / 'identity' / 'kernel') !word_char
+// peg: keyword <- ('let' / 'identity' / 'kernel' / 'weld' / 'contact') !word_char
 struct kw_let : p::seq<TAO_PEGTL_STRING("let"), p::not_at<word_char>> {};
 struct kw_identity : p::seq<TAO_PEGTL_STRING("identity"), p::not_at<word_char>> {};
 struct kw_kernel : p::seq<TAO_PEGTL_STRING("kernel"), p::not_at<word_char>> {};
-struct keyword : p::sor<kw_let, kw_identity, kw_kernel> {};
+struct kw_weld : p::seq<TAO_PEGTL_STRING("weld"), p::not_at<word_char>> {};
+struct kw_contact : p::seq<TAO_PEGTL_STRING("contact"), p::not_at<word_char>> {};
+struct keyword : p::sor<kw_let, kw_identity, kw_kernel, kw_weld, kw_contact> {};
 
 // Keywords are not names, so that a declaration missing its ';' ends before the next one
 // instead of swallowing its keyword as an operator name.
@@ -170,10 +172,26 @@ struct kernel_decl
              p::opt<kernel_input, p::star<sp, p::one<','>, sp, p::must<next_input>>>, sp, p::must<close_inputs>, sp,
              p::must<kernel_equals>, sp, p::must<kernel_body>, p::must<kernel_end>> {};
 
+// peg: hold_decl <- ('weld' / 'contact') !word_char sp frame_name
+//                   (sp ':' sp word_text (sp ',' sp word_text)*)? sp ';'
+//      frame_name <- [A-Za-z0-9_] [A-Za-z0-9_.-]*
+struct hold_kind : p::sor<kw_weld, kw_contact> {};
+struct frame_name : p::seq<p::sor<p::alnum, p::one<'_'>>, p::star<p::sor<p::alnum, p::one<'_', '.', '-'>>>> {};
+struct hold_direction : p::seq<word_text> {};  // rx, ry, rz, x, y or z: checked in module.cpp
+struct first_direction : p::seq<hold_direction> {};
+struct next_direction : p::seq<hold_direction> {};
+struct hold_end : p::seq<sp, p::one<';'>> {};
+struct hold_decl
+    : p::seq<
+          hold_kind, sp, p::must<frame_name>,
+          p::opt<sp, p::one<':'>, sp, p::must<first_direction>, p::star<sp, p::one<','>, sp, p::must<next_direction>>>,
+          p::must<hold_end>> {};
+
 // A module is parsed one declaration at a time (module.cpp), so that names defined by a
 // `let` are known to the declarations after it and errors come out in text order.
-// peg: module <- sp (declaration sp)* !.      declaration <- let_decl / identity_decl / kernel_decl
-struct declaration : p::sor<let_decl, identity_decl, kernel_decl> {};
+// peg: module <- sp (declaration sp)* !.
+//      declaration <- let_decl / identity_decl / kernel_decl / hold_decl
+struct declaration : p::sor<let_decl, identity_decl, kernel_decl, hold_decl> {};
 struct module_step : p::seq<sp, p::sor<p::eof, p::must<declaration>>> {};
 
 // Any character that can start a token; used to tell "bad character" from "wrong token".
@@ -184,10 +202,10 @@ struct token_start
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number,
-                                           word, inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl,
-                                           identity_name, citation_text, attribute, attr_key, attr_value, kernel_decl,
-                                           kernel_name, kernel_input>>;
+    Rule, p::parse_tree::store_content::on<
+              expression, negated, plus_term, minus_term, product, factor, paren, number, word, inverse_op, adjoint_op,
+              equation, let_decl, let_name, identity_decl, identity_name, citation_text, attribute, attr_key,
+              attr_value, kernel_decl, kernel_name, kernel_input, hold_decl, hold_kind, frame_name, hold_direction>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {
@@ -245,7 +263,11 @@ template <> inline constexpr Expectation expect<close_inputs>{"expected ',' or '
 template <> inline constexpr Expectation expect<kernel_equals>{"expected '=' after the kernel's inputs"};
 template <> inline constexpr Expectation expect<kernel_body>{"expected the kernel's expression after '='"};
 template <> inline constexpr Expectation expect<kernel_end>{"expected ';' to end the kernel declaration", Place::AfterPrevious, true};
-template <> inline constexpr Expectation expect<declaration>{"expected a declaration ('let', 'identity' or 'kernel')"};
+template <> inline constexpr Expectation expect<frame_name>{"expected a frame (link) name after 'weld' or 'contact'"};
+template <> inline constexpr Expectation expect<first_direction>{"expected a direction (rx, ry, rz, x, y or z) after ':'"};
+template <> inline constexpr Expectation expect<next_direction>{"expected a direction (rx, ry, rz, x, y or z) after ','"};
+template <> inline constexpr Expectation expect<hold_end>{"expected ';' to end the declaration (or ':' and the directions held)", Place::AfterPrevious, true};
+template <> inline constexpr Expectation expect<declaration>{"expected a declaration ('let', 'identity', 'kernel', 'weld' or 'contact')"};
 // clang-format on
 
 // What a failed must<> throws: where the input stood and what was expected there. The

@@ -47,6 +47,8 @@ using detail::Node;
 // than kept, because a misspelt "serail" would otherwise silently change nothing.
 constexpr std::string_view kRewriteValues[] = {"ltr", "rtl", "both", "none"};
 constexpr std::string_view kLoweringValues[] = {"newton-euler", "composite-body", "gram"};
+// Rows of a frame's twist [angular; linear] (model/robot.hpp Directions, whose names these are).
+constexpr std::string_view kDirections[] = {"rx", "ry", "rz", "x", "y", "z"};
 constexpr const char* kKnownAttributes =
     "serial, false, definition, rewrite=ltr|rtl|both|none, lowering=newton-euler|composite-body|gram";
 
@@ -66,6 +68,8 @@ public:
         let(decl, builder);
       else if (decl.is_type<g::identity_decl>())
         identity(decl, builder);
+      else if (decl.is_type<g::hold_decl>())
+        hold(decl, builder);
       else
         kernel(decl, builder);
     }
@@ -162,6 +166,32 @@ private:
       fail(src_, b.span(key_node), fmt::format("unknown attribute '{}' (known: {})", key, kKnownAttributes));
     }
     id.attributes.emplace_back(key, value);
+  }
+
+  void hold(const Node& decl, const detail::Builder& b) {
+    Hold h;
+    h.kind = decl.children.at(0)->string();
+    const Node& frame = *decl.children.at(1);
+    h.frame = frame.string();
+    h.where = at(frame, b);
+    for (const Hold& other : module_.holds)
+      if (other.frame == h.frame)
+        fail(src_, b.span(frame),
+             fmt::format("frame '{}' is held twice (first at {})", h.frame, location(other.where)));
+    for (std::size_t i = 2; i < decl.children.size(); ++i) {
+      const Node& d = *decl.children[i];
+      if (h.kind == "contact")
+        fail(src_, b.span(d),
+             fmt::format("a contact holds its frame's translations x, y, z; for other directions write "
+                         "'weld {}: {}'",
+                         h.frame, d.string_view()));
+      if (std::find(std::begin(kDirections), std::end(kDirections), d.string_view()) == std::end(kDirections))
+        fail(src_, b.span(d), fmt::format("'{}' is not a direction (rx, ry, rz, x, y or z)", d.string_view()));
+      if (std::find(h.directions.begin(), h.directions.end(), d.string_view()) != h.directions.end())
+        fail(src_, b.span(d), fmt::format("direction '{}' is listed twice", d.string_view()));
+      h.directions.push_back(d.string());
+    }
+    module_.holds.push_back(std::move(h));
   }
 
   void kernel(const Node& decl, const detail::Builder& b) {

@@ -56,6 +56,15 @@ struct Kernel {
   Located where;  // the kernel's name
 };
 
+// A constraint with the world: `weld FRAME;`, `weld FRAME: DIR, ...;` or `contact FRAME;`
+// (grammar/soa.peg). Frames are checked against the robot later (soac's driver).
+struct Hold {
+  std::string kind;  // "weld" or "contact"
+  std::string frame;
+  std::vector<std::string> directions;  // as written, distinct; empty: all six (weld), x, y, z (contact)
+  Located where;                        // the frame's name
+};
+
 struct Definition {
   std::string name;
   ir::Expr body;
@@ -67,6 +76,7 @@ struct Module {
   std::vector<Definition> definitions;  // in file order
   std::vector<Identity> identities;     // in file order
   std::vector<Kernel> kernels;          // in file order
+  std::vector<Hold> holds;              // in file order
 
   const Identity* find_identity(std::string_view name) const;
   const Kernel* find_kernel(std::string_view name) const;

@@ -273,7 +273,16 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Equation, "phi = psi = T", "<command line>:1:13", "the two sides differ in shape"},
       {Equation, "phi = psi;", "<command line>:1:10", "expected '=' or the end of the equation, found ';'"},
       // declarations
-      {File, "foo", "t.soa:1:1", "expected a declaration ('let', 'identity' or 'kernel'), found 'foo'"},
+      {File, "foo", "t.soa:1:1",
+       "expected a declaration ('let', 'identity', 'kernel', 'weld' or 'contact'), found 'foo'"},
+      {File, "weld ;", "t.soa:1:6", "expected a frame (link) name after 'weld' or 'contact'"},
+      {File, "weld foot: ;", "t.soa:1:12", "expected a direction (rx, ry, rz, x, y or z) after ':'"},
+      {File, "weld foot: x, ;", "t.soa:1:15", "expected a direction (rx, ry, rz, x, y or z) after ','"},
+      {File, "weld foot: x, q;", "t.soa:1:15", "'q' is not a direction (rx, ry, rz, x, y or z)"},
+      {File, "weld foot: x, x;", "t.soa:1:15", "direction 'x' is listed twice"},
+      {File, "contact foot: z;", "t.soa:1:15", "a contact holds its frame's translations x, y, z"},
+      {File, "weld foot;\ncontact foot;", "t.soa:2:9", "frame 'foot' is held twice (first at t.soa:1:6)"},
+      {File, "weld foot\nkernel k(q) = J;", "t.soa:1:10", "expected ';' to end the declaration"},
       {File, "identity X \"c\": phi = phi;\nidentity X \"d\": psi = psi;\n", "t.soa:2:10",
        "duplicate identity 'X' (first declared at t.soa:1:10)"},
       {File, "kernel k() = calM;\nkernel k() = D;", "t.soa:2:8", "duplicate kernel 'k' (first declared at t.soa:1:8)"},
@@ -453,6 +462,21 @@ kernel uses_minv(T) = MinvT;
   CHECK(parse_equation(text_source("calM^-1 = Minv"), &m).size() == 2);
   const Failure f = failure_of([&] { parse_expression(text_source("Minv"), nullptr); });
   CHECK_THAT(f.message, Catch::Contains("unknown name 'Minv'"));
+}
+
+TEST_CASE("a module declares welds and contacts with the world", "[syntax][module]") {
+  const syntax::Module m = syntax::parse_module(std::make_shared<syntax::Source>(syntax::Source{
+      "t.soa",
+      "# standing\nweld left_sole_link;\nweld gripper-1.tcp: rz, x,y;\ncontact FL_FOOT;\nkernel k(q) = J;\n"}));
+  REQUIRE(m.holds.size() == 3);
+  CHECK(m.holds[0].kind == "weld");
+  CHECK(m.holds[0].frame == "left_sole_link");
+  CHECK(m.holds[0].directions.empty());
+  CHECK(m.holds[1].frame == "gripper-1.tcp");
+  CHECK(m.holds[1].directions == std::vector<std::string>{"rz", "x", "y"});
+  CHECK(m.holds[2].kind == "contact");
+  CHECK(syntax::location(m.holds[2].where) == "t.soa:4:9");
+  CHECK(m.kernels.size() == 1);
 }
 
 TEST_CASE("definitions take part in name splitting", "[syntax][module]") {
