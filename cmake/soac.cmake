@@ -1,5 +1,6 @@
 # soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [NAME <stem>]
-#               [FLOATING] [TIPS <link>... | [WELDS <link>[:<dirs>]...] [CONTACTS <link>...]]
+#               [FLOATING] [TIPS <link>... | [WELDS <link>[=<link>][:<dirs>]...] [CONTACTS <link>...]]
+#               [OBJECT <object.urdf>]
 #               [GRAVITY <x> <y> <z> | GRAVITY "x,y,z"]
 #               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF]
 #               [SOURCES <n>] [EMIT_OPTIONS <soac emit option>...])
@@ -14,10 +15,13 @@
 #   FLOATING          a free-flyer joint above the URDF root link (soac emit --floating)
 #   TIPS              tip frames for B, J and f0 (soac emit --tip ...)
 #   WELDS             frames welded to the world (soac emit --weld ...), each holding all six
-#                     directions or those of `link:dirs` (e.g. `foot:x,y,z,rz`); with
+#                     directions or those of `link:dirs` (e.g. `foot:x,y,z,rz`), or to another
+#                     frame (`link=other`, `link=other:dirs`: a loop, a grasp); with
 #   CONTACTS          point contacts with the world (soac emit --contact ...), they are the
 #                     tips, and constrained_forward_dynamics and constraint_forces are
 #                     generated too
+#   OBJECT            a free body the robot holds (soac emit --object): its URDF, given a
+#                     free-flyer, last in q and qd; weld its frames to the robot's (WELDS)
 #   GRAVITY           gravity in m/s^2, world axes (soac emit --gravity x,y,z); default
 #                     0,0,-9.81
 #   COMPILE_OPTIONS   extra options for compiling the generated source, e.g.
@@ -41,7 +45,7 @@
 # installed executable next to the package when soac came from find_package(soac)
 # (soac::compiler), or else SOAC_EXECUTABLE / the PATH.
 function(soac_generate target)
-  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES" "TIPS;WELDS;CONTACTS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
+  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES;OBJECT" "TIPS;WELDS;CONTACTS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
   if(SG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "soac_generate(${target}): unknown arguments: ${SG_UNPARSED_ARGUMENTS}")
   endif()
@@ -86,6 +90,11 @@ function(soac_generate target)
   foreach(contact IN LISTS SG_CONTACTS)
     list(APPEND args --contact ${contact})
   endforeach()
+  if(SG_OBJECT)
+    get_filename_component(object "${SG_OBJECT}" ABSOLUTE)
+    list(APPEND args --object ${object})
+    list(APPEND depends ${object})
+  endif()
   if(DEFINED SG_GRAVITY)
     # Three values, or one "x,y,z": soac checks the numbers.
     string(REPLACE ";" "," gravity "${SG_GRAVITY}")

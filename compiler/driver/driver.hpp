@@ -36,6 +36,9 @@ struct RobotOptions {
   // join the standard ones.
   std::vector<std::string> welds;
   std::vector<std::string> contacts;
+  // --object FILE: a free body the robot holds (model/robot.hpp with_object), added before
+  // the welds are resolved so that they can name its frames.
+  std::string object;
   bool constrained() const { return !welds.empty() || !contacts.empty(); }
   std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
   bool given() const { return !path.empty() || !random_tree.empty(); }

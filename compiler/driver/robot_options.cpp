@@ -37,12 +37,16 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required, bool random) {
                  "for its fingers, every other leaf body)")
       ->take_all();
   cmd.add_option("--weld", welds,
-                 "FRAME[:DIRS]: weld this frame (link name) to the world, holding DIRS (a comma-separated "
-                 "subset of rx,ry,rz,x,y,z in the frame's axes; all six by default). The held frames (--weld, "
-                 "then --contact) are the tips, and the kernels constrained_forward_dynamics and "
+                 "FRAME[=OTHER][:DIRS]: weld this frame (link name) to the world, or to frame OTHER of the "
+                 "robot (a rigid join), holding DIRS (a comma-separated subset of rx,ry,rz,x,y,z in the "
+                 "frame's axes; all six by default). The held frames (--weld, then --contact, then the "
+                 "frames welded to) are the tips, and the kernels constrained_forward_dynamics and "
                  "constraint_forces are generated too")
       ->take_all()
       ->excludes("--tip");
+  cmd.add_option("--object", object,
+                 "URDF of a free body the robot holds (e.g. a box with grasp frames): added with a free-flyer, "
+                 "last in q and qd; weld its frames to the robot's with --weld FRAME=OTHER");
   cmd.add_option("--contact", contacts,
                  "FRAME: a point contact with the world at this frame's origin (its translations x,y,z held, "
                  "its rotations free); like --weld FRAME:x,y,z")
@@ -110,45 +114,80 @@ std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>
 namespace {
 
 // The frames --weld and --contact hold, then those a kernel file declares: each is marked
-// (Frame::held) and becomes a tip, in that order (the welds first on the command line).
+// (Frame::held, Frame::held_to) and becomes a tip, in that order (the welds first on the
+// command line), followed by the frames they are welded to that are not held themselves.
 std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
   std::vector<int> tips;
-  const auto hold = [&](const std::string& option, const std::string& value, const std::string& name, Directions held) {
-    const int f = resolve_tips(robot, {name}, option).front();
-    if (std::find(tips.begin(), tips.end(), f) != tips.end())
-      throw UserError(
-          fmt::format("{}: {} '{}': given twice (one --weld or --contact per frame)", robot.source, option, value));
-    robot.frames[static_cast<std::size_t>(f)].held = held;
-    tips.push_back(f);
+  // `fail(message)` reports at the declaration: the command line's option or the file's place.
+  const auto hold = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
+                        Directions held) {
+    const std::optional<int> f = robot.find_frame(name);
+    if (!f) {
+      if (option.starts_with("--")) resolve_tips(robot, {name}, option);  // its message
+      fail(fmt::format("{} has no link or frame of that name", robot.source));
+      return;
+    }
+    if (std::find(tips.begin(), tips.end(), *f) != tips.end())
+      fail(fmt::format("frame '{}' is held twice (one weld or contact per frame)", name));
+    Frame& frame = robot.frames[static_cast<std::size_t>(*f)];
+    frame.held = held;
+    frame.held_to = -1;
+    tips.push_back(*f);
+    if (to.empty()) return;
+    const std::optional<int> g = robot.find_frame(to);
+    if (!g) {
+      fail(fmt::format("{} has no link or frame '{}' to weld '{}' to", robot.source, to, name));
+      return;
+    }
+    if (*g == *f) fail(fmt::format("frame '{}' cannot be welded to itself", name));
+    const Frame& other = robot.frames[static_cast<std::size_t>(*g)];
+    if (other.body == frame.body)
+      fail(fmt::format("frames '{}' and '{}' are on one body ('{}'), rigidly joined already: the weld is redundant",
+                       name, to, robot.bodies[static_cast<std::size_t>(frame.body)].name));
+    if (other.held && other.held_to == *f)
+      fail(fmt::format("frame '{}' is welded to '{}' already: the weld is redundant", to, name));
+    frame.held_to = *g;
   };
   for (const std::string& w : o.welds) {
+    const auto fail = [&](const std::string& why) -> void {
+      throw UserError(fmt::format("{}: --weld '{}': {}", robot.source, w, why));
+    };
     const std::size_t colon = w.find(':');
     Directions held = kAllDirections;
     if (colon != std::string::npos) {
       const std::optional<Directions> d = parse_directions(std::string_view(w).substr(colon + 1));
       if (!d)
-        throw UserError(
-            fmt::format("{}: --weld '{}': '{}' is not a set of directions (a comma-separated subset "
-                        "of rx,ry,rz,x,y,z, each once, e.g. x,y,z)",
-                        robot.source, w, w.substr(colon + 1)));
+        fail(
+            fmt::format("'{}' is not a set of directions (a comma-separated subset of rx,ry,rz,x,y,z, each once, "
+                        "e.g. x,y,z)",
+                        w.substr(colon + 1)));
       held = *d;
     }
-    hold("--weld", w, w.substr(0, colon), held);
+    const std::string frames = w.substr(0, colon);
+    const std::size_t equals = frames.find('=');
+    hold(fail, "--weld", frames.substr(0, equals), equals == std::string::npos ? "" : frames.substr(equals + 1), held);
   }
-  for (const std::string& c : o.contacts) hold("--contact", c, c, kTranslations);
+  for (const std::string& c : o.contacts) {
+    const auto fail = [&](const std::string& why) -> void {
+      throw UserError(fmt::format("{}: --contact '{}': {}", robot.source, c, why));
+    };
+    hold(fail, "--contact", c, "", kTranslations);
+  }
   for (const syntax::Hold& h : declared) {
-    const std::optional<int> f = robot.find_frame(h.frame);
-    if (!f)
-      syntax::fail(h.where,
-                   fmt::format("{} '{}': {} has no link or frame of that name", h.kind, h.frame, robot.source));
-    if (std::find(tips.begin(), tips.end(), *f) != tips.end())
-      syntax::fail(h.where, fmt::format("{} '{}': that frame is already held on the command line", h.kind, h.frame));
+    const auto fail = [&](const std::string& why) -> void {
+      syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why));
+    };
     std::string directions;
     for (const std::string& d : h.directions) directions += (directions.empty() ? "" : ",") + d;
-    robot.frames[static_cast<std::size_t>(*f)].held = h.kind == "contact"  ? kTranslations
-                                                      : directions.empty() ? kAllDirections
-                                                                           : parse_directions(directions).value();
-    tips.push_back(*f);
+    hold(fail, h.kind, h.frame, h.to,
+         h.kind == "contact"  ? kTranslations
+         : directions.empty() ? kAllDirections
+                              : parse_directions(directions).value());
+  }
+  const std::size_t held = tips.size();
+  for (std::size_t i = 0; i < held; ++i) {
+    const int to = robot.frames[static_cast<std::size_t>(tips[i])].held_to;
+    if (to >= 0 && std::find(tips.begin(), tips.end(), to) == tips.end()) tips.push_back(to);
   }
   return tips;
 }
@@ -206,12 +245,14 @@ LoadedRobot load_robot(const RobotOptions& o, const std::vector<syntax::Hold>& d
     options.floating = o.floating;
     LoadedRobot r{random_tree(seed, options), {}};
     if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
+    if (!o.object.empty()) r.robot = with_object(r.robot, load_urdf(o.object, LoadOptions{true}));
     r.tips = choose_tips(r.robot, o, declared);
     return r;
   }
   if (o.path.empty()) throw UserError("--robot FILE (or --random-tree BODIES) is required");
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
   if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
+  if (!o.object.empty()) r.robot = with_object(r.robot, load_urdf(o.object, LoadOptions{true}));
   if (!r.robot.mimic_joints.empty()) {
     std::string names;
     for (const MimicJoint& m : r.robot.mimic_joints)
@@ -227,7 +268,11 @@ std::string LoadedRobot::describe() const {
   for (int t : tips) {
     const Frame& f = robot.frames[static_cast<std::size_t>(t)];
     tip_names += (tip_names.empty() ? "" : ", ") + f.name;
-    if (f.held) tip_names += fmt::format(" (holding {})", directions_to_string(f.held));
+    if (f.held && f.held_to >= 0)
+      tip_names += fmt::format(" (welded to {}, holding {})", robot.frames[static_cast<std::size_t>(f.held_to)].name,
+                               directions_to_string(f.held));
+    else if (f.held)
+      tip_names += fmt::format(" (holding {})", directions_to_string(f.held));
   }
   const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
   return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, floating ? "free-flyer" : "fixed base",

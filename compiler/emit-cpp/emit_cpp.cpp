@@ -128,12 +128,10 @@ std::string conventions(const std::vector<Kernel>& kernels, const Target& t) {
          "//   [angular; linear] at the tip frame's origin in the tip frame's own axes (J qd = the tip's\n"
          "//   spatial velocity so expressed; f0 the force the tip exerts, likewise):\n";
     for (std::size_t i = 0; i < t.tip_frames.size(); ++i)
-      c += comment("//     ", fmt::format("{:<10} {} (on body {}{})", fmt::format("[{}..{}]", 6 * i, 6 * i + 5),
-                                          t.tip_frames[i], t.tip_bodies[i],
-                                          i < t.tip_held.size() && !t.tip_held[i].empty()
-                                              ? "; held by a constraint with the world in " + t.tip_held[i] +
-                                                    ": the other rows of its force are 0"
-                                              : ""));
+      c += comment(
+          "//     ",
+          fmt::format("{:<10} {} (on body {}{})", fmt::format("[{}..{}]", 6 * i, 6 * i + 5), t.tip_frames[i],
+                      t.tip_bodies[i], i < t.tip_notes.size() && !t.tip_notes[i].empty() ? "; " + t.tip_notes[i] : ""));
   }
   const auto per_body = [](const std::optional<exec::Space>& s) { return s == exec::Space::Spatial; };
   const bool bodies = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel& k) {
@@ -793,7 +791,20 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
     tips += (tips.empty() ? "" : ", ") + robot.frames[f].name;
     t.tip_frames.push_back(robot.frames[f].name);
     t.tip_bodies.push_back(robot.bodies[robot.frames[f].body].name);
-    t.tip_held.push_back(robot.frames[f].held ? directions_to_string(robot.frames[f].held) : "");
+    const Frame& frame = robot.frames[f];
+    std::string note;
+    if (frame.held && frame.held_to >= 0)
+      note = fmt::format(
+          "welded to {} in {} (their relative twist, in this frame's axes): the other rows of its force are 0, "
+          "and {}'s force includes the weld's reaction",
+          robot.frames[frame.held_to].name, directions_to_string(frame.held), robot.frames[frame.held_to].name);
+    else if (frame.held)
+      note = fmt::format("held by a constraint with the world in {}: the other rows of its force are 0",
+                         directions_to_string(frame.held));
+    else if (std::any_of(robot.frames.begin(), robot.frames.end(),
+                         [&](const Frame& g) { return g.held && g.held_to == f; }))
+      note = "a weld's partner, not held itself: its force is the reactions of the welds to it";
+    t.tip_notes.push_back(note);
   }
   t.robot_summary =
       fmt::format("{} bodies, nq {}, N {}, tips: {}", robot.size(), robot.nq, robot.nv, tips.empty() ? "none" : tips);

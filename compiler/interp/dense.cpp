@@ -2,6 +2,8 @@
 // until something next to them fixes their size, so no shape pass is needed here.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
@@ -114,41 +116,64 @@ MatX eval_dense(const Evaluation& ev, const ir::Expr& e) {
   return v.m;
 }
 
-std::vector<int> held_rows(const Evaluation& ev) {
-  std::vector<int> rows;
+MatX constraint_rows(const Evaluation& ev) {
+  const auto frame = [&](int t) -> const Frame& { return ev.robot->frames[static_cast<std::size_t>(ev.tips[t])]; };
+  bool constrained = false;
+  for (int t = 0; t < ev.m; ++t) constrained = constrained || frame(t).held != 0;
+  if (!constrained) return MatX::Identity(6 * ev.m, 6 * ev.m);
+  // Phi(0, t): the force transform from tip t's frame to the world's (the bodies' phi from
+  // the root down, then the tip's B block); t's coordinates of a world motion are Phi* m.
+  const auto world = [&](int t) {
+    Mat6 Phi = ev.kin.tips[static_cast<std::size_t>(t)].phi;
+    for (int b = ev.kin.tips[static_cast<std::size_t>(t)].body; b >= 0; b = ev.robot->bodies[b].parent)
+      Phi = ev.kin.body[static_cast<std::size_t>(b)].phi * Phi;
+    return Phi;
+  };
+  std::vector<Eigen::RowVectorXd> rows;
   for (int t = 0; t < ev.m; ++t) {
-    const Directions held = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].held;
-    for (int r = 0; r < 6; ++r)
-      if (held == 0 || (held & (1u << r))) rows.push_back(6 * t + r);
+    const Frame& f = frame(t);
+    if (!f.held) continue;
+    Mat6 relative = Mat6::Zero();  // X(t,u) = Phi(0,t)* Phi(0,u)^-*
+    int u = -1;
+    if (f.held_to >= 0) {
+      u = static_cast<int>(std::find(ev.tips.begin(), ev.tips.end(), f.held_to) - ev.tips.begin());
+      SOA_ASSERT(u < ev.m, "a weld's partner frame is not a tip");
+      relative = world(t).transpose() * world(u).transpose().inverse();
+    }
+    for (int r = 0; r < 6; ++r) {
+      if (!(f.held & (1u << r))) continue;
+      Eigen::RowVectorXd q = Eigen::RowVectorXd::Zero(6 * ev.m);
+      q(6 * t + r) = 1.0;
+      if (u >= 0) q.segment<6>(6 * u) -= relative.row(r);
+      rows.push_back(q);
+    }
   }
-  return rows;
+  MatX Q(static_cast<Eigen::Index>(rows.size()), 6 * ev.m);
+  for (std::size_t i = 0; i < rows.size(); ++i) Q.row(static_cast<Eigen::Index>(i)) = rows[i];
+  return Q;
 }
 
 MatX held_inverse(const Evaluation& ev, const MatX& X, const ir::Expr& what) {
-  const std::vector<int> rows = held_rows(ev);
+  const MatX Q = constraint_rows(ev);
   SOA_ASSERT(X.rows() == 6 * ev.m && X.cols() == 6 * ev.m, "held_inverse of a matrix not 6m x 6m");
-  Eigen::FullPivLU<MatX> lu(X(rows, rows));
+  Eigen::FullPivLU<MatX> lu(Q * X * Q.transpose());
   if (!lu.isInvertible()) throw UserError(fmt::format("cannot invert {}: it is singular here", ir::print(what)));
-  MatX inverse = MatX::Zero(X.rows(), X.cols());
-  inverse(rows, rows) = lu.inverse();
-  return inverse;
+  return Q.transpose() * lu.inverse() * Q;
 }
 
 SaddlePoint saddle_point(const Evaluation& ev, const VecX& T, const VecX& Jdot_qd) {
   const MatX M = eval_dense(ev, ir::symbol(ir::Sym::calM));
-  const std::vector<int> held = held_rows(ev);
-  const MatX J = eval_dense(ev, ir::symbol(ir::Sym::J))(held, Eigen::all);
+  const MatX Q = constraint_rows(ev);
+  const MatX J = Q * eval_dense(ev, ir::symbol(ir::Sym::J));
   const int N = static_cast<int>(M.rows()), c = static_cast<int>(J.rows());
   MatX K = MatX::Zero(N + c, N + c);
   K.topLeftCorner(N, N) = M;
   K.topRightCorner(N, c) = J.transpose();
   K.bottomLeftCorner(c, N) = J;
   VecX rhs(N + c);
-  rhs << T - ev.kin.C, -Jdot_qd(held);
+  rhs << T - ev.kin.C, -Q * Jdot_qd;
   const VecX x = K.fullPivLu().solve(rhs);
-  VecX f = VecX::Zero(6 * ev.m);
-  f(held) = x.tail(c);
-  return {x.head(N), f};
+  return {x.head(N), Q.transpose() * x.tail(c)};
 }
 
 }  // namespace soa::interp

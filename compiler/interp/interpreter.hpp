@@ -81,19 +81,22 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol);
 // lone I whose size nothing fixes).
 MatX eval_dense(const Evaluation& ev, const ir::Expr& e);
 
-// The tip-space rows a constraint holds, in order: the rows of Robot::frames[tip].held for
-// each tip (all six of a tip no constraint names). The inverse of a tip-space operator is
-// taken on them: X^-1 means S* (S X S*)^-1 S with S selecting the held rows, as the
-// executor's tip-space solve (sweep_ir.hpp Solve); the plain inverse when all are held.
-std::vector<int> held_rows(const Evaluation& ev);
-// That inverse of X (6m x 6m); UserError naming `what` when S X S* is singular.
+// The constraints' rows on tip space, Q (one row per held direction, 6m columns): row r of
+// a held tip t is e_r at t and, when t is welded to a partner u (Frame::held_to), minus row
+// r of X(t,u) (u's twist in t's coordinates) at u; a tip only a partner holds has no rows of
+// its own. With no tip held, Q = I (the tips of J calM^-1 J*). The inverse of a tip-space
+// operator is taken on these rows: X^-1 means Q* (Q X Q*)^-1 Q, as the executor's tip-space
+// solve (sweep_ir.hpp Solve); the plain inverse when no tip is held.
+MatX constraint_rows(const Evaluation& ev);
+// That inverse of X (6m x 6m); UserError naming `what` when Q X Q* is singular.
 MatX held_inverse(const Evaluation& ev, const MatX& X, const ir::Expr& what);
 
 // The dense reference of constrained dynamics (tip frames held, lower/kernels.hpp
 // welded_kernels): qdd and the tips' forces f of [[calM, Jc*], [Jc, 0]] [qdd; fc] =
-// [T - C; -Jc_dot_qd], Jc the held rows of J (held_rows), calM and J formed densely, solved
-// by full-pivot LU -- Lagrange multipliers, independent of the operator factorisations. f
-// is fc in the held rows, 0 in the others. `Jdot_qd` (6m) is the caller's.
+// [T - C; -Q Jdot_qd], Jc = Q J (constraint_rows), calM and J formed densely, solved by
+// full-pivot LU -- Lagrange multipliers, independent of the operator factorisations. f is
+// Q* fc: each weld's force at its frame and the opposite at its partner. `Jdot_qd` (6m) is
+// the caller's.
 struct SaddlePoint {
   VecX qdd, f;
 };

@@ -172,18 +172,20 @@ struct kernel_decl
              p::opt<kernel_input, p::star<sp, p::one<','>, sp, p::must<next_input>>>, sp, p::must<close_inputs>, sp,
              p::must<kernel_equals>, sp, p::must<kernel_body>, p::must<kernel_end>> {};
 
-// peg: hold_decl <- ('weld' / 'contact') !word_char sp frame_name
+// peg: hold_decl <- ('weld' / 'contact') !word_char sp frame_name (sp 'to' !word_char sp frame_name)?
 //                   (sp ':' sp word_text (sp ',' sp word_text)*)? sp ';'
 //      frame_name <- [A-Za-z0-9_] [A-Za-z0-9_.-]*
 struct hold_kind : p::sor<kw_weld, kw_contact> {};
 struct frame_name : p::seq<p::sor<p::alnum, p::one<'_'>>, p::star<p::sor<p::alnum, p::one<'_', '.', '-'>>>> {};
+struct partner_name : p::seq<frame_name> {};
+struct kw_to : p::seq<TAO_PEGTL_STRING("to"), p::not_at<word_char>> {};
 struct hold_direction : p::seq<word_text> {};  // rx, ry, rz, x, y or z: checked in module.cpp
 struct first_direction : p::seq<hold_direction> {};
 struct next_direction : p::seq<hold_direction> {};
 struct hold_end : p::seq<sp, p::one<';'>> {};
 struct hold_decl
     : p::seq<
-          hold_kind, sp, p::must<frame_name>,
+          hold_kind, sp, p::must<frame_name>, p::opt<sp, kw_to, sp, p::must<partner_name>>,
           p::opt<sp, p::one<':'>, sp, p::must<first_direction>, p::star<sp, p::one<','>, sp, p::must<next_direction>>>,
           p::must<hold_end>> {};
 
@@ -202,10 +204,11 @@ struct token_start
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule, p::parse_tree::store_content::on<
-              expression, negated, plus_term, minus_term, product, factor, paren, number, word, inverse_op, adjoint_op,
-              equation, let_decl, let_name, identity_decl, identity_name, citation_text, attribute, attr_key,
-              attr_value, kernel_decl, kernel_name, kernel_input, hold_decl, hold_kind, frame_name, hold_direction>>;
+    Rule,
+    p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number, word,
+                                     inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl, identity_name,
+                                     citation_text, attribute, attr_key, attr_value, kernel_decl, kernel_name,
+                                     kernel_input, hold_decl, hold_kind, frame_name, partner_name, hold_direction>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {
@@ -266,6 +269,7 @@ template <> inline constexpr Expectation expect<kernel_end>{"expected ';' to end
 template <> inline constexpr Expectation expect<frame_name>{"expected a frame (link) name after 'weld' or 'contact'"};
 template <> inline constexpr Expectation expect<first_direction>{"expected a direction (rx, ry, rz, x, y or z) after ':'"};
 template <> inline constexpr Expectation expect<next_direction>{"expected a direction (rx, ry, rz, x, y or z) after ','"};
+template <> inline constexpr Expectation expect<partner_name>{"expected the frame (link) name to weld to after 'to'"};
 template <> inline constexpr Expectation expect<hold_end>{"expected ';' to end the declaration (or ':' and the directions held)", Place::AfterPrevious, true};
 template <> inline constexpr Expectation expect<declaration>{"expected a declaration ('let', 'identity', 'kernel', 'weld' or 'contact')"};
 // clang-format on

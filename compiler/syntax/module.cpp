@@ -178,7 +178,17 @@ private:
       if (other.frame == h.frame)
         fail(src_, b.span(frame),
              fmt::format("frame '{}' is held twice (first at {})", h.frame, location(other.where)));
-    for (std::size_t i = 2; i < decl.children.size(); ++i) {
+    std::size_t i = 2;
+    if (i < decl.children.size() && decl.children[i]->is_type<g::partner_name>()) {
+      const Node& to = *decl.children[i++];
+      h.to = to.string();
+      if (h.kind == "contact")
+        fail(src_, b.span(to),
+             fmt::format("a contact is with the world; to join '{}' to '{}' write 'weld {} to {}: x, y, z'", h.frame,
+                         h.to, h.frame, h.to));
+      if (h.to == h.frame) fail(src_, b.span(to), fmt::format("frame '{}' cannot be welded to itself", h.frame));
+    }
+    for (; i < decl.children.size(); ++i) {
       const Node& d = *decl.children[i];
       if (h.kind == "contact")
         fail(src_, b.span(d),

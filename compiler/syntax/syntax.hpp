@@ -56,11 +56,13 @@ struct Kernel {
   Located where;  // the kernel's name
 };
 
-// A constraint with the world: `weld FRAME;`, `weld FRAME: DIR, ...;` or `contact FRAME;`
+// A constraint: `weld FRAME;`, `weld FRAME: DIR, ...;` or `contact FRAME;` with the world,
+// `weld FRAME to OTHER;` (and its directions) between two frames of the robot
 // (grammar/soa.peg). Frames are checked against the robot later (soac's driver).
 struct Hold {
   std::string kind;  // "weld" or "contact"
   std::string frame;
+  std::string to;                       // the frame a weld joins FRAME to; empty: the world
   std::vector<std::string> directions;  // as written, distinct; empty: all six (weld), x, y, z (contact)
   Located where;                        // the frame's name
 };

@@ -1,5 +1,6 @@
 #include "exec/constants.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/kinematics.hpp"
@@ -70,12 +71,21 @@ RobotConstants<double> make_constants(const Robot& robot, const std::vector<int>
       for (int j = 0; j < 3; ++j) o.M.J[3 * i + j] = M(i, j);
     c.bodies.push_back(std::move(o));
   }
+  const bool constrained = std::any_of(tip_frames.begin(), tip_frames.end(), [&](int f) {
+    return f >= 0 && f < static_cast<int>(robot.frames.size()) && robot.frames[f].held != 0;
+  });
   for (int f : tip_frames) {
     SOA_ASSERT(f >= 0 && f < static_cast<int>(robot.frames.size()), "tip frame out of range");
     const Frame& fr = robot.frames[f];
+    int partner = -1;
+    if (fr.held && fr.held_to >= 0) {
+      const auto it = std::find(tip_frames.begin(), tip_frames.end(), fr.held_to);
+      SOA_ASSERT(it != tip_frames.end(), "a weld's partner frame is not a tip");
+      partner = static_cast<int>(it - tip_frames.begin());
+    }
     c.bodies[fr.body].tips.push_back(c.m());
-    c.tips.push_back(
-        {fr.name, fr.body, Transform<double>{rotation(fr.R), vec(fr.p)}, fr.held ? fr.held : kAllDirections});
+    c.tips.push_back({fr.name, fr.body, Transform<double>{rotation(fr.R), vec(fr.p)},
+                      constrained ? fr.held : kAllDirections, partner});
   }
   return c;
 }

@@ -62,8 +62,12 @@ struct TipConstants {
   int body = -1;
   Transform<S> X;
   // The rows of the tip's 6-vector a tip-space solve keeps (sweep_ir.hpp Solve): the
-  // directions its constraint holds (Frame::held), all six for a tip no constraint names.
+  // directions its constraint holds (Frame::held), all six for a tip when no tip is held (the
+  // tips of J calM^-1 J*), none for a tip that only another's weld names (its partner).
   Directions held = kAllDirections;
+  // The tip this one is welded to (Frame::held_to), -1 for the world: the constraint holds
+  // the relative twist V(tip) - X(tip, partner) V(partner), docs/mathematics.md section 6.
+  int partner = -1;
 };
 
 template <class S>
@@ -77,7 +81,8 @@ struct RobotConstants {
   int m() const { return static_cast<int>(tips.size()); }
 };
 
-// Tips are frame indices (Robot::frames), as for interp::prepare.
+// Tips are frame indices (Robot::frames), as for interp::prepare. A held tip's partner
+// (Frame::held_to) must be among them.
 RobotConstants<double> make_constants(const Robot& robot, const std::vector<int>& tip_frames);
 
 // Every number of `c` through make(number) (by default S(number)).
@@ -112,7 +117,8 @@ RobotConstants<S> convert(const RobotConstants<T>& c, Make make) {
     o.M = Inertia<S>{make(b.M.m), v3(b.M.h), m3(b.M.J)};
     r.bodies.push_back(std::move(o));
   }
-  for (const auto& t : c.tips) r.tips.push_back({t.name, t.body, Transform<S>{m3(t.X.R), v3(t.X.l)}, t.held});
+  for (const auto& t : c.tips)
+    r.tips.push_back({t.name, t.body, Transform<S>{m3(t.X.R), v3(t.X.l)}, t.held, t.partner});
   return r;
 }
 

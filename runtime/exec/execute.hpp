@@ -109,7 +109,9 @@ private:
   // buffers for the largest: e_j, the columns of A and W A, X and its factors.
   std::vector<std::array<int, 5>> solve_shapes_;
   std::vector<S> solve_unit_, solve_A_, solve_WA_, solve_X_;
-  std::vector<int> solve_held_;  // the tip-space rows the solves keep (TipConstants::held)
+  std::vector<int> solve_held_;          // the tip-space rows the solves keep (TipConstants::held)
+  std::vector<Transform<S>> solve_rel_;  // per tip: its pose relative to its weld partner
+  std::vector<SVec<S>> solve_own_;       // per tip: z in its own held rows
 };
 
 // With a workspace made for (program, robot), or one fitting it (contract above).

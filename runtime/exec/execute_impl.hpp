@@ -75,6 +75,8 @@ public:
         solve_WA_(w.solve_WA_),
         solve_X_(w.solve_X_),
         solve_held_(w.solve_held_),
+        solve_rel_(w.solve_rel_),
+        solve_own_(w.solve_own_),
         lay_(w.layout_) {}
 
   void run(const S* in, S* out) {
@@ -120,6 +122,8 @@ private:
   const int half_rows_;
   std::vector<S>&solve_unit_, &solve_A_, &solve_WA_, &solve_X_;
   const std::vector<int>& solve_held_;
+  std::vector<Transform<S>>& solve_rel_;
+  std::vector<SVec<S>>& solve_own_;
   const Layout& lay_;
 
   const BodyConstants<S>& body(int k) const { return r_.bodies[k]; }
@@ -207,14 +211,13 @@ private:
     }
   }
 
-  // Column j of an operator-valued result, for j < cols: e_j into c.unit (e_which[j] when
-  // `which` selects the columns), c.loops run, then `done(j)` stores what it needs.
+  // Column j of an operator-valued result, for j < cols: e_j into c.unit, c.loops run, then
+  // `done(j)` stores what it needs.
   template <class Done>
-  void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done,
-                       const std::vector<int>* which = nullptr) {
+  void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done) {
     std::fill(unit.begin(), unit.end(), S(0.0));
     for (int j = 0; j < cols; ++j) {
-      column_ = which ? (*which)[j] : j;
+      column_ = j;
       unit[column_] = S(1.0);
       load(c.unit, unit.data());
       unit[column_] = S(0.0);
@@ -235,22 +238,72 @@ private:
 
   // ---- loops ----------------------------------------------------------------------------
 
-  // X z = y on the held rows (sweep_ir.hpp Solve): the columns of X at those rows and their
-  // Gram entries as in run(), then S X S* = L D L* in place (lower triangle: L, diagonal:
-  // D) and two substitutions.
+  // The pose of tip t relative to tip u, as a Transform (R: t's axes in u's, l: t's origin
+  // in u's coordinates), from the bodies' transforms up to their nearest common ancestor:
+  // phi_t_apply(result, V_u) is u's twist in t's coordinates, phi_apply(result, f) a force
+  // at t expressed at u.
+  Transform<S> relative_pose(int t, int u) const {
+    const auto up_to = [this](int k, int stop) {  // k's pose in the frame of body `stop` (-1: world)
+      std::vector<int> path;
+      for (int b = k; b != stop; b = body(b).parent) path.push_back(b);
+      Transform<S> T{X_[path.back()].R, X_[path.back()].l};
+      for (auto it = path.rbegin() + 1; it != path.rend(); ++it)
+        T = Transform<S>{mul(T.R, X_[*it].R), T.l + mul(T.R, X_[*it].l)};
+      return T;
+    };
+    const auto tip_pose = [this](const Transform<S>& body_pose, int tip) {
+      const Transform<S>& B = r_.tips[tip].X;
+      return Transform<S>{mul(body_pose.R, B.R), body_pose.l + mul(body_pose.R, B.l)};
+    };
+    const int kt = r_.tips[t].body, ku = r_.tips[u].body;
+    int common = -1;
+    for (int a = kt; a >= 0 && common < 0; a = body(a).parent)
+      if (ancestor_or_self(a, ku)) common = a;
+    const auto pose_in_common = [&](int k, int tip) {
+      if (k == common) return r_.tips[tip].X;
+      return tip_pose(up_to(k, common), tip);
+    };
+    const Transform<S> Pt = pose_in_common(kt, t), Pu = pose_in_common(ku, u);
+    return Transform<S>{mul(transpose(Pu.R), Pt.R), mul_t(Pu.R, Pt.l - Pu.l)};
+  }
+
+  // X z = y on the held rows (sweep_ir.hpp Solve). A held row j of tip t (direction r) is the
+  // constraint row q_j = e_r at t, and, when t is welded to a partner u, minus row r of
+  // X(t,u) (u's twist in t's coordinates) at u. The columns X q_j* and their Gram entries
+  // form Q X Q* as in run(); it is factored in place as L D L* (lower triangle: L, diagonal:
+  // D); then L D L* u = Q y and z = Q* u.
   void run_solve(const Solve& sv) {
     const Columns& c = sv.matrix;
     const std::vector<int>& held = solve_held_;  // the tip-space rows kept, in order
     const int cols = static_cast<int>(held.size());
     const int rows = space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m());
     S *A = solve_A_.data(), *WA = solve_WA_.data(), *X = solve_X_.data();
-    for_each_column(
-        c, cols, solve_unit_,
-        [&](int j) {
-          store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
-          store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
-        },
-        &held);
+    for (int t = 0; t < r_.m(); ++t)
+      if (r_.tips[t].partner >= 0 && r_.tips[t].held) solve_rel_[t] = relative_pose(t, r_.tips[t].partner);
+    const auto unit_row = [](int r) {
+      SVec<S> e = svec_zero<S>(6);
+      e[r] = S(1.0);
+      return e;
+    };
+    std::vector<S>& unit = solve_unit_;
+    std::fill(unit.begin(), unit.end(), S(0.0));
+    for (int j = 0; j < cols; ++j) {
+      const int t = held[j] / 6, u = r_.tips[t].partner;
+      column_ = held[j];
+      unit[column_] = S(1.0);
+      if (u >= 0) {
+        const SVec<S> g = phi_apply(solve_rel_[t], unit_row(held[j] % 6));  // q_j* at u
+        for (int i = 0; i < 6; ++i) unit[6 * u + i] = unit[6 * u + i] - g[i];
+      }
+      load(c.unit, unit.data());
+      unit[column_] = S(0.0);
+      if (u >= 0)
+        for (int i = 0; i < 6; ++i) unit[6 * u + i] = S(0.0);
+      run_loops(c.loops);
+      store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
+      store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
+    }
+    column_ = -1;
     gram_fill(A, WA, rows, cols, Space::Tip, X, &held);
     const auto at = [cols](int i, int j) { return static_cast<std::ptrdiff_t>(j) * cols + i; };
     const auto tip_body = [this, &held](int i) { return r_.tips[held[i] / 6].body; };
@@ -262,12 +315,15 @@ private:
       S d = X[at(j, j)];
       for (int k = 0; k < j; ++k) d = d - X[at(j, k)] * X[at(j, k)] * X[at(k, k)];
       if constexpr (std::is_same_v<S, double>)
-        if (!(d > 1e-12 * largest))
+        if (!(d > 1e-12 * largest)) {
+          const TipConstants<S>& tip = r_.tips[held[j] / 6];
           throw UserError(
-              fmt::format("{}: the tip-space matrix X is singular at tip frame '{}' (its direction {} "
+              fmt::format("{}: the tip-space matrix X is singular at tip frame '{}'{} (its direction {} "
                           "depends on the ones before): the constraints are redundant",
-                          p_.name.empty() ? p_.source : p_.name, r_.tips[held[j] / 6].name,
+                          p_.name.empty() ? p_.source : p_.name, tip.name,
+                          tip.partner >= 0 ? fmt::format(" welded to '{}'", r_.tips[tip.partner].name) : std::string(),
                           directions_to_string(static_cast<Directions>(1u << (held[j] % 6)))));
+        }
       X[at(j, j)] = d;
       for (int i = j + 1; i < cols; ++i) {
         S l = X[at(i, j)];
@@ -275,27 +331,38 @@ private:
         X[at(i, j)] = l / d;
       }
     }
-    // L u = y, then D L* z = u.
+    // Q y: a welded tip's rows are relative to its partner's.
     std::vector<SVec<S>>& y = vals_[sv.rhs];
     std::vector<SVec<S>>& z = vals_[sv.dst];
-    S* u = solve_unit_.data();
+    for (int t = 0; t < r_.m(); ++t) {
+      solve_own_[t] = y[t];
+      if (r_.tips[t].partner >= 0 && r_.tips[t].held)
+        solve_own_[t] = y[t] - phi_t_apply(solve_rel_[t], y[r_.tips[t].partner]);
+    }
+    // L u = Q y, then D L* u' = u.
+    S* v_ = unit.data();
     for (int i = 0; i < cols; ++i) {
       if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
-      S v = y[held[i] / 6][held[i] % 6];
-      for (int k = 0; k < i; ++k) v = v - X[at(i, k)] * u[k];
-      u[i] = v;
+      S v = solve_own_[held[i] / 6][held[i] % 6];
+      for (int k = 0; k < i; ++k) v = v - X[at(i, k)] * v_[k];
+      v_[i] = v;
     }
     for (int i = cols - 1; i >= 0; --i) {
       if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
-      S v = u[i] / X[at(i, i)];
-      for (int k = i + 1; k < cols; ++k) v = v - X[at(k, i)] * u[k];
-      u[i] = v;
+      S v = v_[i] / X[at(i, i)];
+      for (int k = i + 1; k < cols; ++k) v = v - X[at(k, i)] * v_[k];
+      v_[i] = v;
     }
-    for (int t = 0; t < r_.m(); ++t) {
-      z[t].n = 6;
-      for (int r = 0; r < 6; ++r) z[t][r] = S(0.0);
-    }
-    for (int i = 0; i < cols; ++i) z[held[i] / 6][held[i] % 6] = u[i];
+    // z = Q* u: each tip's own rows, and minus their force at its partner.
+    for (int t = 0; t < r_.m(); ++t) solve_own_[t] = svec_zero<S>(6);
+    for (int i = 0; i < cols; ++i) solve_own_[held[i] / 6][held[i] % 6] = v_[i];
+    for (int t = 0; t < r_.m(); ++t) z[t] = solve_own_[t];
+    for (int t = 0; t < r_.m(); ++t)
+      if (r_.tips[t].partner >= 0 && r_.tips[t].held) {
+        const int u = r_.tips[t].partner;
+        z[u] = z[u] - phi_apply(solve_rel_[t], solve_own_[t]);
+      }
+    std::fill(unit.begin(), unit.end(), S(0.0));
   }
 
   enum class SolveStep { Factor, Substitute };
@@ -619,7 +686,9 @@ Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& ro
       for (int r = 0; r < 6; ++r)
         if (robot.tips[t].held & (1u << r)) solve_held_.push_back(6 * t + r);
     const auto cols = solve_held_.size();
-    solve_unit_.resize(static_cast<std::size_t>(6 * m_));
+    solve_unit_.resize(static_cast<std::size_t>(std::max(6 * m_, static_cast<int>(cols))));
+    solve_rel_.resize(static_cast<std::size_t>(m_));
+    solve_own_.resize(static_cast<std::size_t>(m_));
     solve_A_.resize(solve_rows * cols);
     solve_WA_.resize(solve_rows * cols);
     solve_X_.resize(cols * cols);

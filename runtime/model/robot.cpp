@@ -209,6 +209,35 @@ Robot subtree(const Robot& robot, int root) {
   return sub;
 }
 
+Robot with_object(const Robot& robot, const Robot& object) {
+  if (object.bodies.empty() || object.bodies.back().joint != JointKind::Free)
+    throw UserError(fmt::format("{}: a held object needs a free-flyer (load it floating)", object.source));
+  for (const Frame& f : object.frames)
+    if (robot.find_frame(f.name) ||
+        std::find(robot.world_links.begin(), robot.world_links.end(), f.name) != robot.world_links.end())
+      throw UserError(fmt::format("{}: object link '{}' has the name of a link of {}: rename one", object.source,
+                                  f.name, robot.source));
+  // The object's bodies first: finalize() walks the roots from the highest index down, so
+  // the robot's come first in joint-space order and the object's last.
+  const int shift = object.size();
+  Robot r = robot;
+  r.source = fmt::format("{} holding {}", robot.source, object.source);
+  r.bodies = object.bodies;
+  for (Body b : robot.bodies) {
+    if (b.parent >= 0) b.parent += shift;
+    r.bodies.push_back(std::move(b));
+  }
+  r.frames = object.frames;
+  for (Frame f : robot.frames) {
+    f.body += shift;
+    if (f.held_to >= 0) f.held_to += static_cast<int>(object.frames.size());
+    r.frames.push_back(std::move(f));
+  }
+  r.mimic_joints.insert(r.mimic_joints.end(), object.mimic_joints.begin(), object.mimic_joints.end());
+  finalize(r);
+  return r;
+}
+
 void finalize(Robot& robot) {
   const int n = robot.size();
   for (int k = 0; k < n; ++k) {

@@ -100,6 +100,10 @@ struct Frame {
   // The directions a constraint with the world holds at this frame (a weld or contact the
   // caller declares: soac --weld, --contact); 0 when the frame is free. load_urdf sets none.
   Directions held = 0;
+  // The frame a weld joins this one to (an index into Robot::frames), -1 for the world. A
+  // weld between two frames is a rigid join: their relative twist is held in the directions
+  // `held` (this frame's axes), docs/mathematics.md section 6.
+  int held_to = -1;
 };
 
 // A movable URDF joint carrying <mimic joint="mimicked">, kept independent (see above).
@@ -154,6 +158,14 @@ std::vector<int> subtree_bodies(const Robot& robot, int root);
 // links; finalize()d, so its joint space is the subtree's slice of the robot's (depth-first
 // order is preserved). Its body j is robot.bodies[subtree_bodies(robot, root)[j]].
 Robot subtree(const Robot& robot, int root);
+
+// `robot` holding a free body: `object` (a URDF loaded with a free-flyer, e.g. a box with
+// grasp frames) becomes one more root subtree, last in joint-space order, so q and qd end
+// with its free-flyer's [x y z qx qy qz qw] and [omega; v] (and any joints it has). Its
+// links and frames keep their names; a name the robot already uses is a UserError. It
+// hangs from nothing: welds between its frames and the robot's (Frame::held_to) hold it
+// (003 Part II's grasped object).
+Robot with_object(const Robot& robot, const Robot& object);
 
 struct LoadOptions {
   bool floating = false;  // add a free-flyer joint above the URDF root link

@@ -32,6 +32,7 @@ const std::vector<SharedRobot>& shared_robots() {
     std::vector<SharedRobot> r = {
         {"double_pendulum.urdf", false, 2},
         {"double_pendulum_simple.urdf", false, 2},
+        {"fourbar.urdf", false, 4},
         {"ur5.urdf", false, 6},
         {"kinova_j2s6s200.urdf", false, 6},
         {"panda.urdf", false, 9},

@@ -697,3 +697,28 @@ TEST_CASE("random tree options restrict the shape and the joints", "[model][rand
   }
   CHECK_THROWS_AS(soa::random_tree(1, {0, false, true, true, 0.4}), soa::UserError);
 }
+
+TEST_CASE("a held object is one more free root, last in joint-space order", "[model]") {
+  const Robot baxter = soa::load_urdf(soa::test::shared_robot_path("baxter.urdf"));
+  const Robot bar = soa::load_urdf(soa::test::shared_robot_path("bar.urdf"), soa::LoadOptions{true});
+  const Robot held = soa::with_object(baxter, bar);
+  CHECK(held.nq == baxter.nq + 7);
+  CHECK(held.nv == baxter.nv + 6);
+  const soa::Body& root = held.bodies[static_cast<std::size_t>(held.find_frame("bar").value())];
+  CHECK(root.joint == JointKind::Free);
+  CHECK(root.parent == -1);
+  CHECK(root.q_offset == baxter.nq);  // the robot's coordinates first, unchanged
+  CHECK(root.v_offset == baxter.nv);
+  CHECK(held.joint_order().front() == baxter.joint_order().front());
+  // The robot's frames keep their bodies (renumbered), the bar's grasp frames are on the bar.
+  const soa::Frame& left = held.frames[static_cast<std::size_t>(held.find_frame("left_gripper").value())];
+  CHECK(held.bodies[static_cast<std::size_t>(left.body)].name ==
+        baxter.bodies[static_cast<std::size_t>(baxter.frames[*baxter.find_frame("left_gripper")].body)].name);
+  CHECK(held.frames[static_cast<std::size_t>(held.find_frame("bar_left").value())].body ==
+        held.find_frame("bar").value());
+  CHECK_THROWS_WITH(
+      soa::with_object(baxter, soa::load_urdf(soa::test::shared_robot_path("baxter.urdf"), soa::LoadOptions{true})),
+      Catch::Contains("object link 'base' has the name of a link of"));
+  CHECK_THROWS_WITH(soa::with_object(baxter, soa::load_urdf(soa::test::shared_robot_path("bar.urdf"))),
+                    Catch::Contains("a held object needs a free-flyer"));
+}
