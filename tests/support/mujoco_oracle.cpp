@@ -126,7 +126,8 @@ mjModel* load(const fs::path& path, const std::string& what) {
 }
 
 // The first model saved and reloaded with additions: a free joint in the (single) root body
-// when `floating`, an equality weld to the world for each of `welds` and a connect (the body
+// when `floating`, an equality weld to the world (or to another body, "a=b") for each of
+// `welds` and a connect (the body
 // origin held) for each of `points` (MuJoCo bodies, which are the URDF links: fusestatic is
 // off).
 mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const std::vector<std::string>& welds,
@@ -148,10 +149,16 @@ mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const 
   if (!welds.empty() || !points.empty()) {
     XMLElement* equality = doc.NewElement("equality");
     const std::string solimp = std::to_string(impedance) + " " + std::to_string(impedance) + " 0.001";
-    const auto hold = [&](const std::string& link, const char* kind) {
-      if (mj_name2id(m, mjOBJ_BODY, link.c_str()) < 0) fail(what + ": MuJoCo has no body '" + link + "' to hold");
+    const auto hold = [&](const std::string& held, const char* kind) {
+      const std::size_t equals = held.find('=');
+      const std::string link = held.substr(0, equals);
+      const std::string to = equals == std::string::npos ? "" : held.substr(equals + 1);
+      for (const std::string& body : {link, to})
+        if (!body.empty() && mj_name2id(m, mjOBJ_BODY, body.c_str()) < 0)
+          fail(what + ": MuJoCo has no body '" + body + "' to hold");
       XMLElement* e = doc.NewElement(kind);
       e->SetAttribute("body1", link.c_str());
+      if (!to.empty()) e->SetAttribute("body2", to.c_str());
       if (std::string_view(kind) == "connect") e->SetAttribute("anchor", "0 0 0");
       e->SetAttribute("solimp", solimp.c_str());
       equality->InsertEndChild(e);

@@ -44,7 +44,8 @@ public:
   // std::runtime_error when MuJoCo refuses the file or the two models do not correspond
   // (a joint or link missing on one side, different dof counts).
   // `welds`: links welded to the world by MuJoCo equality constraints (<weld body1=link>,
-  // holding the link's pose at qpos0, i.e. our neutral configuration); `points`: links
+  // holding the link's pose at qpos0, i.e. our neutral configuration; "a=b" welds link a to
+  // link b, holding their relative pose at qpos0: <weld body1=a body2=b>); `points`: links
   // whose origin is held there (<connect body1=link anchor="0 0 0">, a point contact).
   // They are soft (solref, solimp): an impedance near 1 (`impedance`) approaches ideal ones.
   MujocoOracle(const Robot& robot, const std::string& urdf_path, const std::vector<std::string>& welds = {},

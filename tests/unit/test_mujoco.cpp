@@ -144,21 +144,32 @@ TEST_CASE("MuJoCo's soft welds and point constraints approach ours as they stiff
   // constraint's force is applied, so the accelerations differ from ideal ones by about
   // 1 - d. Where MuJoCo's constraints hold (its reference pose is qpos0, our neutral
   // configuration; at rest), ours must be the limit: the difference shrinks with 1 - d.
+  // A weld "a=b" joins two links (MuJoCo holds their relative pose at qpos0, we their
+  // relative twist).
   struct Scenario {
     std::string file;
+    bool floating;
     std::vector<std::string> welds, points;
   };
-  const Scenario scenario = GENERATE(Scenario{"talos_reduced.urdf", {"left_sole_link", "right_sole_link"}, {}},
-                                     Scenario{"solo12.urdf", {}, {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"}});
+  const Scenario scenario = GENERATE(Scenario{"talos_reduced.urdf", true, {"left_sole_link", "right_sole_link"}, {}},
+                                     Scenario{"solo12.urdf", true, {}, {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"}},
+                                     Scenario{"baxter.urdf", false, {"left_gripper=right_gripper"}, {}});
   const std::string path = test::shared_robot_path(scenario.file);
-  Robot robot = load_urdf(path, LoadOptions{true});
-  std::vector<int> tips;
+  Robot robot = load_urdf(path, LoadOptions{scenario.floating});
+  std::vector<int> tips, partners;
   for (const auto& [names, held] :
        {std::pair{scenario.welds, kAllDirections}, std::pair{scenario.points, kTranslations}})
     for (const std::string& name : names) {
-      tips.push_back(robot.find_frame(name).value());
-      robot.frames[static_cast<std::size_t>(tips.back())].held = held;
+      const std::size_t equals = name.find('=');
+      tips.push_back(robot.find_frame(name.substr(0, equals)).value());
+      Frame& frame = robot.frames[static_cast<std::size_t>(tips.back())];
+      frame.held = held;
+      if (equals != std::string::npos) {
+        frame.held_to = robot.find_frame(name.substr(equals + 1)).value();
+        partners.push_back(frame.held_to);
+      }
     }
+  tips.insert(tips.end(), partners.begin(), partners.end());
   const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
   const lower::KernelDecl& cfd = lower::welded_kernels().front();
   REQUIRE(cfd.name == "constrained_forward_dynamics");
