@@ -136,7 +136,7 @@ std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vec
     if (to.empty()) return;
     const std::optional<int> g = robot.find_frame(to);
     if (!g) {
-      fail(fmt::format("{} has no link or frame '{}' to weld '{}' to", robot.source, to, name));
+      fail(fmt::format("no link or frame '{}' to weld '{}' to", to, name));
       return;
     }
     if (*g == *f) fail(fmt::format("frame '{}' cannot be welded to itself", name));
