@@ -104,8 +104,8 @@ struct Target {
   std::array<double, 3> gravity{0.0, 0.0, -9.81};   // world axes, m/s^2, as specialised
   std::vector<JointInfo> joints;                    // joint-space order
   std::vector<std::string> tip_frames, tip_bodies;  // per tip, in order: its frame and its body
-  std::vector<std::string>
-      tip_notes;                    // per tip: what holds it ("held by a constraint with the world in x,y,z..."), or ""
+  // Per tip: what holds it ("held by a constraint with the world in x,y,z: ..."), or "".
+  std::vector<std::string> tip_notes;
   std::vector<std::string> bodies;  // by body index (the SOA numbering)
 };
 

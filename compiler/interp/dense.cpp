@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
@@ -129,7 +130,10 @@ MatX constraint_rows(const Evaluation& ev) {
       Phi = ev.kin.body[static_cast<std::size_t>(b)].phi * Phi;
     return Phi;
   };
-  std::vector<Eigen::RowVectorXd> rows;
+  int count = 0;
+  for (int t = 0; t < ev.m; ++t) count += std::popcount(static_cast<unsigned>(frame(t).held));
+  MatX Q = MatX::Zero(count, 6 * ev.m);
+  int row = 0;
   for (int t = 0; t < ev.m; ++t) {
     const Frame& f = frame(t);
     if (!f.held) continue;
@@ -142,14 +146,11 @@ MatX constraint_rows(const Evaluation& ev) {
     }
     for (int r = 0; r < 6; ++r) {
       if (!(f.held & (1u << r))) continue;
-      Eigen::RowVectorXd q = Eigen::RowVectorXd::Zero(6 * ev.m);
-      q(6 * t + r) = 1.0;
-      if (u >= 0) q.segment<6>(6 * u) -= relative.row(r);
-      rows.push_back(q);
+      Q(row, 6 * t + r) = 1.0;
+      if (u >= 0) Q.row(row).segment<6>(6 * u) -= relative.row(r);
+      ++row;
     }
   }
-  MatX Q(static_cast<Eigen::Index>(rows.size()), 6 * ev.m);
-  for (std::size_t i = 0; i < rows.size(); ++i) Q.row(static_cast<Eigen::Index>(i)) = rows[i];
   return Q;
 }
 

@@ -216,13 +216,12 @@ private:
   template <class Done>
   void for_each_column(const Columns& c, int cols, std::vector<S>& unit, Done done) {
     std::fill(unit.begin(), unit.end(), S(0.0));
-    for (int j = 0; j < cols; ++j) {
-      column_ = j;
+    for (column_ = 0; column_ < cols; ++column_) {
       unit[column_] = S(1.0);
       load(c.unit, unit.data());
       unit[column_] = S(0.0);
       run_loops(c.loops);
-      done(j);
+      done(column_);
     }
     column_ = -1;
   }
@@ -243,28 +242,27 @@ private:
   // phi_t_apply(result, V_u) is u's twist in t's coordinates, phi_apply(result, f) a force
   // at t expressed at u.
   Transform<S> relative_pose(int t, int u) const {
-    const auto up_to = [this](int k, int stop) {  // k's pose in the frame of body `stop` (-1: world)
-      std::vector<int> path;
-      for (int b = k; b != stop; b = body(b).parent) path.push_back(b);
-      Transform<S> T{X_[path.back()].R, X_[path.back()].l};
-      for (auto it = path.rbegin() + 1; it != path.rend(); ++it)
-        T = Transform<S>{mul(T.R, X_[*it].R), T.l + mul(T.R, X_[*it].l)};
-      return T;
-    };
-    const auto tip_pose = [this](const Transform<S>& body_pose, int tip) {
-      const Transform<S>& B = r_.tips[tip].X;
-      return Transform<S>{mul(body_pose.R, B.R), body_pose.l + mul(body_pose.R, B.l)};
-    };
     const int kt = r_.tips[t].body, ku = r_.tips[u].body;
-    int common = -1;
-    for (int a = kt; a >= 0 && common < 0; a = body(a).parent)
-      if (ancestor_or_self(a, ku)) common = a;
-    const auto pose_in_common = [&](int k, int tip) {
-      if (k == common) return r_.tips[tip].X;
-      return tip_pose(up_to(k, common), tip);
+    int common = kt;
+    while (common >= 0 && !ancestor_or_self(common, ku)) common = body(common).parent;
+    // The tip's pose in the frame of body `common` (the world's when -1).
+    const auto pose = [&](int tip) {
+      const Transform<S>& B = r_.tips[tip].X;
+      if (r_.tips[tip].body == common) return B;
+      const Transform<S> T = pose_below(r_.tips[tip].body, common);
+      return Transform<S>{mul(T.R, B.R), T.l + mul(T.R, B.l)};
     };
-    const Transform<S> Pt = pose_in_common(kt, t), Pu = pose_in_common(ku, u);
+    const Transform<S> Pt = pose(t), Pu = pose(u);
     return Transform<S>{mul(transpose(Pu.R), Pt.R), mul_t(Pu.R, Pt.l - Pu.l)};
+  }
+
+  // Body k's pose in the frame of its ancestor `stop` (the world's when -1), composed from
+  // `stop` down.
+  Transform<S> pose_below(int k, int stop) const {
+    const int p = body(k).parent;
+    if (p == stop) return X_[k];
+    const Transform<S> T = pose_below(p, stop);
+    return Transform<S>{mul(T.R, X_[k].R), T.l + mul(T.R, X_[k].l)};
   }
 
   // X z = y on the held rows (sweep_ir.hpp Solve). A held row j of tip t (direction r) is the
@@ -362,7 +360,6 @@ private:
         const int u = r_.tips[t].partner;
         z[u] = z[u] - phi_apply(solve_rel_[t], solve_own_[t]);
       }
-    std::fill(unit.begin(), unit.end(), S(0.0));
   }
 
   enum class SolveStep { Factor, Substitute };
@@ -686,7 +683,7 @@ Workspace<S>::Workspace(const SweepProgram& program, const RobotConstants<S>& ro
       for (int r = 0; r < 6; ++r)
         if (robot.tips[t].held & (1u << r)) solve_held_.push_back(6 * t + r);
     const auto cols = solve_held_.size();
-    solve_unit_.resize(static_cast<std::size_t>(std::max(6 * m_, static_cast<int>(cols))));
+    solve_unit_.resize(static_cast<std::size_t>(6 * m_));
     solve_rel_.resize(static_cast<std::size_t>(m_));
     solve_own_.resize(static_cast<std::size_t>(m_));
     solve_A_.resize(solve_rows * cols);

@@ -49,9 +49,8 @@ namespace soa {
 
 // Directions of a frame's motion: one bit per row of its twist [angular; linear] in the
 // frame's own axes, bit 0 rotation about x ... bit 5 translation along z. A constraint
-// with the world holds some of them fixed: a weld all six, a point contact the three
-// translations (the contact point's velocity), a loop closure whatever its joint leaves
-// independent.
+// holds some of them fixed: a weld all six, a point contact the three translations (the
+// contact point's velocity), a loop closure those the mechanism does not fix already.
 using Directions = std::uint8_t;
 inline constexpr Directions kAllDirections = 0x3f;
 inline constexpr Directions kTranslations = 0x38;
@@ -97,8 +96,9 @@ struct Frame {
   // For a merged link, the link it is welded to by its fixed joint (a frame on the same
   // body); empty for a body's own frame.
   std::string welded_to;
-  // The directions a constraint with the world holds at this frame (a weld or contact the
-  // caller declares: soac --weld, --contact); 0 when the frame is free. load_urdf sets none.
+  // The directions a constraint holds at this frame (a weld or contact the caller declares:
+  // soac --weld, --contact), with the world or with `held_to`; 0 when the frame is free.
+  // load_urdf sets none.
   Directions held = 0;
   // The frame a weld joins this one to (an index into Robot::frames), -1 for the world. A
   // weld between two frames is a rigid join: their relative twist is held in the directions
