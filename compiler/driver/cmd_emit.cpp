@@ -28,6 +28,7 @@ constexpr int kDefaultSources = 4;
 
 struct EmitOptions {
   std::string kernels;  // .soa file; empty: the standard kernels
+  bool derivatives = false;
   RobotOptions robot;
   std::string out;
   std::string name;
@@ -64,13 +65,13 @@ int run_emit(const EmitOptions& o) {
   if (!o.emit.empty() && !o.out.empty())
     throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
   if (!o.emit.empty())
-    return print_stage({o.emit, pipeline::kernel_set(o.kernels, o.robot.constrained()), nullptr, o.library, o.robot,
-                        o.name, o.kernels, o.share_min_ops, nullptr, cpp_options(o)});
+    return print_stage({o.emit, pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives), nullptr,
+                        o.library, o.robot, o.name, o.kernels, o.share_min_ops, nullptr, cpp_options(o)});
   // Without --emit the files are the output: a robot and a directory are needed.
   if (!o.robot.given()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
   if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
   const pipeline::Library lib = pipeline::load_library(o.library);
-  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained());
+  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives);
   const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const std::vector<specialise::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.
@@ -117,6 +118,10 @@ void add_emit(CLI::App& app, Runner& run) {
   CLI::App* cmd = app.add_subcommand("emit", "generate robot-specialised C++ for a kernel set");
   cmd->add_option("kernels", opts->kernels, "FILE.soa with kernel declarations (default: the standard kernels)");
   opts->robot.add_to(*cmd, false, true);
+  cmd->add_flag("--derivatives", opts->derivatives,
+                "also the derivative kernels: inverse_dynamics_derivatives, forward_dynamics_derivatives, "
+                "mass_matrix_derivative (with respect to q in its tangent space, and qd; docs/mathematics.md, "
+                "\"Derivatives\")");
   cmd->add_option("--out", opts->out, "output directory (required unless --emit is given)");
   cmd->add_option("--name", opts->name,
                   "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "

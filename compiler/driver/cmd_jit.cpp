@@ -31,6 +31,7 @@ struct JitOptions {
   std::string passes;
   std::string library;
   std::string name;  // prefix of the functions' names (soac emit --name)
+  bool derivatives = false;
 };
 
 #ifdef SOA_HAVE_LLVM_JIT
@@ -38,7 +39,7 @@ struct JitOptions {
 int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
-  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained());
+  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives);
   const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
   const auto& [constants, lowered, code] = compiled;
@@ -59,7 +60,7 @@ int run_jit(const JitOptions& o) {
   bool ok = true;
   for (std::size_t i = 0; i < lowered.size(); ++i) {
     const auto& t = kernels.timings()[i];
-    const exec::Layout layout = exec::layout(lowered[i].program, constants);
+    const exec::Layout layout = pipeline::kernel_layout(lowered[i], constants);
     const jit::KernelFunction f = kernels.lookup(lowered[i].spec.name);
     std::mt19937_64 rng(o.seed);
     double worst = 0.0;
@@ -67,7 +68,7 @@ int run_jit(const JitOptions& o) {
       const State state = random_state(r.robot, static_cast<int>(r.tips.size()), rng);
       const std::vector<double> in = pipeline::sample_inputs(lowered[i].program, layout, state, rng);
       std::vector<double> expected(layout.output_size()), got(layout.output_size());
-      exec::execute(lowered[i].program, constants, in.data(), expected.data());
+      pipeline::run_generic(lowered[i], constants, in.data(), expected.data());
       f(in.data(), got.data());
       double scale = 1.0, diff = 0.0;
       for (int j = 0; j < layout.output_size(); ++j) {
@@ -105,6 +106,10 @@ void add_jit(CLI::App& app, Runner& run) {
   opts->robot.add_to(*cmd, true, true);
   cmd->add_option("--library", opts->library,
                   "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
+  cmd->add_flag("--derivatives", opts->derivatives,
+                "also the derivative kernels: inverse_dynamics_derivatives, forward_dynamics_derivatives, "
+                "mass_matrix_derivative (with respect to q in its tangent space, and qd; docs/mathematics.md, "
+                "\"Derivatives\")");
   cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");
   cmd->add_option("--name", opts->name,
                   "prefix of the kernels' symbols NAME_<kernel>, as soac emit --name (default: the URDF robot name)");

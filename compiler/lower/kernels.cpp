@@ -53,4 +53,28 @@ const std::vector<KernelDecl>& welded_kernels() {
   return kernels;
 }
 
+const std::vector<KernelDecl>& derivative_kernels() {
+  static const std::vector<KernelDecl> kernels = {
+      {"inverse_dynamics_derivatives",
+       {"q", "qd", "qdd"},
+       "calM qdd + C",
+       "dtau",
+       "[d tau / dq, d tau / dqd] (N x 2N; q in its tangent space; d tau / dqdd = calM)",
+       {"q", "qd"}},
+      {"forward_dynamics_derivatives",
+       {"q", "qd", "T"},
+       "calM^-1 (T - C)",
+       "dqdd",
+       "[d qdd / dq, d qdd / dqd] (N x 2N; q in its tangent space; d qdd / dT = calM^-1)",
+       {"q", "qd"}},
+      {"mass_matrix_derivative",
+       {"q"},
+       "calM",
+       "dcalM",
+       "d calM / dq_i for i = 1..N, one N x N matrix after another (N x N^2; q in its tangent space)",
+       {"q"}},
+  };
+  return kernels;
+}
+
 }  // namespace soa::lower

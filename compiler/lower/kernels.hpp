@@ -18,6 +18,10 @@ struct KernelDecl {
   std::string expression;           // before rewriting
   std::string output;               // output name in generated code
   std::string meaning;              // one line for the generated header
+  // Empty for a plain kernel. Otherwise the kernel is the derivative of the expression with
+  // respect to these inputs (q in its tangent space, exec/derivative.hpp): its output is the
+  // expression's output once per direction, the directions of wrt[0] first.
+  std::vector<std::string> wrt = {};
 };
 
 const std::vector<KernelDecl>& standard_kernels();
@@ -32,5 +36,13 @@ const std::vector<KernelDecl>& standard_kernels();
 // tip-space inverse taken on the held rows (sweep_ir.hpp Solve: S* (S X S*)^-1 S, so f is 0
 // in the free rows); the rewriter turns J calM^-1 J* into its O(N) form inside the inverse.
 const std::vector<KernelDecl>& welded_kernels();
+
+// The derivatives of the dynamics (docs/mathematics.md, "Derivatives"): of inverse dynamics
+// with respect to q and qd (d/dqdd is calM), of forward dynamics with respect to q and qd
+// (d/dT is calM^-1), and of the mass matrix with respect to q (N matrices, block i =
+// d calM / dq_i). Not among the standard kernels: their code grows as N * depth, and a
+// build that does not want it should not pay for it (soac --derivatives, soac_generate
+// DERIVATIVES).
+const std::vector<KernelDecl>& derivative_kernels();
 
 }  // namespace soa::lower

@@ -39,7 +39,7 @@ Dynamics Dynamics::create(const Robot& robot, const std::vector<int>& tips, Back
   options.serial_chain = robot.is_serial_chain();
   for (const KernelSpec& spec : specs) {
     impl->kernels.push_back(lower_kernel(spec, library, options));
-    impl->layouts.push_back(exec::layout(impl->kernels.back().program, impl->robot));
+    impl->layouts.push_back(kernel_layout(impl->kernels.back(), impl->robot));
   }
   if (backend == Backend::Jit) {
 #ifdef SOA_HAVE_LLVM_JIT
@@ -77,12 +77,16 @@ void Dynamics::run(std::string_view kernel, const double* in, double* out, Data&
     return;
   }
 #endif
-  exec::execute(impl_->kernels[i].program, impl_->robot, in, out, data.workspaces_[i]);
+  const LoweredKernel& k = impl_->kernels[i];
+  if (!k.spec.wrt.empty())  // the dual-number route allocates its own (exec/derivative.hpp)
+    run_generic(k, impl_->robot, in, out);
+  else
+    exec::execute(k.program, impl_->robot, in, out, data.workspaces_[i]);
 }
 
 void Dynamics::run(std::string_view kernel, const double* in, double* out) const {
   if (impl_->backend == Backend::Runtime) {  // a workspace for this call only
-    exec::execute(impl_->kernels[impl_->index(kernel)].program, impl_->robot, in, out);
+    run_generic(impl_->kernels[impl_->index(kernel)], impl_->robot, in, out);
     return;
   }
   Data none = data();  // compiled code keeps its temporaries on the stack

@@ -1,12 +1,15 @@
 #include "pipeline/kernels.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 
 #include "algebra/print.hpp"
 #include "exec/execute.hpp"
 #include "lower/lower.hpp"
+#include "exec/derivative.hpp"
+#include "specialise/differentiate.hpp"
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
 #include "syntax/diagnostics.hpp"
@@ -15,7 +18,7 @@ namespace soa::pipeline {
 
 KernelSpec kernel_spec(const lower::KernelDecl& k) {
   auto src = std::make_shared<syntax::Source>(syntax::Source{"<standard kernel " + k.name + ">", k.expression});
-  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning, std::nullopt};
+  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning, std::nullopt, k.wrt};
 }
 
 std::vector<KernelSpec> standard_kernels() {
@@ -36,11 +39,21 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   return out;
 }
 
-std::vector<KernelSpec> kernel_set(const std::string& path, bool welded) {
+std::string kernel_expression(const KernelSpec& spec) {
+  const std::string e = ir::print(spec.expression);
+  if (spec.wrt.empty()) return e;
+  std::string wrt;
+  for (const std::string& w : spec.wrt) wrt += (wrt.empty() ? "" : ", ") + w;
+  return "d(" + e + ")/d(" + wrt + ")";
+}
+
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded, bool derivatives) {
   if (path.empty()) {
     std::vector<KernelSpec> specs = standard_kernels();
     if (welded)
       for (const lower::KernelDecl& k : lower::welded_kernels()) specs.push_back(kernel_spec(k));
+    if (derivatives)
+      for (const lower::KernelDecl& k : lower::derivative_kernels()) specs.push_back(kernel_spec(k));
     return specs;
   }
   std::vector<KernelSpec> specs = kernels_of(syntax::load_module(path));
@@ -108,13 +121,70 @@ std::string algorithm_summary(const exec::SweepProgram& p) {
 }
 
 std::string derivation_summary(const LoweredKernel& k) {
-  return derivation_summary(k.derivation) + "\n" + algorithm_summary(k.program);
+  std::string s = derivation_summary(k.derivation) + "\n" + algorithm_summary(k.program);
+  if (!k.spec.wrt.empty())
+    s += fmt::format(
+        "\n  then forward mode with respect to {} (q in its tangent space): the chain rule on the robot's "
+        "straight-line code, a direction carried only by the operations it reaches",
+        fmt::join(k.spec.wrt, ", "));
+  return s;
+}
+
+std::vector<int> wrt_inputs(const LoweredKernel& k) {
+  std::vector<int> out;
+  for (const std::string& w : k.spec.wrt) {
+    int at = -1;
+    for (std::size_t i = 0; i < k.program.inputs.size(); ++i)
+      if (k.program.vars[k.program.inputs[i]].name == w) at = static_cast<int>(i);
+    if (at < 0)
+      throw UserError("kernel '" + k.spec.name + "': the derivative is taken with respect to '" + w +
+                      "', which is not among its inputs");
+    out.push_back(at);
+  }
+  return out;
+}
+
+exec::Layout kernel_layout(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+  if (k.spec.wrt.empty()) return exec::layout(k.program, robot);
+  return exec::derivative_layout(k.program, wrt_inputs(k), robot.nq, robot.nv, robot.n(), robot.m());
+}
+
+void run_generic(const LoweredKernel& k, const exec::RobotConstants<double>& robot, const double* in, double* out) {
+  if (k.spec.wrt.empty())
+    exec::execute(k.program, robot, in, out);
+  else
+    exec::differentiate(k.program, robot, in, wrt_inputs(k), out);
 }
 
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
-    return specialise::make_kernel(k.spec.name, ir::print(k.spec.expression), derivation_summary(k), k.spec.meaning,
-                                   k.program, exec::layout(k.program, robot), specialise::specialise(k.program, robot));
+    specialise::ScalarProgram code = specialise::specialise(k.program, robot);
+    if (!k.spec.wrt.empty()) {
+      // Forward mode on the straight-line code, seeded with each input's tangent
+      // directions (exec/derivative.hpp): q's quaternions move at rates that depend on q.
+      const std::vector<int> wrt = wrt_inputs(k);
+      const exec::Layout plain = exec::layout(k.program, robot);
+      code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
+        std::vector<std::vector<std::pair<int, specialise::Traced>>> seeds;
+        for (int w : wrt) {
+          const exec::Layout::Slot slot = plain.inputs[static_cast<std::size_t>(w)];
+          if (k.program.vars[k.program.inputs[static_cast<std::size_t>(w)]].space == exec::Space::Config) {
+            for (auto direction : exec::config_tangents(robot, in.data() + slot.offset)) {
+              for (auto& entry : direction) entry.first += slot.offset;
+              seeds.push_back(std::move(direction));
+            }
+          } else {
+            for (int j = 0; j < slot.size; ++j) seeds.push_back({{slot.offset + j, specialise::Traced(1.0)}});
+          }
+        }
+        return seeds;
+      });
+    }
+    specialise::Kernel kernel =
+        specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
+                                k.program, kernel_layout(k, robot), std::move(code));
+    if (!k.spec.wrt.empty()) kernel.col_space.reset();  // a block of columns per direction
+    return kernel;
   });
 }
 
@@ -140,11 +210,11 @@ RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Libra
     const exec::SweepProgram& p = out.lowered.back().program;
     if (!exec::solves(p).empty()) {
       std::mt19937_64 rng(1);
-      const exec::Layout layout = exec::layout(p, out.constants);
+      const exec::Layout layout = kernel_layout(out.lowered.back(), out.constants);
       const std::vector<double> in =
           sample_inputs(p, layout, random_state(robot, static_cast<int>(tips.size()), rng), rng);
       std::vector<double> result(static_cast<std::size_t>(layout.output_size()));
-      exec::execute(p, out.constants, in.data(), result.data());
+      run_generic(out.lowered.back(), out.constants, in.data(), result.data());
     }
     out.code.push_back(specialise_kernel(out.lowered.back(), out.constants));
   }

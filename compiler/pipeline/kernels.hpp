@@ -28,7 +28,12 @@ struct KernelSpec {
   // The declaration in a .soa file (none for a standard kernel): errors in lowering and
   // specialising it are reported there, naming the kernel.
   std::optional<syntax::Located> where = std::nullopt;
+  // A derivative kernel: d(expression)/d(wrt) (lower::KernelDecl::wrt); empty otherwise.
+  std::vector<std::string> wrt = {};
 };
+
+// "calM qdd + C", or "d(calM qdd + C)/d(q, qd)" for a derivative kernel.
+std::string kernel_expression(const KernelSpec& spec);
 
 // The kernels every robot gets (lower/kernels.hpp): inverse dynamics, mass matrix, forward
 // dynamics, mass-matrix inverse, Jacobian, Lambda, tip-force correction.
@@ -38,7 +43,7 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module);
 // The kernels a command line names: those of a .soa file, or the standard ones when `path`
 // is empty (and the welded ones, lower/kernels.hpp, when `welded`). A file that declares
 // none is a UserError.
-std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false);
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false, bool derivatives = false);
 
 // Rewritten into the cheapest form the library reaches, then lowered to a sweep program.
 struct LoweredKernel {
@@ -47,6 +52,14 @@ struct LoweredKernel {
   exec::SweepProgram program;
 };
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options = {});
+
+// A derivative kernel's inputs (indices into program.inputs, in wrt's order); empty for a
+// plain kernel.
+std::vector<int> wrt_inputs(const LoweredKernel& kernel);
+// The kernel's calling convention: exec::layout, or exec::derivative_layout.
+exec::Layout kernel_layout(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
+// Runs the kernel through the generic runtime: exec::execute, or exec::differentiate.
+void run_generic(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot, const double* in, double* out);
 
 // "derived: FORM" and one "by RULE [citation]" line per step, for banners and listings.
 std::string derivation_summary(const rewrite::Derivation& d);

@@ -424,7 +424,7 @@ private:
         for (const auto& [c, t] : e.terms()) {
           SVec<S> x = eval(t, k);
           if (c != 1.0)
-            for (int i = 0; i < x.n; ++i) x[i] = c == -1.0 ? -x[i] : S(c) * x[i];
+            for (int i = 0; i < x.n; ++i) x[i] = c == -1.0 ? S(-x[i]) : S(S(c) * x[i]);
           acc = first ? x : acc + x;
           first = false;
         }
@@ -582,7 +582,7 @@ private:
     const S* q = config_.data() + b.q_offset;
     switch (b.joint) {
       case JointKind::Revolute:
-        return {mul(b.origin_R, axis_rotation(b.axis_kind, b.axis, cos(q[0]), sin(q[0]))), b.origin_p};
+        return {mul(b.origin_R, axis_rotation<S>(b.axis_kind, b.axis, S(cos(q[0])), S(sin(q[0])))), b.origin_p};
       case JointKind::Prismatic: return {b.origin_R, b.origin_p + mul(b.origin_R, scale(q[0], b.axis))};
       case JointKind::Ball: return {mul(b.origin_R, quaternion_rotation(q)), b.origin_p};
       case JointKind::Free:

@@ -1,0 +1,88 @@
+// Derivatives of a sweep program's output with respect to its inputs: the generic
+// runtime's route, forward-mode differentiation of the executor with a dual number.
+//
+// Contract
+// - A derivative is taken with respect to some of the program's inputs (`wrt`: indices into
+//   program.inputs, in the order the columns are wanted). Each input contributes its
+//   tangent directions: nv for q (the configuration's tangent space, below), its size for
+//   every other input (qd, qdd, T, f0, ...).
+// - The tangent space of q (docs/mathematics.md, "Derivatives"): one direction per velocity
+//   coordinate, ordered as qd. Revolute and prismatic joints: dq = 1. A ball joint's
+//   direction c is the rotation about the child frame's axis c (quaternion rate
+//   q x [e_c / 2, 0]), a free-flyer's directions are [omega; v] in its own body frame
+//   (quaternion as for a ball, position rate R(q) v). So d/dq along qd is d/dt: a
+//   derivative with respect to q is what Pinocchio calls the derivative in the tangent
+//   space, with qd's angular-first order.
+// - Output: derivative_layout(): the base output's entries (rows x cols, column-major) per
+//   direction, the directions one after another: block d of out (rows * cols numbers) is
+//   d(output)/d(direction d). A vector output's derivative is thus a rows x D matrix; an
+//   N x N matrix's derivative with respect to q is N matrices, block i = d/dq_i.
+// - differentiate() runs the executor once with S = Eigen's AutoDiffScalar (all
+//   directions at once); the robot's numbers are constants. It agrees with the central
+//   finite differences of interp::eval_dense (tests/unit/test_derivatives.cpp) and is the
+//   reference the specialised derivative kernels are checked against to rounding.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "exec/constants.hpp"
+#include "exec/execute.hpp"
+#include "exec/sweep_ir.hpp"
+
+namespace soa::exec {
+
+// The number of tangent directions input `input` (an index into program.inputs) has.
+int tangent_size(const SweepProgram& program, int input, int nq, int nv, int n, int m);
+
+// The layout of the derivative of `program` with respect to `wrt`: the inputs as the
+// program's, the output rows x (cols * directions).
+Layout derivative_layout(const SweepProgram& program, const std::vector<int>& wrt, int nq, int nv, int n, int m);
+
+// The tangent directions of q at configuration q: for direction d (0 .. nv-1), the rate of
+// each entry of q it moves, as (index into q, rate) pairs (contract above). S is double,
+// the tracing scalar or a dual number: the rates of quaternions depend on q.
+template <class S>
+std::vector<std::vector<std::pair<int, S>>> config_tangents(const RobotConstants<double>& robot, const S* q) {
+  std::vector<std::vector<std::pair<int, S>>> t(static_cast<std::size_t>(robot.nv));
+  const S half(0.5), one(1.0);
+  // Quaternion [x y z w] at qq moved by a rotation about the body's axis c: q x [e_c/2, 0].
+  auto rotation = [&](const S* qq, int q_at, int v_at) {
+    const S &x = qq[0], &y = qq[1], &z = qq[2], &w = qq[3];
+    // [v w] x [e/2 0] = [w e/2 + v x e/2, -v.e/2]
+    const S rate[3][4] = {{half * w, half * z, -half * y, -half * x},
+                          {-half * z, half * w, half * x, -half * y},
+                          {half * y, -half * x, half * w, -half * z}};
+    for (int c = 0; c < 3; ++c)
+      for (int e = 0; e < 4; ++e) t[static_cast<std::size_t>(v_at + c)].emplace_back(q_at + e, rate[c][e]);
+  };
+  for (const BodyConstants<double>& b : robot.bodies) {
+    const S* qb = q + b.q_offset;
+    switch (b.joint) {
+      case JointKind::Revolute:
+      case JointKind::Prismatic: t[static_cast<std::size_t>(b.v_offset)].emplace_back(b.q_offset, one); break;
+      case JointKind::Ball: rotation(qb, b.q_offset, b.v_offset); break;
+      case JointKind::Free: {
+        rotation(qb + 3, b.q_offset + 3, b.v_offset);
+        // Position rate R(q) v, R the normalised quaternion's rotation (as the executor's).
+        const S &x = qb[3], &y = qb[4], &z = qb[5], &w = qb[6];
+        const S s = S(2.0) / (x * x + y * y + z * z + w * w);
+        const S R[9] = {one - s * (y * y + z * z), s * (x * y - z * w),       s * (x * z + y * w),
+                        s * (x * y + z * w),       one - s * (x * x + z * z), s * (y * z - x * w),
+                        s * (x * z - y * w),       s * (y * z + x * w),       one - s * (x * x + y * y)};
+        for (int c = 0; c < 3; ++c)
+          for (int r = 0; r < 3; ++r)
+            t[static_cast<std::size_t>(b.v_offset + 3 + c)].emplace_back(b.q_offset + r, R[3 * r + c]);
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+// d(output)/d(inputs wrt) at `in` (the program's input layout), into `out`
+// (derivative_layout). Throws what execute throws.
+void differentiate(const SweepProgram& program, const RobotConstants<double>& robot, const double* in,
+                   const std::vector<int>& wrt, double* out);
+
+}  // namespace soa::exec

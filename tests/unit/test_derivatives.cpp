@@ -1,0 +1,286 @@
+// Derivatives (docs/mathematics.md, "Derivatives"). Two routes that share no code reach the
+// same numbers:
+// - the generic runtime differentiated by a dual number (exec::differentiate) against
+//   central finite differences of the dense interpreter, whose configuration steps are
+//   exact exponentials (Eigen's quaternions), not the tangent rates the runtime seeds: to
+//   1e-6 relative, on every shared robot (fixed and free base) and on random trees with
+//   ball, prismatic and free joints;
+// - the robot's specialised derivative kernels (specialise::differentiate: forward mode on
+//   the straight-line code) against the runtime's, to rounding (1e-11 relative);
+// and the physics they describe holds: calM_dot - 2 Cor is skew, Cor qd is the bias without
+// gravity, and for a fixed base the Christoffel symbols are those of 004 section 5.
+#include <catch2/catch.hpp>
+
+#include <Eigen/Geometry>
+
+#include <random>
+
+#include "exec/derivative.hpp"
+#include "support/pipeline.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+
+using namespace soa;
+
+// q moved by t along tangent direction d (exec/derivative.hpp's convention), exactly: a
+// rotation by angle t about the body's axis, a free-flyer's origin moved by t R e_c.
+VecX moved(const Robot& robot, const VecX& q, int d, double t) {
+  VecX out = q;
+  for (const Body& b : robot.bodies) {
+    const int c = d - b.v_offset;
+    if (c < 0 || c >= b.nv()) continue;
+    const int at = b.q_offset;
+    switch (b.joint) {
+      case JointKind::Revolute:
+      case JointKind::Prismatic: out[at] += t; break;
+      case JointKind::Ball:
+      case JointKind::Free: {
+        const int qa = b.joint == JointKind::Free ? at + 3 : at;
+        const Eigen::Quaterniond r(q[qa + 3], q[qa], q[qa + 1], q[qa + 2]);  // w x y z
+        if (c < 3) {
+          const Eigen::Quaterniond s = r * Eigen::Quaterniond(Eigen::AngleAxisd(t, Eigen::Vector3d::Unit(c)));
+          out.segment<4>(qa) << s.x(), s.y(), s.z(), s.w();
+        } else {
+          out.segment<3>(at) += t * r.normalized().toRotationMatrix().col(c - 3);
+        }
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// The dense interpreter's value of `e` at a state, T held at `T` (not the state's RNEA).
+MatX dense(const Robot& robot, const std::vector<int>& tips, const State& s, const VecX& T, const ir::Expr& e) {
+  interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
+  ev.kin.T = T;
+  return interp::eval_dense(ev, e);
+}
+
+// d(e)/d(inputs `wrt`) by central differences, blocks in exec::differentiate's layout.
+MatX finite_differences(const Robot& robot, const std::vector<int>& tips, const State& s, const VecX& T,
+                        const ir::Expr& e, const std::vector<std::string>& wrt) {
+  const MatX base = dense(robot, tips, s, T, e);
+  std::vector<MatX> blocks;
+  for (const std::string& w : wrt) {
+    const int dirs = w == "f0" ? static_cast<int>(s.f0.size()) : robot.nv;
+    for (int d = 0; d < dirs; ++d) {
+      const double h = 1e-5;
+      State plus = s, minus = s;
+      VecX Tp = T, Tm = T;
+      if (w == "q") {
+        plus.q = moved(robot, s.q, d, h);
+        minus.q = moved(robot, s.q, d, -h);
+      } else {
+        VecX& p = w == "qd" ? plus.qd : w == "qdd" ? plus.qdd : w == "T" ? Tp : plus.f0;
+        VecX& m = w == "qd" ? minus.qd : w == "qdd" ? minus.qdd : w == "T" ? Tm : minus.f0;
+        p[d] += h;
+        m[d] -= h;
+      }
+      blocks.push_back((dense(robot, tips, plus, Tp, e) - dense(robot, tips, minus, Tm, e)) / (2 * h));
+    }
+  }
+  MatX out(base.rows(), base.cols() * static_cast<Eigen::Index>(blocks.size()));
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    out.middleCols(static_cast<Eigen::Index>(i) * base.cols(), base.cols()) = blocks[i];
+  return out;
+}
+
+// The runtime's derivative of `e` with respect to `wrt` (names of the program's inputs).
+MatX runtime_derivative(const exec::SweepProgram& p, const exec::RobotConstants<double>& c,
+                        const std::vector<double>& in, const std::vector<std::string>& wrt) {
+  std::vector<int> at;
+  for (const std::string& w : wrt)
+    for (std::size_t i = 0; i < p.inputs.size(); ++i)
+      if (p.vars[p.inputs[i]].name == w) at.push_back(static_cast<int>(i));
+  REQUIRE(at.size() == wrt.size());
+  const exec::Layout l = exec::derivative_layout(p, at, c.nq, c.nv, c.n(), c.m());
+  MatX out(l.rows, l.cols);
+  exec::differentiate(p, c, in.data(), at, out.data());
+  return out;
+}
+
+struct Case {
+  std::string expression;
+  std::vector<std::string> wrt;
+};
+
+// Inverse and forward dynamics, the mass matrix, the Jacobian, the bias, a tip-force map.
+const std::vector<Case> kCases = {
+    {"calM qdd + C", {"q", "qd", "qdd"}},
+    {"(I - H psi K)* D^-1 (I - H psi K) (T - C)", {"q", "qd", "T"}},
+    {"calM", {"q"}},
+    {"J", {"q"}},
+    {"C", {"q", "qd"}},
+    {"J* f0", {"q", "f0"}},
+};
+
+void check_runtime_route(const Robot& robot, std::uint64_t seed) {
+  const std::vector<int> tips = robot.default_tips();
+  std::mt19937_64 rng(seed);
+  const State s = random_state(robot, static_cast<int>(tips.size()), rng);
+  const interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
+  for (const Case& c : kCases) {
+    INFO(robot.source << ": d(" << c.expression << ")");
+    const ir::Expr e = test::parse(c.expression);
+    const exec::SweepProgram p = lower::lower(e, test::algebra());
+    const MatX got = runtime_derivative(p, constants, test::program_inputs(p, ev), c.wrt);
+    const MatX want = finite_differences(robot, tips, s, ev.kin.T, e, c.wrt);
+    CHECK(test::relative_difference(got, want) < 1e-6);
+  }
+}
+
+TEST_CASE("the runtime's dual-number derivatives are the dense interpreter's finite differences", "[derivatives]") {
+  for (const auto& r : test::shared_robots()) {
+    for (bool floating : {false, true}) {
+      if (floating && !r.free_flyer) continue;
+      check_runtime_route(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 3);
+    }
+  }
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    RandomTreeOptions o;
+    o.bodies = 3 + static_cast<int>(seed % 6);
+    o.floating = seed % 2 == 0;
+    o.branching = 0.5;
+    check_runtime_route(random_tree(seed, o), seed);
+  }
+}
+
+// ---- the specialised kernels ---------------------------------------------------------------
+
+// Every derivative kernel for one robot through the pipeline (rewrite, lower, specialise,
+// differentiate) against the runtime's dual numbers on `states` random states.
+void check_kernels(const Robot& robot, int states, std::uint64_t seed) {
+  const std::vector<int> tips = robot.default_tips();
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
+  std::mt19937_64 rng(seed);
+  for (const lower::KernelDecl& decl : lower::derivative_kernels()) {
+    INFO(robot.source << ": " << decl.name);
+    const pipeline::LoweredKernel& k = test::lowered(decl);
+    const specialise::Kernel code = pipeline::specialise_kernel(k, constants);
+    const exec::Layout l = pipeline::kernel_layout(k, constants);
+    REQUIRE(code.rows * code.cols == l.output_size());
+    double worst = 0.0;
+    for (int i = 0; i < states; ++i) {
+      const std::vector<double> in = test::random_input(k.program, robot, static_cast<int>(tips.size()), rng);
+      MatX want(l.rows, l.cols), got(l.rows, l.cols);
+      pipeline::run_generic(k, constants, in.data(), want.data());
+      specialise::evaluate(code.code, in.data(), got.data());
+      worst = std::max(worst, test::relative_difference(got, want));
+    }
+    CHECK(worst < 1e-11);
+  }
+}
+
+TEST_CASE("the specialised derivative kernels are the runtime's to rounding", "[derivatives]") {
+  for (const auto& r : test::shared_robots()) {
+    if (r.dof > 32) continue;  // talos_full: the same code as talos_reduced, 4x the time
+    for (bool floating : {false, true}) {
+      if (floating && !r.free_flyer) continue;
+      check_kernels(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 20, 5);
+    }
+  }
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    RandomTreeOptions o;
+    o.bodies = 4 + static_cast<int>(seed % 5);
+    o.floating = seed % 2 == 1;
+    o.branching = 0.5;
+    check_kernels(random_tree(seed, o), 20, seed);
+  }
+}
+
+TEST_CASE("a derivative kernel's layout: the output once per direction, q's directions nv", "[derivatives]") {
+  const Robot robot = load_urdf(test::shared_robot_path("solo12.urdf"), LoadOptions{true});  // nq 19, nv 18
+  const exec::RobotConstants<double> c = exec::make_constants(robot, robot.default_tips());
+  for (const lower::KernelDecl& decl : lower::derivative_kernels()) {
+    const exec::Layout l = pipeline::kernel_layout(test::lowered(decl), c);
+    INFO(decl.name);
+    CHECK(l.input_size == (decl.name == "mass_matrix_derivative" ? 19 : 19 + 18 + 18));
+    CHECK(l.rows == 18);
+    CHECK(l.cols == (decl.name == "mass_matrix_derivative" ? 18 * 18 : 2 * 18));
+  }
+}
+
+// ---- physics --------------------------------------------------------------------------------
+
+// The Coriolis matrix Cor(q, qd) = (d tau / dqd + calM Z) / 2, Z the joints' own
+// cross-product blocks (zero for 1-dof joints; docs/mathematics.md, "Derivatives"), and
+// calM_dot = sum_k d calM / dq_k qd_k: calM_dot - 2 Cor is skew and Cor qd is the bias of
+// inverse dynamics without gravity. For a fixed base of 1-dof joints Cor's entries are
+// sum_k Gamma_ijk qd_k with 004's Christoffel symbols of the first kind.
+void check_physics(const Robot& robot, std::uint64_t seed) {
+  const std::vector<int> tips = robot.default_tips();
+  const exec::RobotConstants<double> c = exec::make_constants(robot, tips);
+  Robot weightless = robot;
+  weightless.gravity.setZero();
+  const exec::RobotConstants<double> c0 = exec::make_constants(weightless, tips);
+  const int N = robot.nv;
+  std::mt19937_64 rng(seed);
+  const State s = random_state(robot, static_cast<int>(tips.size()), rng);
+  auto run = [&](const lower::KernelDecl& decl, const exec::RobotConstants<double>& constants,
+                 const std::vector<VecX>& inputs) {
+    const pipeline::LoweredKernel& k = test::lowered(decl);
+    std::vector<double> in;
+    for (const VecX& x : inputs) in.insert(in.end(), x.data(), x.data() + x.size());
+    const exec::Layout l = pipeline::kernel_layout(k, constants);
+    MatX out(l.rows, l.cols);
+    pipeline::run_generic(k, constants, in.data(), out.data());
+    return out;
+  };
+  const auto& standard = lower::standard_kernels();
+  const auto& derivatives = lower::derivative_kernels();
+  const VecX zero = VecX::Zero(N);
+  const MatX M = run(standard[1], c, {s.q});
+  const MatX dtau = run(derivatives[0], c, {s.q, s.qd, s.qdd});
+  const MatX dM = run(derivatives[2], c, {s.q});
+  const VecX bias = run(standard[0], c0, {s.q, s.qd, zero});
+  MatX Mdot = MatX::Zero(N, N);
+  for (int k = 0; k < N; ++k) Mdot += dM.middleCols(k * N, N) * s.qd[k];
+  MatX Z = MatX::Zero(N, N);
+  for (const Body& b : robot.bodies) {
+    const VecX w = s.qd.segment(b.v_offset, b.nv());
+    auto cross = [&](int at, const Eigen::Vector3d& x) { Z.block<3, 3>(at, at) = skew(x); };
+    if (b.joint == JointKind::Ball) cross(b.v_offset, w.head<3>());
+    if (b.joint == JointKind::Free) {  // crm([omega; v]) = [[omega~, 0], [v~, omega~]]
+      cross(b.v_offset, w.head<3>());
+      cross(b.v_offset + 3, w.head<3>());
+      Z.block<3, 3>(b.v_offset + 3, b.v_offset) = skew(w.tail<3>());
+    }
+  }
+  const MatX Cor = (dtau.rightCols(N) + M * Z) / 2;
+  const MatX skewness = Mdot - 2 * Cor;
+  const double scale = std::max(1.0, Mdot.cwiseAbs().maxCoeff());
+  CHECK((skewness + skewness.transpose()).cwiseAbs().maxCoeff() / scale < 1e-10);
+  CHECK((Cor * s.qd - bias).cwiseAbs().maxCoeff() / std::max(1.0, bias.cwiseAbs().maxCoeff()) < 1e-10);
+  bool one_dof_fixed = true;
+  for (const Body& b : robot.bodies) one_dof_fixed &= b.nv() == 1;
+  if (!one_dof_fixed) return;
+  MatX fromGamma = MatX::Zero(N, N);  // 004 section 5
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < N; ++k)
+        fromGamma(i, j) += 0.5 * (dM(i, k * N + j) + dM(i, j * N + k) - dM(j, i * N + k)) * s.qd[k];
+  CHECK((fromGamma - Cor).cwiseAbs().maxCoeff() / std::max(1.0, Cor.cwiseAbs().maxCoeff()) < 1e-10);
+}
+
+TEST_CASE("calM_dot - 2 Cor is skew, Cor qd is the bias, Christoffel symbols for a fixed base", "[derivatives]") {
+  for (const auto& r : test::shared_robots())
+    for (bool floating : {false, true}) {
+      if (floating && !r.free_flyer) continue;
+      INFO(r.file << (floating ? " (free-flyer)" : ""));
+      check_physics(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 9);
+    }
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    RandomTreeOptions o;
+    o.bodies = 3 + static_cast<int>(seed % 6);
+    o.floating = seed % 2 == 0;
+    o.allow_ball = seed % 4 != 1;  // some trees of 1-dof joints only: the Christoffel check
+    o.branching = 0.5;
+    INFO("random tree " << seed);
+    check_physics(random_tree(seed, o), seed);
+  }
+}
+
+}  // namespace
