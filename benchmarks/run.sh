@@ -4,7 +4,8 @@
 #   2. builds soa_bench, soa_callgrind, soac and soa_jit_compile (JOBS, default 2, parallel jobs);
 #   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
 #      shared machine spreads over all benchmarks instead of hitting one; medians reported),
-#      then soa_bench_constraints (constrained forward dynamics, the same way);
+#      then soa_bench_constraints (constrained forward dynamics, the same way) and
+#      soa_bench_derivatives (the derivative kernels against the plain ones, with LLVM);
 #   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
 #      standard kernels of the Panda and the Talos robots, 5 repetitions);
 #   5. runs callgrind.sh (instructions per call and operation counts);
@@ -30,6 +31,9 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" --target soa_bench soa_bench_constraints soa_callgrind soac -j "$jobs" >/dev/null
+if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then  # soa_bench_derivatives compiles through the JIT
+  cmake --build "$build" --target soa_bench_derivatives -j "$jobs" >/dev/null
+fi
 jit_compile=$build/benchmarks/soa_jit_compile
 if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then
   cmake --build "$build" --target soa_jit_compile -j "$jobs" >/dev/null
@@ -54,6 +58,14 @@ grep '^check ' "$clog" | sed 's/^/    /'
 echo
 sed -n '/^<!-- soa_bench_constraints table -->$/,$p' "$clog" | tail -n +2
 echo
+# 3c. the derivative kernels (soa_bench_derivatives, with LLVM only).
+if [[ -x $build/benchmarks/soa_bench_derivatives ]]; then
+  dlog=$build/benchmarks/soa_bench_derivatives.log
+  "$build/benchmarks/soa_bench_derivatives" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+    >"$dlog" 2>&1 || { cat "$dlog" >&2; exit 1; }
+  sed -n '/^<!-- soa_bench_derivatives table -->$/,$p' "$dlog" | tail -n +2
+  echo
+fi
 if [[ -x $jit_compile ]]; then
   # 4. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
   jlog=$build/benchmarks/soa_jit_compile.log

@@ -1,5 +1,5 @@
 # soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [NAME <stem>]
-#               [FLOATING] [TIPS <link>... | [WELDS <link>[=<link>][:<dirs>]...] [CONTACTS <link>...]]
+#               [FLOATING] [DERIVATIVES] [TIPS <link>... | [WELDS <link>[=<link>][:<dirs>]...] [CONTACTS <link>...]]
 #               [OBJECT <object.urdf>]
 #               [GRAVITY <x> <y> <z> | GRAVITY "x,y,z"]
 #               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF]
@@ -13,6 +13,8 @@
 # soac (and with it its built-in identity library), the URDF or the kernel file changes.
 #
 #   FLOATING          a free-flyer joint above the URDF root link (soac emit --floating)
+#   DERIVATIVES       also inverse_dynamics_derivatives, forward_dynamics_derivatives and
+#                     mass_matrix_derivative (soac emit --derivatives; docs/mathematics.md)
 #   TIPS              tip frames for B, J and f0 (soac emit --tip ...)
 #   WELDS             frames welded to the world (soac emit --weld ...), each holding all six
 #                     directions or those of `link:dirs` (e.g. `foot:x,y,z,rz`), or to another
@@ -45,7 +47,7 @@
 # installed executable next to the package when soac came from find_package(soac)
 # (soac::compiler), or else SOAC_EXECUTABLE / the PATH.
 function(soac_generate target)
-  cmake_parse_arguments(SG "FLOATING" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES;OBJECT" "TIPS;WELDS;CONTACTS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
+  cmake_parse_arguments(SG "FLOATING;DERIVATIVES" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES;OBJECT" "TIPS;WELDS;CONTACTS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
   if(SG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "soac_generate(${target}): unknown arguments: ${SG_UNPARSED_ARGUMENTS}")
   endif()
@@ -80,6 +82,9 @@ function(soac_generate target)
   list(APPEND args --robot ${robot} --name ${stem})
   if(SG_FLOATING)
     list(APPEND args --floating)
+  endif()
+  if(SG_DERIVATIVES)
+    list(APPEND args --derivatives)
   endif()
   foreach(tip IN LISTS SG_TIPS)
     list(APPEND args --tip ${tip})
