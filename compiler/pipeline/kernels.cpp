@@ -165,19 +165,7 @@ specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotCo
       const std::vector<int> wrt = wrt_inputs(k);
       const exec::Layout plain = exec::layout(k.program, robot);
       code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
-        std::vector<std::vector<std::pair<int, specialise::Traced>>> seeds;
-        for (int w : wrt) {
-          const exec::Layout::Slot slot = plain.inputs[static_cast<std::size_t>(w)];
-          if (k.program.vars[k.program.inputs[static_cast<std::size_t>(w)]].space == exec::Space::Config) {
-            for (auto direction : exec::config_tangents(robot, in.data() + slot.offset)) {
-              for (auto& entry : direction) entry.first += slot.offset;
-              seeds.push_back(std::move(direction));
-            }
-          } else {
-            for (int j = 0; j < slot.size; ++j) seeds.push_back({{slot.offset + j, specialise::Traced(1.0)}});
-          }
-        }
-        return seeds;
+        return exec::input_tangents(k.program, plain, robot, wrt, in.data());
       });
     }
     specialise::Kernel kernel =

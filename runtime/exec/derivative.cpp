@@ -37,18 +37,7 @@ void differentiate(const SweepProgram& program, const RobotConstants<double>& ro
     execute(program, robot, in, plain.data());
   }
   // Every direction's seed: (input entry, rate) pairs.
-  std::vector<std::vector<std::pair<int, double>>> seeds;
-  for (int w : wrt) {
-    const Layout::Slot slot = base.inputs[static_cast<std::size_t>(w)];
-    if (program.vars[program.inputs[static_cast<std::size_t>(w)]].space == Space::Config) {
-      for (auto direction : config_tangents(robot, in + slot.offset)) {
-        for (auto& entry : direction) entry.first += slot.offset;
-        seeds.push_back(std::move(direction));
-      }
-    } else {
-      for (int j = 0; j < slot.size; ++j) seeds.push_back({{slot.offset + j, 1.0}});
-    }
-  }
+  const std::vector<std::vector<std::pair<int, double>>> seeds = input_tangents(program, base, robot, wrt, in);
   SOA_ASSERT(static_cast<int>(seeds.size()) == directions, "differentiate: directions miscounted");
   // kChunk directions per run: fixed-size derivative vectors, so that every literal the
   // executor makes carries its (zero) derivatives and nothing is allocated per operation.

@@ -65,11 +65,7 @@ std::vector<std::vector<std::pair<int, S>>> config_tangents(const RobotConstants
       case JointKind::Free: {
         rotation(qb + 3, b.q_offset + 3, b.v_offset);
         // Position rate R(q) v, R the normalised quaternion's rotation (as the executor's).
-        const S &x = qb[3], &y = qb[4], &z = qb[5], &w = qb[6];
-        const S s = S(2.0) / (x * x + y * y + z * z + w * w);
-        const S R[9] = {one - s * (y * y + z * z), s * (x * y - z * w),       s * (x * z + y * w),
-                        s * (x * y + z * w),       one - s * (x * x + z * z), s * (y * z - x * w),
-                        s * (x * z - y * w),       s * (y * z + x * w),       one - s * (x * x + y * y)};
+        const M3<S> R = quaternion_rotation(qb + 3);
         for (int c = 0; c < 3; ++c)
           for (int r = 0; r < 3; ++r)
             t[static_cast<std::size_t>(b.v_offset + 3 + c)].emplace_back(b.q_offset + r, R[3 * r + c]);
@@ -78,6 +74,27 @@ std::vector<std::vector<std::pair<int, S>>> config_tangents(const RobotConstants
     }
   }
   return t;
+}
+
+// Every direction of the inputs `wrt` at `in` (the program's input layout `l`), in order:
+// the rates of the input entries it moves, as (index into in, rate) pairs.
+template <class S>
+std::vector<std::vector<std::pair<int, S>>> input_tangents(const SweepProgram& program, const Layout& l,
+                                                           const RobotConstants<double>& robot,
+                                                           const std::vector<int>& wrt, const S* in) {
+  std::vector<std::vector<std::pair<int, S>>> out;
+  for (int w : wrt) {
+    const Layout::Slot slot = l.inputs[static_cast<std::size_t>(w)];
+    if (program.vars[program.inputs[static_cast<std::size_t>(w)]].space == Space::Config) {
+      for (auto direction : config_tangents(robot, in + slot.offset)) {
+        for (auto& entry : direction) entry.first += slot.offset;
+        out.push_back(std::move(direction));
+      }
+    } else {
+      for (int j = 0; j < slot.size; ++j) out.push_back({{slot.offset + j, S(1.0)}});
+    }
+  }
+  return out;
 }
 
 // d(output)/d(inputs wrt) at `in` (the program's input layout), into `out`

@@ -37,17 +37,6 @@ M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c, const S& s) {
   return R;
 }
 
-// Rotation of the quaternion [x y z w] (robot.hpp order), normalised by s = 2 / |q|^2.
-template <class S>
-M3<S> quaternion_rotation(const S* q) {
-  const S &x = q[0], &y = q[1], &z = q[2], &w = q[3];
-  const S s = S(2.0) / (x * x + y * y + z * z + w * w);
-  const S one(1.0);
-  return {one - s * (y * y + z * z), s * (x * y - z * w),       s * (x * z + y * w),
-          s * (x * y + z * w),       one - s * (x * x + z * z), s * (y * z - x * w),
-          s * (x * z - y * w),       s * (y * z + x * w),       one - s * (x * x + y * y)};
-}
-
 // Runs one program on one workspace; every array it writes is the workspace's.
 template <class S>
 class Executor {
