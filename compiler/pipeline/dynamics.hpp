@@ -8,7 +8,8 @@
 // read-only once made; a Data, from data(), is the scratch memory run() writes into. Each
 // thread makes its own Data and runs with it: run(kernel, in, out, data) allocates nothing
 // (Backend::Runtime: one exec::Workspace per kernel; Backend::Jit: the code keeps its
-// temporaries on the stack and the Data is empty). A Data belongs to the Dynamics that made
+// temporaries on the stack and the Data is empty), except a derivative kernel (KernelSpec::wrt)
+// on Backend::Runtime, whose dual numbers (exec::differentiate) are made per call. A Data belongs to the Dynamics that made
 // it (moving the Dynamics keeps it valid); with another, run throws UserError.
 // run(kernel, in, out) makes the workspace per call: no Data to manage, safe from any
 // thread, but it allocates on every call.
