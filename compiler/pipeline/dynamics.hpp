@@ -9,10 +9,9 @@
 // thread makes its own Data and runs with it: run(kernel, in, out, data) allocates nothing
 // (Backend::Runtime: one exec::Workspace per kernel; Backend::Jit: the code keeps its
 // temporaries on the stack and the Data is empty), except a derivative kernel (KernelSpec::wrt)
-// on Backend::Runtime, whose dual numbers (exec::differentiate) are made per call. A Data belongs to the Dynamics that made
-// it (moving the Dynamics keeps it valid); with another, run throws UserError.
-// run(kernel, in, out) makes the workspace per call: no Data to manage, safe from any
-// thread, but it allocates on every call.
+// on Backend::Runtime, whose dual numbers (exec::differentiate) are made per call. A Data belongs to the Dynamics that
+// made it (moving the Dynamics keeps it valid); with another, run throws UserError. run(kernel, in, out) makes the
+// workspace per call: no Data to manage, safe from any thread, but it allocates on every call.
 #pragma once
 
 #include <memory>
