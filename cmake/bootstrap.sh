@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(cmake make g++ python3 libeigen3-dev libfmt-dev tao-pegtl-dev libcli11-dev
           libtinyxml2-dev nlohmann-json3-dev catch2 libmujoco-dev libbenchmark-dev llvm-16-dev llvm-16-tools valgrind time
           texlive-latex-base
-          clang-16 libclang-rt-16-dev clang-format-16)
+          clang-16 libclang-rt-16-dev clang-format-16
+          pybind11-dev python3-dev python3-numpy python3-pytest libjs-katex chromium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,16 +2,14 @@
 // reaches, with every step (rule, citation, the rewritten part marked, cost after it).
 #include <fmt/format.h>
 
-#include <cctype>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
 
 #include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
 #include "interp/interpreter.hpp"
+#include "pipeline/derivation.hpp"
 #include "pipeline/pipeline.hpp"
 #include "verify/verify.hpp"
 
@@ -28,14 +26,6 @@ struct DeriveOptions {
   std::uint64_t seed = 1;
 };
 
-// The value check: every intermediate form evaluated (dense) on the robot equals the input.
-struct CheckReport {
-  std::string robot;
-  int samples = 0;
-  double max_rel = 0.0;
-  int failed_step = -1;  // 1-based step that changed the value
-};
-
 // Does `e` invert a tip-space matrix ((J calM^-1 J*)^-1: defined only where the tips'
 // directions are independent)?
 bool inverts_tip_matrix(const ir::Expr& e) {
@@ -48,8 +38,8 @@ bool inverts_tip_matrix(const ir::Expr& e) {
 // On `loaded` (--robot), else on a random tree (random arms when the input names arms). A
 // tip-space inverse is checked on a longer tree with one tip, its deepest leaf, so that the
 // matrix is invertible.
-CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, const std::optional<LoadedRobot>& loaded,
-                        const ir::Definitions& definitions) {
+pipeline::DerivationCheck check_steps(const rewrite::Derivation& d, const DeriveOptions& o,
+                                      const std::optional<LoadedRobot>& loaded, const ir::Definitions& definitions) {
   const std::vector<int> arms = ir::arms_in(d.input);
   const bool tip_inverse = inverts_tip_matrix(d.input);
   LoadedRobot r = loaded ? *loaded
@@ -65,147 +55,7 @@ CheckReport check_steps(const rewrite::Derivation& d, const DeriveOptions& o, co
     }
     r.tips = {*r.robot.find_frame(r.robot.bodies[deepest].name)};
   }
-  const Robot& robot = r.robot;
-  const std::vector<int>& tips = r.tips;
-  CheckReport report{robot.source, o.samples, 0.0, -1};
-  for (int s = 0; s < o.samples; ++s) {
-    std::mt19937_64 rng(o.seed + static_cast<std::uint64_t>(s));
-    const interp::Evaluation ev =
-        interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions);
-    const MatX reference = interp::eval_dense(ev, d.input);
-    for (std::size_t i = 0; i < d.steps.size(); ++i) {
-      const ir::Expr& after = d.steps[i].after;
-      if (after.is(ir::Op::Identity) || after.is(ir::Op::Zero)) continue;  // no size of its own
-      // Each entry against its own row and column, as verify judges (verify.hpp).
-      const double rel = verify::relative_errors(reference, interp::eval_dense(ev, after)).maxCoeff();
-      report.max_rel = std::max(report.max_rel, rel);
-      if (!(rel <= 1e-9) && report.failed_step < 0) report.failed_step = static_cast<int>(i) + 1;
-    }
-  }
-  return report;
-}
-
-ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax) {
-  return ir::PrintOptions{syntax, s.site_in_before, s.begin, s.end};
-}
-
-void print_text(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
-  using ir::Syntax;
-  fmt::print("input: {}\ncost:  {}\n", ir::print(d.input, Syntax::Unicode), rewrite::to_string(d.input_cost));
-  for (std::size_t i = 0; i < d.steps.size(); ++i) {
-    const rewrite::Step& s = d.steps[i];
-    fmt::print("\n{}. {}  ({})\n   before: {}\n   after:  {}\n   cost:   {}\n", i + 1, s.rule, s.citation,
-               ir::print(s.before, marked(s, Syntax::Unicode)), ir::print(s.after, Syntax::Unicode),
-               rewrite::to_string(s.cost_after));
-  }
-  if (d.steps.empty()) fmt::print("\nno cheaper form found: the expression is left as it is\n");
-  fmt::print("\nfinal: {}\ncost:  {}\n", ir::print(rewrite::present(d.final), Syntax::Unicode),
-             rewrite::to_string(d.cost));
-  if (check)
-    fmt::print("check: every step keeps the value on {} ({} states): max rel {:.2e}\n", check->robot, check->samples,
-               check->max_rel);
-  fmt::print("citations: docs/bibliography.md; mathematics: docs/mathematics.md\n");
-}
-
-// Text mode: every character LaTeX treats specially is escaped, so that robot paths and
-// citations print as they are.
-std::string latex_text(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '\\': out += "\\textbackslash{}"; break;
-      case '~': out += "\\textasciitilde{}"; break;
-      case '^': out += "\\textasciicircum{}"; break;
-      case '_':
-      case '&':
-      case '%':
-      case '#':
-      case '$':
-      case '{':
-      case '}':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A cost in text mode: its order ("O(N^3) x 2", the part before the first comma of
-// rewrite::to_string) in math mode, the counts after it as text.
-std::string latex_cost(const rewrite::Cost& c) {
-  const std::string text = rewrite::to_string(c);
-  const std::size_t comma = text.find(',');
-  std::string order = text.substr(0, comma), math;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == '^') {
-      std::size_t j = i + 1;
-      while (j < order.size() && std::isdigit(static_cast<unsigned char>(order[j]))) ++j;
-      math += "^{" + order.substr(i + 1, j - i - 1) + "}";
-      i = j - 1;
-    } else if (order.compare(i, 3, " x ") == 0) {
-      math += " \\times ";
-      i += 2;
-    } else {
-      math += order[i];
-    }
-  }
-  return "$" + math + "$" + (comma == std::string::npos ? "" : latex_text(text.substr(comma)));
-}
-
-// 3.12e-16 as $3.12 \times 10^{-16}$.
-std::string latex_scientific(double x) {
-  const std::string s = fmt::format("{:.2e}", x);
-  const std::size_t e = s.find('e');
-  if (e == std::string::npos) return "$" + s + "$";
-  const int exponent = std::stoi(s.substr(e + 1));
-  return fmt::format("${} \\times 10^{{{}}}$", s.substr(0, e), exponent);
-}
-
-void print_latex(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
-  using ir::Syntax;
-  fmt::print("\\documentclass{{article}}\n\\usepackage{{amsmath,amssymb}}\n\\begin{{document}}\n");
-  fmt::print("\\section*{{Derivation}}\nInput: $ {} $ \\quad ({})\n", ir::print(d.input, Syntax::Latex),
-             latex_cost(d.input_cost));
-  if (!d.steps.empty()) {
-    fmt::print("\\begin{{enumerate}}\n");
-    for (const rewrite::Step& s : d.steps)
-      fmt::print("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n",
-                 latex_text(s.rule), latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)),
-                 ir::print(s.after, Syntax::Latex), latex_cost(s.cost_after));
-    fmt::print("\\end{{enumerate}}\n");
-  }
-  fmt::print("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex), latex_cost(d.cost));
-  if (check)
-    fmt::print("\n\\noindent Checked on {} ({} states): max relative error {}.\n", latex_text(check->robot),
-               check->samples, latex_scientific(check->max_rel));
-  fmt::print("\n\\noindent\\footnotesize Citations: docs/bibliography.md; mathematics: docs/mathematics.md.\n");
-  fmt::print("\\end{{document}}\n");
-}
-
-nlohmann::ordered_json cost_json(const rewrite::Cost& c) {
-  return {{"order", c.order},
-          {"sweeps", c.sweeps},
-          {"opaque", c.opaque},
-          {"flops", c.flops},
-          {"text", rewrite::to_string(c)}};
-}
-
-void print_json(const rewrite::Derivation& d, const std::optional<CheckReport>& check) {
-  nlohmann::ordered_json j;
-  j["input"] = ir::print(d.input);
-  j["steps"] = nlohmann::ordered_json::array();
-  for (const rewrite::Step& s : d.steps)
-    j["steps"].push_back({{"rule", s.rule},
-                          {"citation", s.citation},
-                          {"before", ir::print(s.before)},
-                          {"after", ir::print(s.after)},
-                          {"cost", cost_json(s.cost_after)}});
-  j["final"] = ir::print(rewrite::present(d.final));
-  j["cost"] = cost_json(d.cost);
-  if (check) j["check"] = {{"robot", check->robot}, {"samples", check->samples}, {"max_rel", check->max_rel}};
-  fmt::print("{}\n", j.dump(2));
+  return pipeline::check_derivation(d, definitions, r.robot, r.tips, o.samples, o.seed);
 }
 
 int run_derive(const DeriveOptions& o) {
@@ -219,14 +69,15 @@ int run_derive(const DeriveOptions& o) {
   options.definitions = &lib.algebra.definitions;
   const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
 
-  std::optional<CheckReport> check;
+  std::optional<pipeline::DerivationCheck> check;
   if (o.check) check = check_steps(d, o, robot, lib.algebra.definitions);
+  const pipeline::DerivationCheck* c = check ? &*check : nullptr;
   if (o.format == "latex")
-    print_latex(d, check);
+    std::cout << pipeline::derivation_latex(d, c);
   else if (o.format == "json")
-    print_json(d, check);
+    std::cout << pipeline::derivation_json(d, c);
   else
-    print_text(d, check);
+    std::cout << pipeline::derivation_text(d, c);
 
   if (check && check->failed_step > 0) {
     const rewrite::Step& s = d.steps[check->failed_step - 1];

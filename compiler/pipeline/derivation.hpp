@@ -1,0 +1,50 @@
+// A derivation for people and programs: the numeric check of its steps and its renderings
+// (text, LaTeX, JSON, a self-contained HTML page). One implementation for `soac derive`
+// and the Python module, so that both print the same thing.
+//
+// Contract
+// - check_derivation evaluates the input and every step's result densely (interp::eval_dense)
+//   on `samples` random states of `robot` (seeds seed, seed+1, ...) and records, per step, the
+//   largest entry error relative to its own row and column (verify::relative_errors); a step
+//   whose error exceeds 1e-9 is `failed_step` (the first one, 1-based). Steps whose result has
+//   no size of its own (I, 0) are not evaluated (their error is 0).
+// - The renderings only read; `check` may be null (no check was asked for).
+// - derivation_html is one page with nothing outside it: KaTeX (Debian's libjs-katex, embedded
+//   when soac was built) and its fonts are inlined, so the page works offline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "algebra/definitions.hpp"
+#include "algebra/print.hpp"
+#include "model/robot.hpp"
+#include "rewrite/rewrite.hpp"
+
+namespace soa::pipeline {
+
+struct DerivationCheck {
+  std::string robot;  // Robot::source
+  int samples = 0;
+  double max_rel = 0.0;
+  int failed_step = -1;              // 1-based step that changed the value; -1: none
+  std::vector<double> step_max_rel;  // per step, its largest relative error over the states
+};
+
+DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definitions& definitions, const Robot& robot,
+                                 const std::vector<int>& tips, int samples, std::uint64_t seed);
+
+std::string derivation_text(const rewrite::Derivation& d, const DerivationCheck* check);
+std::string derivation_latex(const rewrite::Derivation& d, const DerivationCheck* check);
+std::string derivation_json(const rewrite::Derivation& d, const DerivationCheck* check);
+std::string derivation_html(const rewrite::Derivation& d, const DerivationCheck* check);
+
+// How a step's `before` is printed with its rewritten part marked (rewrite::Step's site).
+ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax);
+// A cost in LaTeX text mode: "$O(N^{3}) \times 2$, ..." (rewrite::to_string's order in math mode).
+std::string latex_cost(const rewrite::Cost& c);
+// Text for LaTeX text mode: every special character escaped.
+std::string latex_text(const std::string& s);
+
+}  // namespace soa::pipeline
