@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
   std::printf("|---|---|--:|--:|---|--:|--:|--:|--:|\n");
   const std::vector<std::array<std::string, 2>> pairs = {{"inverse_dynamics_derivatives", "inverse_dynamics"},
                                                          {"forward_dynamics_derivatives", "forward_dynamics"},
-                                                         {"mass_matrix_derivative", "mass_matrix"}};
+                                                         {"mass_matrix_derivative", "mass_matrix"},
+                                                         {"coriolis_matrix", "inverse_dynamics"},
+                                                         {"christoffel", "mass_matrix"}};
   for (const auto& c : cases) {
     auto ops = [&](const std::string& name) {
       for (std::size_t i = 0; i < c->kernels.lowered.size(); ++i)

@@ -13,8 +13,9 @@
 # soac (and with it its built-in identity library), the URDF or the kernel file changes.
 #
 #   FLOATING          a free-flyer joint above the URDF root link (soac emit --floating)
-#   DERIVATIVES       also inverse_dynamics_derivatives, forward_dynamics_derivatives and
-#                     mass_matrix_derivative (soac emit --derivatives; docs/mathematics.md)
+#   DERIVATIVES       also inverse_dynamics_derivatives, forward_dynamics_derivatives,
+#                     mass_matrix_derivative, coriolis_matrix and christoffel (soac emit
+#                     --derivatives; docs/mathematics.md)
 #   TIPS              tip frames for B, J and f0 (soac emit --tip ...)
 #   WELDS             frames welded to the world (soac emit --weld ...), each holding all six
 #                     directions or those of `link:dirs` (e.g. `foot:x,y,z,rz`), or to another

@@ -120,8 +120,8 @@ void add_emit(CLI::App& app, Runner& run) {
   opts->robot.add_to(*cmd, false, true);
   cmd->add_flag("--derivatives", opts->derivatives,
                 "also the derivative kernels: inverse_dynamics_derivatives, forward_dynamics_derivatives, "
-                "mass_matrix_derivative (with respect to q in its tangent space, and qd; docs/mathematics.md, "
-                "\"Derivatives\")");
+                "mass_matrix_derivative (with respect to q in its tangent space, and qd), coriolis_matrix, "
+                "christoffel (docs/mathematics.md, \"Derivatives\")");
   cmd->add_option("--out", opts->out, "output directory (required unless --emit is given)");
   cmd->add_option("--name", opts->name,
                   "file stem, C++ namespace soa_gen::NAME and extern \"C\" prefix NAME_ (a C identifier; "

@@ -108,8 +108,8 @@ void add_jit(CLI::App& app, Runner& run) {
                   "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   cmd->add_flag("--derivatives", opts->derivatives,
                 "also the derivative kernels: inverse_dynamics_derivatives, forward_dynamics_derivatives, "
-                "mass_matrix_derivative (with respect to q in its tangent space, and qd; docs/mathematics.md, "
-                "\"Derivatives\")");
+                "mass_matrix_derivative (with respect to q in its tangent space, and qd), coriolis_matrix, "
+                "christoffel (docs/mathematics.md, \"Derivatives\")");
   cmd->add_option("--emit-llvm", opts->ir_file, "also write the LLVM IR of every kernel to FILE.ll");
   cmd->add_option("--name", opts->name,
                   "prefix of the kernels' symbols NAME_<kernel>, as soac emit --name (default: the URDF robot name)");

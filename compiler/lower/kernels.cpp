@@ -73,6 +73,22 @@ const std::vector<KernelDecl>& derivative_kernels() {
        "dcalM",
        "d calM / dq_i for i = 1..N, one N x N matrix after another (N x N^2; q in its tangent space)",
        {"q"}},
+      {"coriolis_matrix",
+       {"q", "qd", "qdd"},
+       "calM qdd + C",
+       "Cor",
+       "the Coriolis matrix Cor(q, qd) = (d tau / dqd + calM Z) / 2 (N x N): calM_dot - 2 Cor skew, "
+       "Cor qd = C without gravity",
+       {"qd"},
+       exec::DerivativeForm::Coriolis},
+      {"christoffel",
+       {"q", "qd", "qdd"},
+       "calM qdd + C",
+       "Gamma",
+       "the Christoffel symbols of the first kind (004 section 5): block k (N x N) = d Cor / dqd_k, "
+       "entry (i, j) = Gamma_ijk (N x N^2)",
+       {"qd"},
+       exec::DerivativeForm::Christoffel},
   };
   return kernels;
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "exec/derivative.hpp"
+
 namespace soa::lower {
 
 struct KernelDecl {
@@ -22,6 +24,9 @@ struct KernelDecl {
   // respect to these inputs (q in its tangent space, exec/derivative.hpp): its output is the
   // expression's output once per direction, the directions of wrt[0] first.
   std::vector<std::string> wrt = {};
+  // What is formed from the derivative (exec/derivative.hpp): the Jacobian itself, or for
+  // tau = calM qdd + C the Coriolis matrix or the Christoffel symbols.
+  exec::DerivativeForm form = exec::DerivativeForm::Jacobian;
 };
 
 const std::vector<KernelDecl>& standard_kernels();
@@ -39,10 +44,10 @@ const std::vector<KernelDecl>& welded_kernels();
 
 // The derivatives of the dynamics (docs/mathematics.md, "Derivatives"): of inverse dynamics
 // with respect to q and qd (d/dqdd is calM), of forward dynamics with respect to q and qd
-// (d/dT is calM^-1), and of the mass matrix with respect to q (N matrices, block i =
-// d calM / dq_i). Not among the standard kernels: their code grows as N * depth, and a
-// build that does not want it should not pay for it (soac --derivatives, soac_generate
-// DERIVATIVES).
+// (d/dT is calM^-1), of the mass matrix with respect to q (N matrices, block i =
+// d calM / dq_i), the Coriolis matrix and the Christoffel symbols (004 section 5). Not among the standard kernels:
+// their code grows as N * depth, and a build that does not want it should not pay for it (soac --derivatives,
+// soac_generate DERIVATIVES).
 const std::vector<KernelDecl>& derivative_kernels();
 
 }  // namespace soa::lower

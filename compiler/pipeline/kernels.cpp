@@ -18,7 +18,7 @@ namespace soa::pipeline {
 
 KernelSpec kernel_spec(const lower::KernelDecl& k) {
   auto src = std::make_shared<syntax::Source>(syntax::Source{"<standard kernel " + k.name + ">", k.expression});
-  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning, std::nullopt, k.wrt};
+  return {k.name, k.inputs, syntax::parse_expression(src), k.output, k.meaning, std::nullopt, k.wrt, k.form};
 }
 
 std::vector<KernelSpec> standard_kernels() {
@@ -44,6 +44,12 @@ std::string kernel_expression(const KernelSpec& spec) {
   if (spec.wrt.empty()) return e;
   std::string wrt;
   for (const std::string& w : spec.wrt) wrt += (wrt.empty() ? "" : ", ") + w;
+  const std::string cor = "(d(" + e + ")/d(qd) + calM Z) / 2 at qdd = 0";
+  switch (spec.form) {
+    case exec::DerivativeForm::Jacobian: break;
+    case exec::DerivativeForm::Coriolis: return cor;
+    case exec::DerivativeForm::Christoffel: return "d(Cor)/d(qd), Cor = " + cor;
+  }
   return "d(" + e + ")/d(" + wrt + ")";
 }
 
@@ -74,6 +80,28 @@ auto at_declaration(const KernelSpec& spec, F&& f) {
     const std::string named = "kernel '" + spec.name + "'";
     syntax::fail(*spec.where, what.starts_with(named) ? what : named + ": " + what);
   }
+}
+
+// The Coriolis or Christoffel form (exec/derivative.hpp) of tau's straight-line code `tau`
+// (inputs q, qd, qdd in layout `l`): forward mode along the Coriolis directions, at qdd = 0
+// (the result does not depend on it, so qdd's inputs are dead and dropped: they come last);
+// Christoffel: that program replayed at qd = e_k for each k, the literals folding through it.
+specialise::ScalarProgram quadratic_form(const specialise::ScalarProgram& tau, const exec::Layout& l,
+                                         const exec::RobotConstants<double>& robot, exec::DerivativeForm form) {
+  const int qd_at = l.inputs[1].offset, qdd_at = l.inputs[2].offset, nv = robot.nv;
+  specialise::ScalarProgram cor = specialise::differentiate(tau, [&](const std::vector<specialise::Traced>& in) {
+    return exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
+  });
+  specialise::Tracer tracer({});
+  std::vector<specialise::Traced> in;
+  for (int i = 0; i < l.input_size; ++i) in.push_back(i < qdd_at ? tracer.input(i) : specialise::Traced(0.0));
+  if (form == exec::DerivativeForm::Coriolis) return tracer.finish(tracer.replay(cor, in), qdd_at);
+  std::vector<specialise::Traced> out;
+  for (int k = 0; k < nv; ++k) {
+    for (int j = 0; j < nv; ++j) in[static_cast<std::size_t>(qd_at + j)] = specialise::Traced(j == k ? 1.0 : 0.0);
+    for (const specialise::Traced& x : tracer.replay(cor, in)) out.push_back(x);
+  }
+  return tracer.finish(out, qd_at);
 }
 
 }  // namespace
@@ -146,14 +174,16 @@ std::vector<int> wrt_inputs(const LoweredKernel& k) {
 
 exec::Layout kernel_layout(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   if (k.spec.wrt.empty()) return exec::layout(k.program, robot);
-  return exec::derivative_layout(k.program, wrt_inputs(k), robot.nq, robot.nv, robot.n(), robot.m());
+  return exec::form_layout(k.program, wrt_inputs(k), k.spec.form, robot.nq, robot.nv, robot.n(), robot.m());
 }
 
 void run_generic(const LoweredKernel& k, const exec::RobotConstants<double>& robot, const double* in, double* out) {
   if (k.spec.wrt.empty())
     exec::execute(k.program, robot, in, out);
-  else
+  else if (k.spec.form == exec::DerivativeForm::Jacobian)
     exec::differentiate(k.program, robot, in, wrt_inputs(k), out);
+  else
+    exec::quadratic_form(k.program, robot, k.spec.form, in, out);
 }
 
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
@@ -164,9 +194,12 @@ specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotCo
       // directions (exec/derivative.hpp): q's quaternions move at rates that depend on q.
       const std::vector<int> wrt = wrt_inputs(k);
       const exec::Layout plain = exec::layout(k.program, robot);
-      code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
-        return exec::input_tangents(k.program, plain, robot, wrt, in.data());
-      });
+      if (k.spec.form == exec::DerivativeForm::Jacobian)
+        code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
+          return exec::input_tangents(k.program, plain, robot, wrt, in.data());
+        });
+      else
+        code = quadratic_form(code, plain, robot, k.spec.form);
     }
     specialise::Kernel kernel =
         specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,

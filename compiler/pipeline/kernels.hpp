@@ -10,6 +10,7 @@
 
 #include "specialise/kernel.hpp"
 #include "exec/constants.hpp"
+#include "exec/derivative.hpp"
 #include "exec/execute.hpp"
 #include "exec/sweep_ir.hpp"
 #include "lower/kernels.hpp"
@@ -30,6 +31,7 @@ struct KernelSpec {
   std::optional<syntax::Located> where = std::nullopt;
   // A derivative kernel: d(expression)/d(wrt) (lower::KernelDecl::wrt); empty otherwise.
   std::vector<std::string> wrt = {};
+  exec::DerivativeForm form = exec::DerivativeForm::Jacobian;  // lower::KernelDecl::form
 };
 
 // "calM qdd + C", or "d(calM qdd + C)/d(q, qd)" for a derivative kernel.

@@ -208,7 +208,9 @@ Kernel make_kernel(std::string name, std::string expression, std::string derivat
   k.expression = std::move(expression);
   k.derivation = std::move(derivation);
   k.meaning = std::move(meaning);
-  for (std::size_t i = 0; i < program.inputs.size(); ++i)
+  // The layout's inputs: the program's, or a prefix of them (a Coriolis form drops qdd).
+  SOA_ASSERT(layout.inputs.size() <= program.inputs.size(), "make_kernel: more inputs than the program has");
+  for (std::size_t i = 0; i < layout.inputs.size(); ++i)
     k.inputs.push_back(
         {program.vars[program.inputs[i]].name, layout.inputs[i].size, program.vars[program.inputs[i]].space});
   k.output = program.output.name;

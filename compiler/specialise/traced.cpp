@@ -183,4 +183,29 @@ ScalarProgram Tracer::finish(const std::vector<Traced>& outputs, int input_count
   return p;
 }
 
+std::vector<Traced> Tracer::replay(const ScalarProgram& p, const std::vector<Traced>& inputs) {
+  SOA_ASSERT(static_cast<int>(inputs.size()) == p.input_count, "replay: one value per input");
+  std::vector<Traced> value(p.nodes.size());
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const ScalarNode& n = p.nodes[i];
+    set_label(n.label >= 0 ? p.labels[static_cast<std::size_t>(n.label)] : std::string());
+    const auto v = [&](int k) -> const Traced& { return value[static_cast<std::size_t>(k)]; };
+    switch (n.op) {
+      case ScalarOp::Input: value[i] = inputs[static_cast<std::size_t>(n.a)]; break;
+      case ScalarOp::Const: value[i] = constant(n.value); break;
+      case ScalarOp::Add:
+      case ScalarOp::Sub:
+      case ScalarOp::Mul:
+      case ScalarOp::Div: value[i] = binary(n.op, v(n.a), v(n.b)); break;
+      case ScalarOp::Neg:
+      case ScalarOp::Sqrt:
+      case ScalarOp::Sin:
+      case ScalarOp::Cos: value[i] = unary(n.op, v(n.a)); break;
+    }
+  }
+  std::vector<Traced> out;
+  for (int o : p.outputs) out.push_back(value[static_cast<std::size_t>(o)]);
+  return out;
+}
+
 }  // namespace soa::specialise

@@ -73,6 +73,10 @@ public:
   // The program computing `outputs`, without dead nodes.
   ScalarProgram finish(const std::vector<Traced>& outputs, int input_count);
 
+  // `p` recorded again with `inputs` (values of this tracer, or literals) for its inputs: its
+  // outputs. A literal input folds through p (partial evaluation: p at qd = e_k).
+  std::vector<Traced> replay(const ScalarProgram& p, const std::vector<Traced>& inputs);
+
 private:
   struct Key {
     ScalarOp op;

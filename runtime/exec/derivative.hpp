@@ -32,6 +32,17 @@
 
 namespace soa::exec {
 
+// What a derivative kernel forms (docs/mathematics.md section 7).
+// - Jacobian: d(output)/d(wrt), as above.
+// - Coriolis: of tau = calM qdd + C (inputs q, qd, qdd; wrt qd), the Coriolis matrix
+//   Cor = (d tau/dqd + calM Z) / 2 at qdd = 0, Z the joints' own cross products
+//   (coriolis_tangents): calM_dot - 2 Cor is skew and Cor qd is C without gravity. Its
+//   inputs are q and qd (the value does not depend on qdd); its output N x N.
+// - Christoffel: the same program; d Cor / d qd, the Christoffel symbols of the first kind
+//   (004 section 5): N matrices, block k = Cor at qd = e_k (Cor is linear in qd), entry
+//   (i, j) of block k = Gamma_ijk, so that Cor = sum_k Gamma_..k qd_k. Its input is q.
+enum class DerivativeForm { Jacobian, Coriolis, Christoffel };
+
 // The number of tangent directions input `input` (an index into program.inputs) has.
 int tangent_size(const SweepProgram& program, int input, int nq, int nv, int n, int m);
 
@@ -97,9 +108,58 @@ std::vector<std::vector<std::pair<int, S>>> input_tangents(const SweepProgram& p
   return out;
 }
 
+// The directions of the Coriolis form, one per qd entry k, scaled by 1/2: qd_k at rate 1/2
+// and qdd at rate Z(qd) e_k / 2, so that the derivative of tau along it is column k of
+// (d tau/dqd + calM Z) / 2. Z is block-diagonal over the joints: 0 for a 1-dof joint,
+// omega~ for a ball joint, [[omega~, 0], [v~, omega~]] for a free-flyer ([omega; v] = its
+// qd). `qd` is the input at offset qd_at, qdd's offset is qdd_at.
+template <class S>
+std::vector<std::vector<std::pair<int, S>>> coriolis_tangents(const RobotConstants<double>& robot, const S* qd,
+                                                              int qd_at, int qdd_at) {
+  std::vector<std::vector<std::pair<int, S>>> t(static_cast<std::size_t>(robot.nv));
+  const S half(0.5);
+  for (int k = 0; k < robot.nv; ++k) t[static_cast<std::size_t>(k)].emplace_back(qd_at + k, half);
+  // Column c of w~ (w x e_c), halved, into rows `row`.. of direction k.
+  auto cross_column = [&](const S* w, int c, int k, int row) {
+    const int a = (c + 1) % 3, b = (c + 2) % 3;  // w x e_c = w_b e_a - w_a e_b
+    t[static_cast<std::size_t>(k)].emplace_back(qdd_at + row + a, half * w[b]);
+    t[static_cast<std::size_t>(k)].emplace_back(qdd_at + row + b, -(half * w[a]));
+  };
+  for (const BodyConstants<double>& b : robot.bodies) {
+    const int o = b.v_offset;
+    const S* w = qd + o;  // omega, first in a ball's and a free-flyer's qd
+    switch (b.joint) {
+      case JointKind::Revolute:
+      case JointKind::Prismatic: break;
+      case JointKind::Ball:
+        for (int c = 0; c < 3; ++c) cross_column(w, c, o + c, o);
+        break;
+      case JointKind::Free:
+        for (int c = 0; c < 3; ++c) {
+          cross_column(w, c, o + c, o);               // omega~ e_c
+          cross_column(qd + o + 3, c, o + c, o + 3);  // v~ e_c
+          cross_column(w, c, o + 3 + c, o + 3);       // omega~ e_c, for the linear rates
+        }
+        break;
+    }
+  }
+  return t;
+}
+
+// The layout of a kernel of this form (program, wrt as for derivative_layout): Jacobian as
+// derivative_layout; Coriolis without the qdd input (the last); Christoffel with q alone,
+// N x N^2.
+Layout form_layout(const SweepProgram& program, const std::vector<int>& wrt, DerivativeForm form, int nq, int nv, int n,
+                   int m);
+
 // d(output)/d(inputs wrt) at `in` (the program's input layout), into `out`
 // (derivative_layout). Throws what execute throws.
 void differentiate(const SweepProgram& program, const RobotConstants<double>& robot, const double* in,
                    const std::vector<int>& wrt, double* out);
+
+// The Coriolis or Christoffel form (above) at `in` (form_layout's inputs), into `out`. The
+// program is tau's, with inputs q, qd, qdd in that order.
+void quadratic_form(const SweepProgram& program, const RobotConstants<double>& robot, DerivativeForm form,
+                    const double* in, double* out);
 
 }  // namespace soa::exec

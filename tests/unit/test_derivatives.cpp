@@ -197,19 +197,22 @@ TEST_CASE("a derivative kernel's layout: the output once per direction, q's dire
   for (const lower::KernelDecl& decl : lower::derivative_kernels()) {
     const exec::Layout l = pipeline::kernel_layout(test::lowered(decl), c);
     INFO(decl.name);
-    CHECK(l.input_size == (decl.name == "mass_matrix_derivative" ? 19 : 19 + 18 + 18));
+    const bool of_q = decl.name == "mass_matrix_derivative" || decl.name == "christoffel";
+    CHECK(l.input_size == (of_q ? 19 : decl.name == "coriolis_matrix" ? 19 + 18 : 19 + 18 + 18));
     CHECK(l.rows == 18);
-    CHECK(l.cols == (decl.name == "mass_matrix_derivative" ? 18 * 18 : 2 * 18));
+    CHECK(l.cols == (of_q ? 18 * 18 : decl.name == "coriolis_matrix" ? 18 : 2 * 18));
   }
 }
 
 // ---- physics --------------------------------------------------------------------------------
 
 // The Coriolis matrix Cor(q, qd) = (d tau / dqd + calM Z) / 2, Z the joints' own
-// cross-product blocks (zero for 1-dof joints; docs/mathematics.md, "Derivatives"), and
-// calM_dot = sum_k d calM / dq_k qd_k: calM_dot - 2 Cor is skew and Cor qd is the bias of
-// inverse dynamics without gravity. For a fixed base of 1-dof joints Cor's entries are
-// sum_k Gamma_ijk qd_k with 004's Christoffel symbols of the first kind.
+// cross-product blocks (zero for 1-dof joints; docs/mathematics.md, "Derivatives"), formed
+// here from the inverse-dynamics and mass-matrix kernels, is the coriolis_matrix kernel; with
+// calM_dot = sum_k d calM / dq_k qd_k, calM_dot - 2 Cor is skew and Cor qd is the bias of
+// inverse dynamics without gravity. The christoffel kernel's blocks Gamma_..k contract with
+// qd to Cor, and for a fixed base of 1-dof joints they are 004's Christoffel symbols of the
+// first kind, entry by entry, from d calM / dq.
 void check_physics(const Robot& robot, std::uint64_t seed) {
   const std::vector<int> tips = robot.default_tips();
   const exec::RobotConstants<double> c = exec::make_constants(robot, tips);
@@ -250,6 +253,12 @@ void check_physics(const Robot& robot, std::uint64_t seed) {
     }
   }
   const MatX Cor = (dtau.rightCols(N) + M * Z) / 2;
+  const double cor_scale = std::max(1.0, Cor.cwiseAbs().maxCoeff());
+  CHECK((run(derivatives[3], c, {s.q, s.qd}) - Cor).cwiseAbs().maxCoeff() / cor_scale < 1e-12);
+  const MatX Gamma = run(derivatives[4], c, {s.q});
+  MatX contracted = MatX::Zero(N, N);
+  for (int k = 0; k < N; ++k) contracted += Gamma.middleCols(k * N, N) * s.qd[k];
+  CHECK((contracted - Cor).cwiseAbs().maxCoeff() / cor_scale < 1e-10);
   const MatX skewness = Mdot - 2 * Cor;
   const double scale = std::max(1.0, Mdot.cwiseAbs().maxCoeff());
   CHECK((skewness + skewness.transpose()).cwiseAbs().maxCoeff() / scale < 1e-10);
@@ -257,12 +266,11 @@ void check_physics(const Robot& robot, std::uint64_t seed) {
   bool one_dof_fixed = true;
   for (const Body& b : robot.bodies) one_dof_fixed &= b.nv() == 1;
   if (!one_dof_fixed) return;
-  MatX fromGamma = MatX::Zero(N, N);  // 004 section 5
+  MatX fromM(N, N * N);  // 004 section 5: Gamma_ijk = (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) / 2
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < N; ++k)
-        fromGamma(i, j) += 0.5 * (dM(i, k * N + j) + dM(i, j * N + k) - dM(j, i * N + k)) * s.qd[k];
-  CHECK((fromGamma - Cor).cwiseAbs().maxCoeff() / std::max(1.0, Cor.cwiseAbs().maxCoeff()) < 1e-10);
+      for (int k = 0; k < N; ++k) fromM(i, k * N + j) = 0.5 * (dM(i, k * N + j) + dM(i, j * N + k) - dM(j, i * N + k));
+  CHECK((fromM - Gamma).cwiseAbs().maxCoeff() / std::max(1.0, Gamma.cwiseAbs().maxCoeff()) < 1e-10);
 }
 
 TEST_CASE("calM_dot - 2 Cor is skew, Cor qd is the bias, Christoffel symbols for a fixed base", "[derivatives]") {
