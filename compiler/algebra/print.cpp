@@ -29,7 +29,7 @@ public:
 private:
   const PrintOptions& o_;
 
-  std::string open_mark() const { return o_.syntax == Syntax::Latex ? "\\underline{" : "["; }
+  std::string open_mark() const { return o_.syntax == Syntax::Latex ? std::string(o_.latex_mark) + "{" : "["; }
   std::string close_mark() const { return o_.syntax == Syntax::Latex ? "}" : "]"; }
 
   bool whole_marked(const Expr& e) const {

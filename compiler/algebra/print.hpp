@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "algebra/expr.hpp"
 
@@ -19,10 +20,13 @@ struct PrintOptions {
   Syntax syntax = Syntax::Ascii;
   // Optionally mark one subterm (derivation output): the node `mark`, or, when `mark` is a
   // Product and mark_end > mark_begin, only its factors [mark_begin, mark_end). Marked text
-  // is wrapped in [ ] for Ascii/Unicode and \underline{...} for Latex.
+  // is wrapped in [ ] for Ascii/Unicode and, for Latex, in `latex_mark` applied to it:
+  // \underline{...} by default; the HTML page of a derivation asks for KaTeX's
+  // \htmlClass{soa-mark} so that its style sheet draws the mark.
   const Node* mark = nullptr;
   std::size_t mark_begin = 0;
   std::size_t mark_end = 0;
+  std::string_view latex_mark = "\\underline";
 };
 
 std::string print(const Expr& e, const PrintOptions& options = {});

@@ -76,6 +76,8 @@ int run_derive(const DeriveOptions& o) {
     std::cout << pipeline::derivation_latex(d, c);
   else if (o.format == "json")
     std::cout << pipeline::derivation_json(d, c);
+  else if (o.format == "html")
+    std::cout << pipeline::derivation_html(d, c, lib.rules);
   else
     std::cout << pipeline::derivation_text(d, c);
 
@@ -95,7 +97,8 @@ void add_derive(CLI::App& app, Runner& run) {
   auto opts = std::make_shared<DeriveOptions>();
   CLI::App* cmd = app.add_subcommand("derive", "rewrite an expression into its cheapest known form, step by step");
   cmd->add_option("expression", opts->expression, "operator expression, e.g. \"J calM^-1 J*\"")->required();
-  cmd->add_option("--format", opts->format, "text, latex or json")->check(CLI::IsMember({"text", "latex", "json"}));
+  cmd->add_option("--format", opts->format, "text, latex, json, or html (one self-contained page, typeset with KaTeX)")
+      ->check(CLI::IsMember({"text", "latex", "json", "html"}));
   cmd->add_option("--library", opts->library,
                   "identity library (default: $SOAC_LIBRARY, else the built-in identities.soa)");
   opts->robot.add_to(*cmd, false);

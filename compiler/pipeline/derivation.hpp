@@ -10,10 +10,21 @@
 //   no size of its own (I, 0) are not evaluated (their error is 0).
 // - The renderings only read; `check` may be null (no check was asked for).
 // - derivation_html is one page with nothing outside it: KaTeX (Debian's libjs-katex, embedded
-//   when soac was built) and its fonts are inlined, so the page works offline.
+//   when soac was built) and its fonts are inlined, so the page works offline. It shows the
+//   input and its cost, one block per step (class "step": number, rule, citation, `before`
+//   with the rewritten part highlighted, `after`, the cost after it, with a check the step's
+//   largest relative error and PASS/FAIL, and in a <details> element the rule's statement),
+//   the final form and its cost, and the check's summary. Every formula is an element of
+//   class "tex" whose data-tex attribute holds its LaTeX (its text: the Unicode form, what a
+//   reader without scripts sees); a script typesets each with KaTeX on load, and marks one it
+//   cannot typeset with class "katex-error". `rules` (pipeline::Library::rules) gives each
+//   step's rule statement: a step whose rule is not there (the algebra's own moves, an
+//   unknown name) shows its citation alone. An arm's instance ("MINV[1]") is stated as its
+//   whole-robot rule on that arm.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +49,8 @@ DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definit
 std::string derivation_text(const rewrite::Derivation& d, const DerivationCheck* check);
 std::string derivation_latex(const rewrite::Derivation& d, const DerivationCheck* check);
 std::string derivation_json(const rewrite::Derivation& d, const DerivationCheck* check);
-std::string derivation_html(const rewrite::Derivation& d, const DerivationCheck* check);
+std::string derivation_html(const rewrite::Derivation& d, const DerivationCheck* check,
+                            std::span<const rewrite::Rule> rules = {});
 
 // How a step's `before` is printed with its rewritten part marked (rewrite::Step's site).
 ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax);
