@@ -7,6 +7,9 @@
 #   P/lib/libsoa_*.a                  its static libraries
 #   P/lib/cmake/soac/                 find_package(soac): soacConfig.cmake, its version file,
 #                                     the exported targets and soac.cmake
+#   P/lib/python3/dist-packages/soac/ the Python module (SOA_WITH_PYTHON, SOA_PYTHON_INSTALL_DIR;
+#                                     docs/python.md): its rules are in python/CMakeLists.txt,
+#                                     where the module is made; `--component python` installs it alone
 # The package gives
 #   soac::soac       the run-time API (Dynamics::create, load_urdf): its include directory
 #                    and everything it links (Eigen3, fmt, tinyxml2, LLVM with SOA_WITH_LLVM),

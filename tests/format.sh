@@ -6,7 +6,7 @@ set -euo pipefail
 mode=$1
 cf=${2:-clang-format-16}
 cd "$(dirname "$0")/.."
-mapfile -t files < <(find compiler runtime tests benchmarks examples \( -name '*.cpp' -o -name '*.hpp' \) \
+mapfile -t files < <(find compiler runtime tests benchmarks examples python \( -name '*.cpp' -o -name '*.hpp' \) \
   -not -path 'tests/data/*' | sort)
 if [ "$mode" = fix ]; then
   "$cf" -i "${files[@]}"

@@ -1,0 +1,103 @@
+// soac.emit: robot-specialised C++ written as soac emit writes it (all files or none).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "convert.hpp"
+#include "emit-cpp/emit_cpp.hpp"
+#include "pipeline/kernels.hpp"
+#include "specialise/kernel.hpp"
+#include "specialise/share.hpp"
+#include "support/error.hpp"
+#include "syntax/diagnostics.hpp"
+#include "syntax/syntax.hpp"
+
+namespace soa::python {
+namespace {
+
+using namespace pybind11::literals;
+namespace fs = std::filesystem;
+
+// soac emit's defaults (compiler/driver/cmd_emit.cpp).
+constexpr long kWarnLines = 200000;
+constexpr int kDefaultSources = 4;
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw UserError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+}
+
+std::vector<std::string> emit(const py::object& robot_object, const fs::path& out,
+                              const std::optional<fs::path>& kernel_file, const std::string& name, int sources,
+                              bool derivatives, const std::optional<fs::path>& library_path) {
+  const std::string kernels = kernel_file ? kernel_file->string() : "";
+  // The name first: a bad one costs nothing.
+  if (!name.empty()) specialise::check_name(name, "name", true);
+  if (sources < 1 || sources > emit::kMaxSources)
+    throw UserError(fmt::format("sources: {} is not in 1 to {}", sources, emit::kMaxSources));
+  const RobotPtr robot = robot_arg(robot_object);
+  std::vector<std::string> paths;
+  long lines = 0;
+  {
+    py::gil_scoped_release released;
+    if (!kernels.empty())
+      for (const syntax::Hold& h : syntax::load_module(kernels).holds)
+        throw NotImplemented(
+            fmt::format("{}: {} '{}': kernel files that hold frames are not supported from Python "
+                        "yet (soac emit takes them)",
+                        syntax::location(h.where), h.kind, h.frame));
+    const pipeline::Library lib = pipeline::load_library(library_path ? library_path->string() : "");
+    const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(kernels, false, derivatives);
+    const std::vector<specialise::Kernel> code =
+        pipeline::compile_for_robot(specs, lib, robot->robot, robot->tips).code;
+    emit::Target target =
+        emit::make_target(robot->robot, robot->tips, name.empty() ? specialise::identifier(robot->robot.name) : name);
+    target.kernel_source = kernels;
+    emit::CppOptions options{sources};
+    const emit::Emitted files = emit::emit_cpp(code, target, options);
+
+    // Beside the targets, then renamed: a failure leaves no half-written output.
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw UserError(fmt::format("{}: cannot create the output directory: {}", out.string(), ec.message()));
+    std::vector<std::pair<fs::path, const std::string*>> outputs{{out / files.header_name, &files.header}};
+    for (const emit::SourceFile& f : files.sources) outputs.emplace_back(out / f.name, &f.text);
+    const auto tmp = [](const fs::path& p) { return fs::path(p.string() + ".tmp"); };
+    try {
+      for (const auto& [path, text] : outputs) write_file(tmp(path), *text);
+      for (const auto& [path, text] : outputs) fs::rename(tmp(path), path);
+    } catch (...) {
+      for (const auto& [path, text] : outputs) fs::remove(tmp(path), ec);
+      throw;
+    }
+    for (const auto& [path, text] : outputs) paths.push_back(path.string());
+    for (const emit::SourceFile& f : files.sources)
+      lines += static_cast<long>(std::count(f.text.begin(), f.text.end(), '\n'));
+  }
+  if (lines > kWarnLines)
+    warn(
+        fmt::format("the generated sources have {} lines (more than {}): compiling them takes more than half a minute "
+                    "of CPU (docs/performance.md); fewer tips or fewer kernels make them smaller",
+                    lines, kWarnLines));
+  return paths;
+}
+
+}  // namespace
+
+void init_emit(py::module_& m) {
+  m.def("emit", &emit, "robot"_a, "out"_a, py::kw_only(), "kernels"_a = py::none(), "name"_a = "",
+        "sources"_a = kDefaultSources, "derivatives"_a = false, "library"_a = py::none(),
+        "Robot-specialised C++ for a kernel set, as soac emit [KERNELS] --robot ... --out OUT writes it:\n"
+        "the header and `sources` source files, all written or none. robot: a soac.Robot or URDF path;\n"
+        "kernels: a .soa file (default: the standard kernels; derivatives=True adds the derivative\n"
+        "kernels); name: the file stem, namespace soa_gen::NAME and extern \"C\" prefix (default: the URDF\n"
+        "robot name as an identifier). Returns the paths written, the header first.");
+}
+
+}  // namespace soa::python
