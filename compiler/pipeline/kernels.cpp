@@ -34,7 +34,7 @@ std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
     // where the declaration can be pointed at, when it cannot be one.
     if (const std::string problem = specialise::name_problem(k.name); !problem.empty())
       syntax::fail(k.where, "kernel name '" + k.name + "' " + problem);
-    out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body), k.where});
+    out.push_back({k.name, k.inputs, k.body, "out", ir::print(k.body), k.where, k.wrt});
   }
   return out;
 }

@@ -157,7 +157,7 @@ struct identity_decl
              p::must<identity_colon>, sp, p::must<identity_equation>, p::must<identity_end>> {};
 
 // peg: kernel_decl <- 'kernel' !word_char sp kernel_name sp '(' sp
-//                     (word_text (sp ',' sp word_text)*)? sp ')' sp '=' sp expression sp ';'
+//                     (word_text (sp ',' sp word_text)*)? sp ')' sp '=' sp kernel_body sp ';'
 //      kernel_name <- !keyword [A-Za-z_] [A-Za-z0-9_]*
 struct kernel_name : p::seq<p::not_at<keyword>, p::identifier> {};
 struct kernel_input : p::seq<word_text> {};
@@ -165,7 +165,24 @@ struct next_input : p::seq<kernel_input> {};
 struct open_inputs : p::one<'('> {};
 struct close_inputs : p::one<')'> {};
 struct kernel_equals : p::one<'='> {};
-struct kernel_body : p::seq<expression> {};
+// A kernel may be a derivative of an expression with respect to some of its inputs (docs/
+// mathematics.md section 7). `d(` may also begin a product (a name `d` times a parenthesis):
+// only the '/' after the ')' tells, so this is the one place the grammar backtracks over
+// more than whitespace.
+// peg: kernel_body <- derivative / expression
+//      derivative  <- d_mark '(' sp expression sp ')' sp '/' sp wrt
+//      wrt         <- d_mark ('(' sp wrt_name (sp ',' sp wrt_name)* sp ')' / wrt_name)
+//      d_mark      <- 'd' / '∂'
+struct d_mark : p::sor<p::one<'d'>, p::utf8::one<0x2202>> {};
+struct wrt_name : p::seq<word_text> {};
+struct first_wrt : p::seq<wrt_name> {};
+struct next_wrt : p::seq<wrt_name> {};
+struct close_wrt : p::one<')'> {};
+struct wrt_list : p::seq<p::one<'('>, sp, p::must<first_wrt>, p::star<sp, p::one<','>, sp, p::must<next_wrt>>, sp,
+                         p::must<close_wrt>> {};
+struct wrt : p::seq<d_mark, p::sor<wrt_list, wrt_name>> {};
+struct derivative : p::seq<d_mark, p::one<'('>, sp, expression, sp, p::one<')'>, sp, p::one<'/'>, sp, p::must<wrt>> {};
+struct kernel_body : p::sor<derivative, expression> {};
 struct kernel_end : p::seq<sp, p::one<';'>> {};
 struct kernel_decl
     : p::seq<kw_kernel, sp, p::must<kernel_name>, sp, p::must<open_inputs>, sp,
@@ -204,11 +221,11 @@ struct token_start
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule,
-    p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number, word,
-                                     inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl, identity_name,
-                                     citation_text, attribute, attr_key, attr_value, kernel_decl, kernel_name,
-                                     kernel_input, hold_decl, hold_kind, frame_name, partner_name, hold_direction>>;
+    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number,
+                                           word, inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl,
+                                           identity_name, citation_text, attribute, attr_key, attr_value, kernel_decl,
+                                           kernel_name, kernel_input, derivative, wrt_name, hold_decl, hold_kind,
+                                           frame_name, partner_name, hold_direction>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {
@@ -265,6 +282,10 @@ template <> inline constexpr Expectation expect<next_input>{"expected an input n
 template <> inline constexpr Expectation expect<close_inputs>{"expected ',' or ')' in the kernel's inputs"};
 template <> inline constexpr Expectation expect<kernel_equals>{"expected '=' after the kernel's inputs"};
 template <> inline constexpr Expectation expect<kernel_body>{"expected the kernel's expression after '='"};
+template <> inline constexpr Expectation expect<wrt>{"expected what to differentiate with respect to after '/': d(INPUT, ...) or dINPUT"};
+template <> inline constexpr Expectation expect<first_wrt>{"expected an input name after 'd('"};
+template <> inline constexpr Expectation expect<next_wrt>{"expected an input name after ','"};
+template <> inline constexpr Expectation expect<close_wrt>{"expected ',' or ')' after the input names"};
 template <> inline constexpr Expectation expect<kernel_end>{"expected ';' to end the kernel declaration", Place::AfterPrevious, true};
 template <> inline constexpr Expectation expect<frame_name>{"expected a frame (link) name after 'weld' or 'contact'"};
 template <> inline constexpr Expectation expect<first_direction>{"expected a direction (rx, ry, rz, x, y or z) after ':'"};

@@ -216,7 +216,23 @@ private:
         fail(src_, b.span(input), fmt::format("input '{}' is listed twice", input.string_view()));
       k.inputs.push_back(input.string());
     }
-    k.body = b.expression(*decl.children.back());
+    const Node& body = *decl.children.back();
+    if (body.is_type<grammar::derivative>()) {
+      for (std::size_t i = 1; i < body.children.size(); ++i) {
+        const Node& w = *body.children[i];
+        if (std::find(k.inputs.begin(), k.inputs.end(), w.string_view()) == k.inputs.end())
+          fail(src_, b.span(w),
+               fmt::format("the derivative is taken with respect to '{}', which is not among the "
+                           "kernel's inputs",
+                           w.string_view()));
+        if (std::find(k.wrt.begin(), k.wrt.end(), w.string_view()) != k.wrt.end())
+          fail(src_, b.span(w), fmt::format("'{}' is listed twice", w.string_view()));
+        k.wrt.push_back(w.string());
+      }
+      k.body = b.expression(*body.children.front());
+    } else {
+      k.body = b.expression(body);
+    }
     detail::check_shape(src_, k.body);
     module_.kernels.push_back(std::move(k));
   }

@@ -52,8 +52,11 @@ struct Identity {
 struct Kernel {
   std::string name;
   std::vector<std::string> inputs;  // as written; not checked against the body
-  ir::Expr body;
-  Located where;  // the kernel's name
+  ir::Expr body;                    // for a derivative kernel, the expression differentiated
+  Located where;                    // the kernel's name
+  // `kernel NAME(q, qd) = d(EXPR)/d(q, qd);`: the inputs the body is differentiated with
+  // respect to (pipeline::KernelSpec::wrt); empty for a plain kernel.
+  std::vector<std::string> wrt = {};
 };
 
 // A constraint: `weld FRAME;`, `weld FRAME: DIR, ...;` or `contact FRAME;` with the world,
