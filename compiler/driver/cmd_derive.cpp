@@ -5,7 +5,6 @@
 #include <iostream>
 #include <memory>
 
-#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
 #include "interp/interpreter.hpp"
@@ -26,38 +25,6 @@ struct DeriveOptions {
   std::uint64_t seed = 1;
 };
 
-// Does `e` invert a tip-space matrix ((J calM^-1 J*)^-1: defined only where the tips'
-// directions are independent)?
-bool inverts_tip_matrix(const ir::Expr& e) {
-  if (e.is(ir::Op::Inverse) && ir::tip_square(e.kid(0))) return true;
-  for (const ir::Expr& k : e.kids())
-    if (inverts_tip_matrix(k)) return true;
-  return false;
-}
-
-// On `loaded` (--robot), else on a random tree (random arms when the input names arms). A
-// tip-space inverse is checked on a longer tree with one tip, its deepest leaf, so that the
-// matrix is invertible.
-pipeline::DerivationCheck check_steps(const rewrite::Derivation& d, const DeriveOptions& o,
-                                      const std::optional<LoadedRobot>& loaded, const ir::Definitions& definitions) {
-  const std::vector<int> arms = ir::arms_in(d.input);
-  const bool tip_inverse = inverts_tip_matrix(d.input);
-  LoadedRobot r = loaded ? *loaded
-                         : random_robot(o.seed, arms.empty() ? 0 : arms.back(),
-                                        tip_inverse ? RandomTreeOptions{10, false, true, true, 0.2}
-                                                    : RandomTreeOptions{7, false, true, true, 0.5});
-  if (!loaded && tip_inverse && arms.empty()) {
-    int deepest = -1, most = -1;
-    for (int leaf : r.robot.leaf_bodies()) {
-      int dofs = 0;
-      for (int b = leaf; b >= 0; b = r.robot.bodies[b].parent) dofs += r.robot.bodies[b].nv();
-      if (dofs > most) most = dofs, deepest = leaf;
-    }
-    r.tips = {*r.robot.find_frame(r.robot.bodies[deepest].name)};
-  }
-  return pipeline::check_derivation(d, definitions, r.robot, r.tips, o.samples, o.seed);
-}
-
 int run_derive(const DeriveOptions& o) {
   const pipeline::Library lib = pipeline::load_library(o.library);
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
@@ -70,7 +37,10 @@ int run_derive(const DeriveOptions& o) {
   const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
 
   std::optional<pipeline::DerivationCheck> check;
-  if (o.check) check = check_steps(d, o, robot, lib.algebra.definitions);
+  if (o.check) {
+    const LoadedRobot r = robot ? *robot : pipeline::check_robot(d.input, o.seed);
+    check = pipeline::check_derivation(d, lib.algebra.definitions, r.robot, r.tips, o.samples, o.seed);
+  }
   const pipeline::DerivationCheck* c = check ? &*check : nullptr;
   if (o.format == "latex")
     std::cout << pipeline::derivation_latex(d, c);

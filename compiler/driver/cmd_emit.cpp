@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "driver/driver.hpp"
@@ -17,15 +14,6 @@
 namespace soa::driver {
 namespace {
 
-namespace fs = std::filesystem;
-
-// Above this many lines (all sources together) g++ -O2 needs more than about 30 s of CPU
-// for the generated code (it compiles about 7,000 lines a second: docs/performance.md,
-// "Building the generated code"): a robot's dynamics should not cost its build more.
-constexpr long kDefaultWarnLines = 200000;
-// Sources per kernel set: enough for the cores of a typical build machine.
-constexpr int kDefaultSources = 4;
-
 struct EmitOptions {
   std::string kernels;  // .soa file; empty: the standard kernels
   bool derivatives = false;
@@ -35,8 +23,8 @@ struct EmitOptions {
   std::string library;
   std::string emit;  // --emit=STAGE
   int share_min_ops = specialise::kDefaultShareMinOps;
-  emit::CppOptions cpp{kDefaultSources};
-  long warn_lines = kDefaultWarnLines;
+  emit::CppOptions cpp{emit::kDefaultSources};
+  long warn_lines = emit::kDefaultWarnLines;
 };
 
 long lines_of(const std::string& text) { return static_cast<long>(std::count(text.begin(), text.end(), '\n')); }
@@ -44,13 +32,6 @@ long lines_of(const std::string& text) { return static_cast<long>(std::count(tex
 std::string size_of(const std::string& text) {
   const double kb = static_cast<double>(text.size()) / 1024.0;
   return kb < 1024.0 ? fmt::format("{:.0f} KB", kb) : fmt::format("{:.1f} MB", kb / 1024.0);
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw UserError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
 }
 
 emit::CppOptions cpp_options(const EmitOptions& o) {
@@ -79,35 +60,19 @@ int run_emit(const EmitOptions& o) {
   target.kernel_source = o.kernels;
   const emit::Emitted files = emit::emit_cpp(kernels, target, cpp_options(o));
 
-  // Write beside the targets, then rename: a failure leaves no half-written output.
-  std::error_code ec;
-  fs::create_directories(o.out, ec);
-  if (ec) throw UserError(fmt::format("{}: cannot create the output directory: {}", o.out, ec.message()));
-  std::vector<std::pair<fs::path, const std::string*>> outputs{{fs::path(o.out) / files.header_name, &files.header}};
-  for (const emit::SourceFile& f : files.sources) outputs.emplace_back(fs::path(o.out) / f.name, &f.text);
-  const auto tmp = [](const fs::path& p) { return fs::path(p.string() + ".tmp"); };
-  try {
-    for (const auto& [path, text] : outputs) write_file(tmp(path), *text);
-    for (const auto& [path, text] : outputs) fs::rename(tmp(path), path);
-  } catch (...) {
-    for (const auto& [path, text] : outputs) fs::remove(tmp(path), ec);
-    throw;
-  }
-  long lines = 0;
+  const std::vector<std::string> paths = emit::write_files(files, o.out);
+  const long lines = emit::source_lines(files);
   std::size_t bytes = 0;
-  for (const emit::SourceFile& f : files.sources) lines += lines_of(f.text), bytes += f.text.size();
-  fmt::print("soac emit: {} kernels for {} -> {}{}\n", kernels.size(), r.describe(), outputs.front().first.string(),
-             files.sources.size() == 1 ? ", " + outputs.back().first.string()
+  for (const emit::SourceFile& f : files.sources) bytes += f.text.size();
+  fmt::print("soac emit: {} kernels for {} -> {}{}\n", kernels.size(), r.describe(), paths.front(),
+             files.sources.size() == 1 ? ", " + paths.back()
                                        : fmt::format(" and {} sources {}/{}_1.cpp ... _{}.cpp", files.sources.size(),
                                                      o.out, target.file_stem, files.sources.size()));
   fmt::print("  size: {} {} lines {}; {} {} lines {}\n", files.header_name, lines_of(files.header),
              size_of(files.header), files.sources.size() == 1 ? "source" : "sources", lines,
              size_of(std::string(bytes, ' ')));
-  if (lines > o.warn_lines)
-    fmt::print(stderr,
-               "soac: warning: the generated sources have {} lines (more than {}): compiling them takes more "
-               "than half a minute of CPU (docs/performance.md); fewer tips or fewer kernels make them smaller\n",
-               lines, o.warn_lines);
+  if (const std::string warning = emit::size_warning(lines, o.warn_lines); !warning.empty())
+    fmt::print(stderr, "soac: warning: {}\n", warning);
   return kOk;
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "pipeline/pipeline.hpp"
+#include "pipeline/state.hpp"
 #include "algebra/print.hpp"
 #include "algebra/shape.hpp"
 #include "driver/driver.hpp"
@@ -34,34 +35,21 @@ void print_matrix(const char* title, const MatX& X, int precision) {
   }
 }
 
-// qdd from T by the equations of motion, T = calM qdd + C + J* f0 (001 eq. 23).
-VecX forward_dynamics(interp::Evaluation ev, const VecX& T) {
-  ev.kin.T = T;
-  const std::string fd = ev.m > 0 ? "calM^-1 (T - C - J* f0)" : "calM^-1 (T - C)";
-  auto source = std::make_shared<syntax::Source>(syntax::Source{"<forward dynamics>", fd});
-  return interp::eval_dense(ev, syntax::parse_expression(source));
-}
-
 int run_eval(const EvalOptions& o) {
   const LoadedRobot r = load_robot(o.robot);
   const pipeline::Library library = pipeline::load_library();  // what calM, J, K, ... mean
   auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", o.expression});
   const ir::Expr e = syntax::parse_expression(source);
   const int tips = static_cast<int>(r.tips.size());
-  State state;
-  std::optional<VecX> T;
+  StateFile file;
   if (!o.state_file.empty()) {
-    StateFile file = read_state_file(o.state_file, r.robot, tips);
-    state = file.state;
-    T = file.T;
-    if (T && !file.qdd)
-      state.qdd = forward_dynamics(interp::prepare(r.robot, state, r.tips, library.algebra.definitions), *T);
+    file = read_state_file(o.state_file, r.robot, tips);
   } else {
     std::mt19937_64 rng(o.seed);
-    state = random_state(r.robot, tips, rng);
+    file.state = random_state(r.robot, tips, rng);
   }
-  interp::Evaluation ev = interp::prepare(r.robot, state, r.tips, library.algebra.definitions);
-  if (T) ev.kin.T = *T;  // as written, not as recomputed from qdd
+  const interp::Evaluation ev =
+      pipeline::prepare_state(r.robot, file.state, r.tips, library.algebra.definitions, file.T, file.qdd.has_value());
   const MatX dense = interp::eval_dense(ev, e);
   const MatX sweeps = interp::eval_sweeps(ev, e);
   const std::string origin = o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file;

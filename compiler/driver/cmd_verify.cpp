@@ -2,18 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <random>
 
 #include "pipeline/pipeline.hpp"
-#include "algebra/arms.hpp"
-#include "algebra/print.hpp"
 #include "driver/driver.hpp"
 #include "driver/state_file.hpp"
 #include "support/error.hpp"
-#include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
 
 namespace soa::driver {
@@ -26,82 +21,17 @@ struct VerifyOptions {
   verify::Options check;
 };
 
-std::string statement(const verify::Claim& c) {
-  std::string s;
-  for (const auto& side : c.sides) s += (s.empty() ? "" : " = ") + ir::print(side);
-  return s;
-}
-
-std::vector<verify::Claim> read_claims(const std::vector<std::string>& args) {
-  std::vector<verify::Claim> claims;
-  for (const auto& arg : args) {
-    std::error_code no_file;  // a statement too long for a file name is no file either
-    if (arg.ends_with(".soa") ||
-        (std::filesystem::is_regular_file(arg, no_file) && arg.find('=') == std::string::npos)) {
-      const syntax::Module module = syntax::load_module(arg);
-      if (module.identities.empty())
-        throw UserError(
-            fmt::format("{}: no identities to verify ({} definitions, {} kernels; an "
-                        "identity is declared 'identity NAME \"citation\": LHS = RHS;')",
-                        arg, module.definitions.size(), module.kernels.size()));
-      for (const auto& id : module.identities)
-        claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
-      continue;
-    }
-    auto source = std::make_shared<syntax::Source>(syntax::Source{"<command line>", arg});
-    const std::vector<ir::Expr> sides = syntax::parse_equation(source);
-    verify::Claim c{"", "command line", sides, false, false};
-    c.name = statement(c);
-    claims.push_back(std::move(c));
-  }
-  return claims;
-}
-
-// Random trees for --random-trees: sizes, joint mixes and bases vary with the seed. Claims
-// about arms (psi2, ...) get as many random arms, each with one tip (driver.hpp).
-LoadedRobot tree_for(std::uint64_t seed, int arms) {
-  std::mt19937_64 rng(seed);
-  RandomTreeOptions o;
-  o.bodies = std::uniform_int_distribution<int>(2, 12)(rng);
-  o.floating = rng() % 2 == 1;
-  return random_robot(seed, arms, o);
-}
-
-// The highest arm index any claim names (0: none).
-int arms_named(const std::vector<verify::Claim>& claims) {
-  int arms = 0;
-  for (const auto& c : claims)
-    for (const auto& side : c.sides)
-      for (int a : ir::arms_in(side)) arms = std::max(arms, a);
-  return arms;
-}
-
-// A command that checks exactly the worst sample again: on random trees, the tree it came
-// from (seed + t) and samples up to it (the last of them is the worst one).
-std::string reproduce_hint(const VerifyOptions& o, const verify::Result& r, bool trees) {
-  std::string robot =
-      trees ? fmt::format("--random-trees 1 --seed {} --samples {}", o.check.seed + r.worst.tree, r.worst.sample + 1)
-            : fmt::format("--robot {}{} --seed {} --samples 1", o.robot.path, o.robot.floating ? " --floating" : "",
-                          r.worst.seed);
-  for (const auto& t : o.robot.tips) robot += " --tip " + t;
-  if (o.check.tol != verify::Options{}.tol) robot += fmt::format(" --tol {:g}", o.check.tol);
-  return robot;
-}
-
 int run_verify(const VerifyOptions& o) {
-  const std::vector<verify::Claim> claims = read_claims(o.claims);
+  const std::vector<verify::Claim> claims = verify::read_claims(o.claims, "<command line>");
   // The derived operators (calM, J, K, ...) mean what the library's definitions say.
   const pipeline::Library library = pipeline::load_library();
   const bool trees = o.robot.path.empty();
   const int tree_count = trees ? std::max(o.random_trees, 1) : 0;
 
-  std::vector<LoadedRobot> robots;
-  if (trees) {
-    const int arms = arms_named(claims);
-    for (int t = 0; t < tree_count; ++t) robots.push_back(tree_for(o.check.seed + static_cast<std::uint64_t>(t), arms));
-  } else {
-    robots.push_back(load_robot(o.robot));
-  }
+  const std::vector<LoadedRobot> robots =
+      trees ? verify::random_trees(claims, o.check.seed, tree_count) : std::vector<LoadedRobot>{load_robot(o.robot)};
+  std::vector<verify::Subject> subjects;
+  for (std::size_t t = 0; t < robots.size(); ++t) subjects.push_back({&robots[t].robot, robots[t].tips, trees ? t : 0});
 
   if (trees)
     fmt::print("soac verify: {} random trees (seeds {}..{}), {} samples each, tol {:g}\n", tree_count, o.check.seed,
@@ -115,17 +45,11 @@ int run_verify(const VerifyOptions& o) {
   long done = 0;
   std::vector<verify::Result> results;
   for (const auto& claim : claims) {
-    std::optional<verify::Result> merged;
-    for (std::size_t t = 0; t < robots.size(); ++t) {
-      verify::Subject subject{&robots[t].robot, robots[t].tips, trees ? t : 0};
-      auto tick = [&] {
-        if (progress && (++done % 8 == 0 || done == total))
-          std::cerr << fmt::format("\r[{}/{}] {}", done, total, claim.name) << std::flush;
-      };
-      verify::Result r = verify::check(claim, subject, library.algebra.definitions, o.check, tick);
-      merged = merged ? verify::merge(*merged, r) : r;
-    }
-    results.push_back(*merged);
+    auto tick = [&] {
+      if (progress && (++done % 8 == 0 || done == total))
+        std::cerr << fmt::format("\r[{}/{}] {}", done, total, claim.name) << std::flush;
+    };
+    results.push_back(verify::check_all(claim, subjects, library.algebra.definitions, o.check, tick));
   }
   if (progress) std::cerr << "\r\033[K" << std::flush;
 
@@ -145,19 +69,12 @@ int run_verify(const VerifyOptions& o) {
   }
   fmt::print("\n{} {}: {} passed, {} failed, {} skipped\n", results.size(),
              results.size() == 1 ? "identity" : "identities", passed, failed, skipped);
+  const verify::CommandRobot named{o.robot.path, o.robot.floating, o.robot.tips};
   for (std::size_t i = 0; i < results.size(); ++i) {
     const verify::Result& r = results[i];
     if (verify::is_success(r.verdict)) continue;
-    if (r.verdict == verify::Verdict::UnexpectedPass) {
-      fmt::print("{}: marked [false] but holds on every sample\n", r.name);
-      continue;
-    }
-    fmt::print(
-        "{}: FAIL on {}: side {} differs from side 1 by {:.3e} (relative {:.3e}) at entry ({}, {}): "
-        "{:.17g} vs {:.17g}{}\n  reproduce: soac verify {} \"{}\"\n",
-        r.name, r.robot, r.worst.side + 1, std::abs(r.worst.rhs - r.worst.lhs), r.max_rel, r.worst.row, r.worst.col,
-        r.worst.lhs, r.worst.rhs, r.note.empty() ? "" : " (" + r.note + ")", reproduce_hint(o, r, trees),
-        statement(claims[i]));
+    fmt::print("{}\n", verify::failure_text(r, verify::reproduce_command(r, o.check, trees ? nullptr : &named,
+                                                                         verify::statement(claims[i]))));
   }
   return failed == 0 ? kOk : kCheckFailed;
 }

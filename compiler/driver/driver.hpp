@@ -17,6 +17,7 @@
 
 #include "emit-cpp/emit_cpp.hpp"
 #include "model/robot.hpp"
+#include "model/tips.hpp"
 #include "pipeline/kernels.hpp"
 
 namespace soa::driver {
@@ -49,32 +50,15 @@ struct RobotOptions {
 // "x,y,z" -> the gravity vector: three finite numbers; else UserError naming the value.
 Eigen::Vector3d parse_gravity(const std::string& text);
 
-struct LoadedRobot {
-  Robot robot;
-  std::vector<int> tips;  // frame indices; Robot::default_tips() when no --tip was given
-  std::string describe() const;
-};
-
 // "BODIES[:SEED]" -> (bodies, seed); else UserError naming the value.
 std::pair<int, std::uint64_t> parse_random_tree(const std::string& text);
-// Loads --robot (or makes --random-tree's robot); names the URDF's mimic joints (treated as independent) in one warning
-// line on stderr. `declared`: the constraints a kernel file declares (`weld`, `contact`),
-// held like --weld and --contact after them; an unknown frame, or one held twice, is a
-// UserError at the declaration.
+// Loads --robot (or makes --random-tree's robot; LoadedRobot: model/tips.hpp); names the URDF's mimic joints (treated
+// as independent) in one warning line on stderr. `declared`: the constraints a kernel file declares (`weld`,
+// `contact`), held like --weld and --contact after them; an unknown frame, or one held twice, is a UserError at the
+// declaration.
 LoadedRobot load_robot(const RobotOptions& o, const std::vector<syntax::Hold>& declared = {});
 // The constraints the kernel file `path` declares (none when `path` is empty).
 std::vector<syntax::Hold> declared_holds(const std::string& path);
-// Tips named on the command line, or the robot's default tips (its end-effectors).
-// Frame names -> frame indices; `option` (--tip, --weld) names the flag in errors.
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names,
-                              const std::string& option = "--tip");
-
-// A random robot for checking an expression or a claim when no --robot is given: with
-// `arms` > 0 (the highest arm index it names, 003 Part II) random_arms() with one tip per
-// arm, its lowest-numbered body (a leaf: "the grasp"), so that the arms' tip spaces agree;
-// otherwise random_tree() with every leaf as a tip.
-LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options);
-
 // --emit=STAGE (stages.cpp): the pipeline printed at one stage, computed by the same
 // pipeline functions as soac emit and soac jit. Stages, in order: ast, ir, rewritten,
 // sweeps (robot independent), scalar, shared, cpp, llvm (these need --robot: without one,

@@ -90,106 +90,23 @@ Eigen::Vector3d parse_gravity(const std::string& text) {
   return g;
 }
 
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names, const std::string& option) {
-  if (names.empty()) return robot.default_tips();
-  std::vector<int> tips;
-  for (const auto& name : names) {
-    if (auto f = robot.find_frame(name)) {
-      if (std::find(tips.begin(), tips.end(), *f) != tips.end())
-        throw UserError(fmt::format("{}: {} '{}': given twice", robot.source, option, name));
-      tips.push_back(*f);
-      continue;
-    }
-    for (const auto& w : robot.world_links)
-      if (w == name)
-        throw UserError(
-            fmt::format("{}: {} '{}': that link is welded to the world and never "
-                        "moves; name a link behind a joint (or use --floating)",
-                        robot.source, option, name));
-    throw UserError(fmt::format("{}: {} '{}': no link or frame of that name", robot.source, option, name));
-  }
-  return tips;
-}
-
 namespace {
 
-// The frames --weld and --contact hold, then those a kernel file declares: each is marked
-// (Frame::held, Frame::held_to) and becomes a tip, in that order (the welds first on the
-// command line), followed by the frames they are welded to that are not held themselves.
+// The frames --weld and --contact hold, then those a kernel file declares (model/tips.hpp),
+// each declaration reported at its place in the file.
 std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
-  std::vector<int> tips;
-  // `fail(message)` reports at the declaration: the command line's option or the file's place.
-  const auto hold = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
-                        Directions held) {
-    const std::optional<int> f = robot.find_frame(name);
-    if (!f) {
-      if (option.starts_with("--")) resolve_tips(robot, {name}, option);  // its message
-      fail(fmt::format("{} has no link or frame of that name", robot.source));
-      return;
-    }
-    if (std::find(tips.begin(), tips.end(), *f) != tips.end())
-      fail(fmt::format("frame '{}' is held twice (one weld or contact per frame)", name));
-    Frame& frame = robot.frames[static_cast<std::size_t>(*f)];
-    frame.held = held;
-    frame.held_to = -1;
-    tips.push_back(*f);
-    if (to.empty()) return;
-    const std::optional<int> g = robot.find_frame(to);
-    if (!g) {
-      fail(fmt::format("no link or frame '{}' to weld '{}' to", to, name));
-      return;
-    }
-    if (*g == *f) fail(fmt::format("frame '{}' cannot be welded to itself", name));
-    const Frame& other = robot.frames[static_cast<std::size_t>(*g)];
-    if (other.body == frame.body)
-      fail(fmt::format("frames '{}' and '{}' are on one body ('{}'), rigidly joined already: the weld is redundant",
-                       name, to, robot.bodies[static_cast<std::size_t>(frame.body)].name));
-    if (other.held && other.held_to == *f)
-      fail(fmt::format("frame '{}' is welded to '{}' already: the weld is redundant", to, name));
-    frame.held_to = *g;
-  };
-  for (const std::string& w : o.welds) {
-    const auto fail = [&](const std::string& why) -> void {
-      throw UserError(fmt::format("{}: --weld '{}': {}", robot.source, w, why));
-    };
-    const std::size_t colon = w.find(':');
-    Directions held = kAllDirections;
-    if (colon != std::string::npos) {
-      const std::optional<Directions> d = parse_directions(std::string_view(w).substr(colon + 1));
-      if (!d)
-        fail(
-            fmt::format("'{}' is not a set of directions (a comma-separated subset of rx,ry,rz,x,y,z, each once, "
-                        "e.g. x,y,z)",
-                        w.substr(colon + 1)));
-      held = *d;
-    }
-    const std::string frames = w.substr(0, colon);
-    const std::size_t equals = frames.find('=');
-    hold(fail, "--weld", frames.substr(0, equals), equals == std::string::npos ? "" : frames.substr(equals + 1), held);
-  }
-  for (const std::string& c : o.contacts) {
-    const auto fail = [&](const std::string& why) -> void {
-      throw UserError(fmt::format("{}: --contact '{}': {}", robot.source, c, why));
-    };
-    hold(fail, "--contact", c, "", kTranslations);
-  }
+  HoldOptions holds{o.welds, o.contacts, {}};
   for (const syntax::Hold& h : declared) {
-    const auto fail = [&](const std::string& why) -> void {
-      syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why));
-    };
     std::string directions;
     for (const std::string& d : h.directions) directions += (directions.empty() ? "" : ",") + d;
-    hold(fail, h.kind, h.frame, h.to,
+    holds.declared.push_back(
+        {h.frame, h.to,
          h.kind == "contact"  ? kTranslations
          : directions.empty() ? kAllDirections
-                              : parse_directions(directions).value());
+                              : parse_directions(directions).value(),
+         [h](const std::string& why) { syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why)); }});
   }
-  const std::size_t held = tips.size();
-  for (std::size_t i = 0; i < held; ++i) {
-    const int to = robot.frames[static_cast<std::size_t>(tips[i])].held_to;
-    if (to >= 0 && std::find(tips.begin(), tips.end(), to) == tips.end()) tips.push_back(to);
-  }
-  return tips;
+  return soa::hold_frames(robot, holds);
 }
 
 // The tips: the held frames when --weld, --contact or the kernel file names any, else
@@ -201,18 +118,6 @@ std::vector<int> choose_tips(Robot& robot, const RobotOptions& o, const std::vec
 }
 
 }  // namespace
-
-LoadedRobot random_robot(std::uint64_t seed, int arms, const RandomTreeOptions& options) {
-  if (arms <= 0) {
-    LoadedRobot r{random_tree(seed, options), {}};
-    r.tips = r.robot.leaf_tips();  // the most tips: the strongest check of B, J and f0
-    return r;
-  }
-  LoadedRobot r{random_arms(seed, arms, options), {}};
-  for (int root : r.robot.roots())
-    r.tips.push_back(*r.robot.find_frame(r.robot.bodies[subtree_bodies(r.robot, root).front()].name));
-  return r;
-}
 
 std::pair<int, std::uint64_t> parse_random_tree(const std::string& text) {
   const auto bad = [&](const std::string& why) {
@@ -253,30 +158,10 @@ LoadedRobot load_robot(const RobotOptions& o, const std::vector<syntax::Hold>& d
   LoadedRobot r{load_urdf(o.path, LoadOptions{o.floating}), {}};
   if (!o.gravity.empty()) r.robot.gravity = parse_gravity(o.gravity);
   if (!o.object.empty()) r.robot = with_object(r.robot, load_urdf(o.object, LoadOptions{true}));
-  if (!r.robot.mimic_joints.empty()) {
-    std::string names;
-    for (const MimicJoint& m : r.robot.mimic_joints)
-      names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", m.joint, m.mimicked);
-    fmt::print(stderr, "soac: warning: {}: mimic joints treated as independent: {}\n", r.robot.source, names);
-  }
+  if (const std::string warning = mimic_warning(r.robot); !warning.empty())
+    fmt::print(stderr, "soac: warning: {}\n", warning);
   r.tips = choose_tips(r.robot, o, declared);
   return r;
-}
-
-std::string LoadedRobot::describe() const {
-  std::string tip_names;
-  for (int t : tips) {
-    const Frame& f = robot.frames[static_cast<std::size_t>(t)];
-    tip_names += (tip_names.empty() ? "" : ", ") + f.name;
-    if (f.held && f.held_to >= 0)
-      tip_names += fmt::format(" (welded to {}, holding {})", robot.frames[static_cast<std::size_t>(f.held_to)].name,
-                               directions_to_string(f.held));
-    else if (f.held)
-      tip_names += fmt::format(" (holding {})", directions_to_string(f.held));
-  }
-  const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
-  return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, floating ? "free-flyer" : "fixed base",
-                     robot.size(), robot.nv, tip_names.empty() ? "none" : tip_names);
 }
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }

@@ -16,27 +16,6 @@
 
 namespace soa::driver {
 
-namespace {
-
-constexpr double kUnitTolerance = 1e-6;
-
-// The quaternions in q must be of unit norm: the runtime would normalise them quietly, and
-// another library reading the same file might not.
-void check_quaternions(const std::string& path, int line, const Robot& robot, const VecX& q) {
-  for (const Body& b : robot.bodies) {
-    if (b.joint != JointKind::Free && b.joint != JointKind::Ball) continue;
-    const int at = b.q_offset + (b.joint == JointKind::Free ? 3 : 0);
-    const double norm = q.segment(at, 4).norm();
-    if (!(std::abs(norm - 1.0) <= kUnitTolerance))
-      throw UserError(
-          fmt::format("{}:{}: q: the quaternion of joint '{}' (values {} to {}) has norm {:.17g}, "
-                      "expected 1 (to {:g})",
-                      path, line, b.joint_name, at + 1, at + 4, norm, kUnitTolerance));
-  }
-}
-
-}  // namespace
-
 StateFile read_state_file(const std::string& path, const Robot& robot, int tips) {
   std::ifstream in(path);
   if (!in) throw UserError(fmt::format("{}: cannot read the state file", path));
@@ -84,7 +63,7 @@ StateFile read_state_file(const std::string& path, const Robot& robot, int tips)
     if (name == "T") out.T = value;
     if (name == "f0") s.f0 = value;
   }
-  if (q_line > 0) check_quaternions(path, q_line, robot, s.q);
+  if (q_line > 0) check_unit_quaternions(robot, s.q, fmt::format("{}:{}", path, q_line));
   return out;
 }
 

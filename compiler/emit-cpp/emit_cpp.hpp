@@ -149,6 +149,24 @@ struct CppOptions {
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});
 
+// Sources per kernel set by default (soac emit --sources, soac.emit): enough for the cores
+// of a typical build machine.
+inline constexpr int kDefaultSources = 4;
+// Above this many lines (all sources together) g++ -O2 needs more than about 30 s of CPU
+// for the generated code (it compiles about 7,000 lines a second: docs/performance.md,
+// "Building the generated code"): a robot's dynamics should not cost its build more.
+inline constexpr long kDefaultWarnLines = 200000;
+
+// Writes the header and the sources into directory `out` (made when missing), each beside
+// its target and then renamed over it: either all of them appear complete, or none changes.
+// Returns their paths (`out`/name), the header first. A UserError names the directory or
+// the file that cannot be written.
+std::vector<std::string> write_files(const Emitted& files, const std::string& out);
+// The lines of all the sources together.
+long source_lines(const Emitted& files);
+// The warning, without "soac: warning: ", when the sources have more than `limit` lines.
+std::string size_warning(long lines, long limit);
+
 // FNV-1a 64 of the robot's URDF file when it can be read ("file fnv1a64:..."), else of the
 // model's numbers and structure ("model fnv1a64:...").
 std::string robot_fingerprint(const Robot& robot);

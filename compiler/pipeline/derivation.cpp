@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "algebra/arms.hpp"
+#include "algebra/shape.hpp"
 #include "interp/interpreter.hpp"
 #include "model/kinematics.hpp"
 #include "verify/verify.hpp"
@@ -33,6 +35,36 @@ DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definit
     }
   }
   return report;
+}
+
+namespace {
+
+// Does `e` invert a tip-space matrix?
+bool inverts_tip_matrix(const ir::Expr& e) {
+  if (e.is(ir::Op::Inverse) && ir::tip_square(e.kid(0))) return true;
+  for (const ir::Expr& k : e.kids())
+    if (inverts_tip_matrix(k)) return true;
+  return false;
+}
+
+}  // namespace
+
+LoadedRobot check_robot(const ir::Expr& input, std::uint64_t seed) {
+  const std::vector<int> arms = ir::arms_in(input);
+  const bool tip_inverse = inverts_tip_matrix(input);
+  LoadedRobot r = random_robot(
+      seed, arms.empty() ? 0 : arms.back(),
+      tip_inverse ? RandomTreeOptions{10, false, true, true, 0.2} : RandomTreeOptions{7, false, true, true, 0.5});
+  if (tip_inverse && arms.empty()) {
+    int deepest = -1, most = -1;
+    for (int leaf : r.robot.leaf_bodies()) {
+      int dofs = 0;
+      for (int b = leaf; b >= 0; b = r.robot.bodies[b].parent) dofs += r.robot.bodies[b].nv();
+      if (dofs > most) most = dofs, deepest = leaf;
+    }
+    r.tips = {*r.robot.find_frame(r.robot.bodies[deepest].name)};
+  }
+  return r;
 }
 
 ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax) {

@@ -31,6 +31,7 @@
 #include "algebra/definitions.hpp"
 #include "algebra/print.hpp"
 #include "model/robot.hpp"
+#include "model/tips.hpp"
 #include "rewrite/rewrite.hpp"
 
 namespace soa::pipeline {
@@ -45,6 +46,12 @@ struct DerivationCheck {
 
 DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definitions& definitions, const Robot& robot,
                                  const std::vector<int>& tips, int samples, std::uint64_t seed);
+// The robot a derivation of `input` is checked on when none is given (soac derive --check,
+// soac.derive(check=True)): random_robot(seed) of 7 bodies, random arms when `input` names
+// arms; for a tip-space inverse ((J calM^-1 J*)^-1, defined only where the tips' directions
+// are independent) 10 bodies less branched, and without arms one tip, the leaf with the most
+// degrees of freedom behind it, so that the matrix is invertible.
+LoadedRobot check_robot(const ir::Expr& input, std::uint64_t seed);
 
 std::string derivation_text(const rewrite::Derivation& d, const DerivationCheck* check);
 std::string derivation_latex(const rewrite::Derivation& d, const DerivationCheck* check);

@@ -29,6 +29,7 @@
 #include "model/kinematics.hpp"
 #include "algebra/definitions.hpp"
 #include "model/robot.hpp"
+#include "model/tips.hpp"
 
 namespace soa::verify {
 
@@ -92,5 +93,35 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
 
 // Combine the results of one claim over several robots: the worst one wins.
 Result merge(const Result& a, const Result& b);
+
+// One claim on every subject, the results merged.
+Result check_all(const Claim& claim, const std::vector<Subject>& subjects, const ir::Definitions& definitions,
+                 const Options& options, const std::function<void()>& progress = {});
+
+// What soac verify and soac.verify share, so that both read and report claims alike.
+// Each argument a .soa file (every identity in it; one without any is a UserError) or a
+// statement "LHS = RHS [= ...]", parsed as the text `source_name` ("<command line>").
+std::vector<Claim> read_claims(const std::vector<std::string>& args, const std::string& source_name);
+// The claim as soac prints it: its sides joined by " = ".
+std::string statement(const Claim& claim);
+// `count` random trees, tree t from seed + t: size (2 to 12 bodies), joint mix and base vary
+// with the seed; claims about arms (psi2, ...) get as many random arms, one tip each
+// (random_robot), else every leaf is a tip.
+std::vector<LoadedRobot> random_trees(const std::vector<Claim>& claims, std::uint64_t seed, int count);
+// The robot a reproduce command names: a URDF file and soac verify's options for it.
+struct CommandRobot {
+  std::string path;
+  bool floating = false;
+  std::vector<std::string> tips;
+};
+// `soac verify ... "STATEMENT"`: the command that checks exactly the worst sample of `r`
+// again. On random trees (`robot` null), the tree it came from (seed + t) and the samples up
+// to it, the last of them the worst one; on `robot`, that sample's seed alone.
+std::string reproduce_command(const Result& r, const Options& options, const CommandRobot* robot,
+                              const std::string& statement);
+// soac verify's lines about a result that is no success, without the last newline: an
+// XPASS's one line, or a FAIL's worst entry and "  reproduce: " `reproduce`. Empty for a
+// success.
+std::string failure_text(const Result& r, const std::string& reproduce);
 
 }  // namespace soa::verify

@@ -10,38 +10,6 @@
 
 namespace soa::python {
 
-std::string RobotHandle::describe() const {
-  // As soac's LoadedRobot::describe (compiler/driver/robot_options.cpp).
-  std::string tip_names_text;
-  for (int t : tips)
-    tip_names_text += (tip_names_text.empty() ? "" : ", ") + robot.frames[static_cast<std::size_t>(t)].name;
-  const bool free_flyer = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
-  return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, free_flyer ? "free-flyer" : "fixed base",
-                     robot.size(), robot.nv, tip_names_text.empty() ? "none" : tip_names_text);
-}
-
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names, const std::string& option) {
-  // The messages of soac's resolve_tips (compiler/driver/robot_options.cpp), naming `option`.
-  if (names.empty()) return robot.default_tips();
-  std::vector<int> tips;
-  for (const auto& name : names) {
-    if (auto f = robot.find_frame(name)) {
-      if (std::find(tips.begin(), tips.end(), *f) != tips.end())
-        throw UserError(fmt::format("{}: {} '{}': given twice", robot.source, option, name));
-      tips.push_back(*f);
-      continue;
-    }
-    for (const auto& w : robot.world_links)
-      if (w == name)
-        throw UserError(
-            fmt::format("{}: {} '{}': that link is welded to the world and never "
-                        "moves; name a link behind a joint (or use floating=True)",
-                        robot.source, option, name));
-    throw UserError(fmt::format("{}: {} '{}': no link or frame of that name", robot.source, option, name));
-  }
-  return tips;
-}
-
 RobotPtr robot_arg(const py::handle& robot) {
   if (py::isinstance<RobotHandle>(robot)) return robot.cast<RobotPtr>();
   if (py::isinstance<py::str>(robot) || py::hasattr(robot, "__fspath__"))

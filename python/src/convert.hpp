@@ -17,6 +17,7 @@
 
 #include "model/kinematics.hpp"
 #include "model/robot.hpp"
+#include "model/tips.hpp"
 
 namespace soa::python {
 
@@ -26,16 +27,12 @@ namespace py = pybind11;
 // ("<expression>:1:5: error: ..."), as the command line's name "<command line>".
 inline constexpr const char* kExpressionSource = "<expression>";
 
-// A robot as the command line loads it: the model and its tips. Immutable once made.
-struct RobotHandle {
-  Robot robot;
-  std::vector<int> tips;               // frame indices
+// A robot as the command line loads it: the model and its tips (describe() as soac prints
+// it). Immutable once made.
+struct RobotHandle : LoadedRobot {
   std::string path;                    // the URDF as given; empty for a random tree
   bool floating = false;               // a free-flyer was added
   std::vector<std::string> tip_names;  // the tips named by the caller (empty: the default ones)
-
-  // "panda.urdf (fixed base, 9 bodies, N = 9, tips: panda_hand_tcp)", as soac prints it.
-  std::string describe() const;
 };
 using RobotPtr = std::shared_ptr<RobotHandle>;  // never changed once made
 
@@ -43,10 +40,6 @@ using RobotPtr = std::shared_ptr<RobotHandle>;  // never changed once made
 // soac.Robot(path) loads it (fixed base, default tips).
 RobotPtr robot_arg(const py::handle& robot);
 RobotPtr load_robot(const std::filesystem::path& path);  // robot.cpp
-
-// The tips' frame indices for names (the robot's default tips when `names` is empty); a
-// UserError naming the robot file, the argument and the frame otherwise (as soac's --tip).
-std::vector<int> resolve_tips(const Robot& robot, const std::vector<std::string>& names, const std::string& option);
 
 // numpy copies of Eigen values: a vector as 1-D, a matrix as (rows, cols) in Fortran order.
 py::array_t<double> to_numpy(const VecX& v);

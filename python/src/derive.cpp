@@ -2,9 +2,7 @@
 // step, printed by pipeline/derivation.hpp as `soac derive` prints it.
 #include <fmt/format.h>
 
-#include "algebra/arms.hpp"
 #include "algebra/print.hpp"
-#include "algebra/shape.hpp"
 #include "convert.hpp"
 #include "pipeline/derivation.hpp"
 #include "pipeline/pipeline.hpp"
@@ -28,45 +26,6 @@ struct StepView {
   std::optional<double> max_rel;
 };
 
-// Does `e` invert a tip-space matrix ((J calM^-1 J*)^-1)? As soac derive's check asks.
-bool inverts_tip_matrix(const ir::Expr& e) {
-  if (e.is(ir::Op::Inverse) && ir::tip_square(e.kid(0))) return true;
-  for (const ir::Expr& k : e.kids())
-    if (inverts_tip_matrix(k)) return true;
-  return false;
-}
-
-// The robot `soac derive --check` checks on without --robot (compiler/driver/cmd_derive.cpp,
-// check_steps, and driver::random_robot): random arms with one tip each, their first body,
-// when the input names arms; else a random tree, every leaf a tip, or for a tip-space inverse
-// a longer tree with one tip, its deepest leaf, so that the matrix is invertible. Kept equal to
-// the command line's so that both print the same check line (the goldens).
-std::pair<Robot, std::vector<int>> check_robot(const rewrite::Derivation& d, std::uint64_t seed) {
-  const std::vector<int> arms = ir::arms_in(d.input);
-  const bool tip_inverse = inverts_tip_matrix(d.input);
-  const RandomTreeOptions options =
-      tip_inverse ? RandomTreeOptions{10, false, true, true, 0.2} : RandomTreeOptions{7, false, true, true, 0.5};
-  if (!arms.empty()) {
-    Robot robot = random_arms(seed, arms.back(), options);
-    std::vector<int> tips;
-    for (int root : robot.roots())
-      tips.push_back(*robot.find_frame(robot.bodies[subtree_bodies(robot, root).front()].name));
-    return {std::move(robot), std::move(tips)};
-  }
-  Robot robot = random_tree(seed, options);
-  std::vector<int> tips = robot.leaf_tips();
-  if (tip_inverse) {
-    int deepest = -1, most = -1;
-    for (int leaf : robot.leaf_bodies()) {
-      int dofs = 0;
-      for (int b = leaf; b >= 0; b = robot.bodies[b].parent) dofs += robot.bodies[b].nv();
-      if (dofs > most) most = dofs, deepest = leaf;
-    }
-    tips = {*robot.find_frame(robot.bodies[deepest].name)};
-  }
-  return {std::move(robot), std::move(tips)};
-}
-
 PyDerivation derive(const std::string& expression, const py::object& robot_object, bool check, int samples,
                     std::uint64_t seed, const std::optional<std::filesystem::path>& library_path) {
   if (samples < 1 || samples > 10000) throw UserError(fmt::format("samples: {} is not in 1 to 10000", samples));
@@ -80,12 +39,11 @@ PyDerivation derive(const std::string& expression, const py::object& robot_objec
   options.definitions = &lib.algebra.definitions;
   PyDerivation out{rewrite::derive(input, lib.rules, options), std::nullopt, lib.rules};
   if (check) {
-    if (robot) {
-      out.check = pipeline::check_derivation(out.d, lib.algebra.definitions, robot->robot, robot->tips, samples, seed);
-    } else {
-      const auto [r, tips] = check_robot(out.d, seed);
-      out.check = pipeline::check_derivation(out.d, lib.algebra.definitions, r, tips, samples, seed);
-    }
+    // Without a robot, on the one soac derive --check uses: both print the same check line.
+    std::optional<LoadedRobot> random;
+    if (!robot) random = pipeline::check_robot(out.d.input, seed);
+    const LoadedRobot& r = robot ? *robot : *random;
+    out.check = pipeline::check_derivation(out.d, lib.algebra.definitions, r.robot, r.tips, samples, seed);
   }
   return out;
 }

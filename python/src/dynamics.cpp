@@ -58,7 +58,7 @@ std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool d
     std::error_code no_file;
     if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file)) {
       const syntax::Module module = syntax::load_module(text);
-      // Held frames need the command line's treatment of welds (driver::load_robot).
+      // Held frames (model/tips.hpp, hold_frames) are not yet taken from Python: a robot here has no welds.
       for (const syntax::Hold& h : module.holds)
         throw NotImplemented(
             fmt::format("{}: {} '{}': kernel files that hold frames are not supported from Python "

@@ -1,11 +1,7 @@
 // soac.emit: robot-specialised C++ written as soac emit writes it (all files or none).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "convert.hpp"
 #include "emit-cpp/emit_cpp.hpp"
@@ -21,17 +17,6 @@ namespace {
 
 using namespace pybind11::literals;
 namespace fs = std::filesystem;
-
-// soac emit's defaults (compiler/driver/cmd_emit.cpp).
-constexpr long kWarnLines = 200000;
-constexpr int kDefaultSources = 4;
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw UserError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
-}
 
 std::vector<std::string> emit(const py::object& robot_object, const fs::path& out,
                               const std::optional<fs::path>& kernel_file, const std::string& name, int sources,
@@ -61,30 +46,10 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
     target.kernel_source = kernels;
     emit::CppOptions options{sources};
     const emit::Emitted files = emit::emit_cpp(code, target, options);
-
-    // Beside the targets, then renamed: a failure leaves no half-written output.
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) throw UserError(fmt::format("{}: cannot create the output directory: {}", out.string(), ec.message()));
-    std::vector<std::pair<fs::path, const std::string*>> outputs{{out / files.header_name, &files.header}};
-    for (const emit::SourceFile& f : files.sources) outputs.emplace_back(out / f.name, &f.text);
-    const auto tmp = [](const fs::path& p) { return fs::path(p.string() + ".tmp"); };
-    try {
-      for (const auto& [path, text] : outputs) write_file(tmp(path), *text);
-      for (const auto& [path, text] : outputs) fs::rename(tmp(path), path);
-    } catch (...) {
-      for (const auto& [path, text] : outputs) fs::remove(tmp(path), ec);
-      throw;
-    }
-    for (const auto& [path, text] : outputs) paths.push_back(path.string());
-    for (const emit::SourceFile& f : files.sources)
-      lines += static_cast<long>(std::count(f.text.begin(), f.text.end(), '\n'));
+    paths = emit::write_files(files, out.string());  // all of them or none, as soac emit
+    lines = emit::source_lines(files);
   }
-  if (lines > kWarnLines)
-    warn(
-        fmt::format("the generated sources have {} lines (more than {}): compiling them takes more than half a minute "
-                    "of CPU (docs/performance.md); fewer tips or fewer kernels make them smaller",
-                    lines, kWarnLines));
+  if (const std::string warning = emit::size_warning(lines, emit::kDefaultWarnLines); !warning.empty()) warn(warning);
   return paths;
 }
 
@@ -92,7 +57,7 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
 
 void init_emit(py::module_& m) {
   m.def("emit", &emit, "robot"_a, "out"_a, py::kw_only(), "kernels"_a = py::none(), "name"_a = "",
-        "sources"_a = kDefaultSources, "derivatives"_a = false, "library"_a = py::none(),
+        "sources"_a = emit::kDefaultSources, "derivatives"_a = false, "library"_a = py::none(),
         "Robot-specialised C++ for a kernel set, as soac emit [KERNELS] --robot ... --out OUT writes it:\n"
         "the header and `sources` source files, all written or none. robot: a soac.Robot or URDF path;\n"
         "kernels: a .soa file (default: the standard kernels; derivatives=True adds the derivative\n"

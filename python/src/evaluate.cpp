@@ -8,6 +8,7 @@
 #include "convert.hpp"
 #include "interp/interpreter.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/state.hpp"
 #include "support/error.hpp"
 #include "syntax/syntax.hpp"
 
@@ -26,28 +27,6 @@ struct EvalResult {
 
 py::object value(const EvalResult& r, const MatX& x) {
   return r.vector ? py::object(to_numpy(VecX(x.col(0)))) : py::object(to_numpy(x));
-}
-
-// The quaternions of free-flyers and ball joints must be of unit norm, as a state file's
-// (compiler/driver/state_file.cpp): the runtime would normalise them quietly.
-void check_quaternions(const Robot& robot, const VecX& q) {
-  for (const Body& b : robot.bodies) {
-    if (b.joint != JointKind::Free && b.joint != JointKind::Ball) continue;
-    const int at = b.q_offset + (b.joint == JointKind::Free ? 3 : 0);
-    const double norm = q.segment(at, 4).norm();
-    if (!(std::abs(norm - 1.0) <= 1e-6))
-      throw UserError(fmt::format(
-          "state: q: the quaternion of joint '{}' (values {} to {}) has norm {:.17g}, expected 1 (to 1e-06)",
-          b.joint_name, at + 1, at + 4, norm));
-  }
-}
-
-// qdd from T by the equations of motion, T = calM qdd + C + J* f0 (001 eq. 23), as soac eval.
-VecX forward_dynamics(interp::Evaluation ev, const VecX& T) {
-  ev.kin.T = T;
-  const std::string fd = ev.m > 0 ? "calM^-1 (T - C - J* f0)" : "calM^-1 (T - C)";
-  auto source = std::make_shared<syntax::Source>(syntax::Source{"<forward dynamics>", fd});
-  return interp::eval_dense(ev, syntax::parse_expression(source));
 }
 
 EvalResult evaluate(const std::string& expression, const py::object& robot_object, const py::object& state_arg,
@@ -73,7 +52,8 @@ EvalResult evaluate(const std::string& expression, const py::object& robot_objec
                                                                        : -1;
       if (size < 0) throw UserError(fmt::format("state: unknown vector '{}' (expected q, qd, qdd, T or f0)", name));
       const VecX v = vector_arg(item, "state", name, size);
-      if (name == "q") check_quaternions(r, v), state.q = v;
+      // Unit quaternions, as a state file's: the runtime would normalise them quietly.
+      if (name == "q") check_unit_quaternions(r, v, "state"), state.q = v;
       if (name == "qd") state.qd = v;
       if (name == "qdd") state.qdd = v, has_qdd = true;
       if (name == "T") T = v;
@@ -84,10 +64,7 @@ EvalResult evaluate(const std::string& expression, const py::object& robot_objec
     state = random_state(r, tips, rng);
   }
   py::gil_scoped_release released;
-  if (T && !has_qdd)
-    state.qdd = forward_dynamics(interp::prepare(r, state, robot->tips, library.algebra.definitions), *T);
-  interp::Evaluation ev = interp::prepare(r, state, robot->tips, library.algebra.definitions);
-  if (T) ev.kin.T = *T;  // as given, not as recomputed from qdd
+  const interp::Evaluation ev = pipeline::prepare_state(r, state, robot->tips, library.algebra.definitions, T, has_qdd);
   const ir::Shape shape = ir::infer_shape(e);
   return {ir::print(e, ir::Syntax::Unicode),
           ir::to_string(shape),

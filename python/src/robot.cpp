@@ -46,13 +46,8 @@ RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<
                 const py::object& gravity) {
   if (!gravity.is_none()) r->robot.gravity = gravity_arg(gravity);
   if (tips) r->tip_names = *tips;
-  r->tips = resolve_tips(r->robot, r->tip_names, "tips");
-  if (!r->robot.mimic_joints.empty()) {
-    std::string names;
-    for (const MimicJoint& mj : r->robot.mimic_joints)
-      names += fmt::format("{}{} (mimics {})", names.empty() ? "" : ", ", mj.joint, mj.mimicked);
-    warn(fmt::format("{}: mimic joints treated as independent: {}", r->robot.source, names));
-  }
+  r->tips = resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
+  if (const std::string warning = mimic_warning(r->robot); !warning.empty()) warn(warning);
   return r;
 }
 
@@ -76,47 +71,6 @@ RobotPtr make_random_tree(int bodies, std::uint64_t seed, bool floating,
   r->robot = random_tree(seed, options);
   r->floating = floating;
   return finish(std::move(r), tips, gravity);
-}
-
-// What `soac model` prints (compiler/driver/cmd_model.cpp), line for line.
-std::string model_text(const RobotHandle& r) {
-  const Robot& robot = r.robot;
-  std::string out =
-      fmt::format("{}\nnq = {}, N = nv = {}, n = {} bodies\n\n", r.describe(), robot.nq, robot.nv, robot.size());
-  out += fmt::format("{:>3}  {:<28} {:<28} {:<9} {:>6} {:>5} {:>5}  {}\n", "k", "link", "joint", "type", "parent", "q",
-                     "v", "children");
-  for (int k = 0; k < robot.size(); ++k) {
-    const Body& b = robot.bodies[k];
-    std::string children;
-    for (int c : b.children) children += fmt::format("{} ", c);
-    out +=
-        fmt::format("{:>3}  {:<28} {:<28} {:<9} {:>6} {:>5} {:>5}  {}\n", k, b.name, b.joint_name, to_string(b.joint),
-                    b.parent < 0 ? std::string("world") : std::to_string(b.parent), b.q_offset, b.v_offset, children);
-  }
-  const std::vector<int> roots = robot.roots();
-  if (roots.size() > 1) {
-    out += "\narms (root subtrees in joint-space order; psi1, J2, ... name them):\n";
-    for (std::size_t i = 0; i < roots.size(); ++i) {
-      const std::vector<int> bodies = subtree_bodies(robot, roots[i]);
-      int nv = 0;
-      for (int k : bodies) nv += robot.bodies[k].nv();
-      std::string tips;
-      for (int t : r.tips)
-        if (std::binary_search(bodies.begin(), bodies.end(), robot.frames[t].body))
-          tips += (tips.empty() ? "" : ", ") + robot.frames[t].name;
-      out += fmt::format("  {}  {} ({} bod{}, N{} = {}, tips: {})\n", i + 1, robot.bodies[roots[i]].name, bodies.size(),
-                         bodies.size() == 1 ? "y" : "ies", i + 1, nv, tips.empty() ? "none" : tips);
-    }
-  }
-  out += "\nframes (tips may name any of them):\n";
-  for (const Frame& f : robot.frames)
-    if (f.name != robot.bodies[f.body].name) out += fmt::format("  {} on {}\n", f.name, robot.bodies[f.body].name);
-  if (!robot.world_links.empty()) {
-    std::string w;
-    for (const auto& l : robot.world_links) w += (w.empty() ? "" : ", ") + l;
-    out += fmt::format("welded to the world: {}\n", w);
-  }
-  return out;
 }
 
 std::vector<BodyRow> body_rows(const Robot& robot) {
@@ -250,9 +204,10 @@ void init_robot(py::module_& m) {
           "seed"_a = 1,
           "A random state as soac draws it (soac eval --seed S): dict of q, qd, qdd, f0 arrays; angles\n"
           "uniform in [-pi, pi], random unit quaternions, velocities, accelerations and tip forces in [-1, 1].")
-      .def("describe", &RobotHandle::describe, "the one-line description soac prints")
+      .def(
+          "describe", [](const RobotHandle& r) { return r.describe(); }, "the one-line description soac prints")
       .def("__repr__", [](const RobotHandle& r) { return "<soac.Robot " + r.describe() + ">"; })
-      .def("__str__", &model_text);
+      .def("__str__", [](const RobotHandle& r) { return model_text(r); });
 }
 
 }  // namespace soa::python

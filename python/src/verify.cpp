@@ -1,16 +1,12 @@
 // soac.verify: identities checked numerically, the table of `soac verify` as data.
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <cmath>
 #include <filesystem>
-#include <random>
 
-#include "algebra/arms.hpp"
-#include "algebra/print.hpp"
 #include "convert.hpp"
 #include "pipeline/pipeline.hpp"
 #include "support/error.hpp"
-#include "syntax/syntax.hpp"
 #include "verify/verify.hpp"
 
 namespace soa::python {
@@ -25,82 +21,6 @@ struct VerifyRow {
   std::string reproduce;  // "soac verify ..." for a failure; empty otherwise or when no command can
   std::string message;    // soac verify's lines about a failure (FAIL, XPASS); empty otherwise
 };
-
-std::string statement(const verify::Claim& c) {
-  std::string s;
-  for (const auto& side : c.sides) s += (s.empty() ? "" : " = ") + ir::print(side);
-  return s;
-}
-
-// Each argument a .soa file (every identity in it) or a statement "LHS = RHS", as soac verify
-// reads its arguments (compiler/driver/cmd_verify.cpp, read_claims).
-std::vector<verify::Claim> read_claims(const std::vector<std::string>& args) {
-  std::vector<verify::Claim> claims;
-  for (const auto& arg : args) {
-    std::error_code no_file;
-    if (arg.ends_with(".soa") ||
-        (std::filesystem::is_regular_file(arg, no_file) && arg.find('=') == std::string::npos)) {
-      const syntax::Module module = syntax::load_module(arg);
-      if (module.identities.empty())
-        throw UserError(
-            fmt::format("{}: no identities to verify ({} definitions, {} kernels; an "
-                        "identity is declared 'identity NAME \"citation\": LHS = RHS;')",
-                        arg, module.definitions.size(), module.kernels.size()));
-      for (const auto& id : module.identities)
-        claims.push_back({id.name, id.citation, id.sides, id.has("serial"), id.has("false")});
-      continue;
-    }
-    auto source = std::make_shared<syntax::Source>(syntax::Source{kExpressionSource, arg});
-    verify::Claim c{"", "command line", syntax::parse_equation(source), false, false};
-    c.name = statement(c);
-    claims.push_back(std::move(c));
-  }
-  return claims;
-}
-
-// soac verify's random trees (cmd_verify.cpp, tree_for, and driver::random_robot): size, joint
-// mix and base from the seed; claims about arms get as many random arms, one tip each.
-std::pair<Robot, std::vector<int>> tree_for(std::uint64_t seed, int arms) {
-  std::mt19937_64 rng(seed);
-  RandomTreeOptions o;
-  o.bodies = std::uniform_int_distribution<int>(2, 12)(rng);
-  o.floating = rng() % 2 == 1;
-  if (arms <= 0) {
-    Robot robot = random_tree(seed, o);
-    std::vector<int> tips = robot.leaf_tips();
-    return {std::move(robot), std::move(tips)};
-  }
-  Robot robot = random_arms(seed, arms, o);
-  std::vector<int> tips;
-  for (int root : robot.roots())
-    tips.push_back(*robot.find_frame(robot.bodies[subtree_bodies(robot, root).front()].name));
-  return {std::move(robot), std::move(tips)};
-}
-
-int arms_named(const std::vector<verify::Claim>& claims) {
-  int arms = 0;
-  for (const auto& c : claims)
-    for (const auto& side : c.sides)
-      for (int a : ir::arms_in(side)) arms = std::max(arms, a);
-  return arms;
-}
-
-// The command soac verify prints to check the worst sample again (cmd_verify.cpp,
-// reproduce_hint); none for a robot no command line can name (a random tree made in Python).
-std::string reproduce(const RobotHandle* robot, const verify::Options& o, const verify::Result& r,
-                      const std::string& claim) {
-  std::string hint;
-  if (!robot) {
-    hint = fmt::format("--random-trees 1 --seed {} --samples {}", o.seed + r.worst.tree, r.worst.sample + 1);
-  } else {
-    if (robot->path.empty()) return "";
-    hint = fmt::format("--robot {}{} --seed {} --samples 1", robot->path, robot->floating ? " --floating" : "",
-                       r.worst.seed);
-    for (const auto& t : robot->tip_names) hint += " --tip " + t;
-  }
-  if (o.tol != verify::Options{}.tol) hint += fmt::format(" --tol {:g}", o.tol);
-  return fmt::format("soac verify {} \"{}\"", hint, claim);
-}
 
 std::vector<VerifyRow> run_verify(const py::object& claims_arg, const py::object& robot_arg_object, int samples,
                                   std::uint64_t seed, double tol, const std::optional<int>& random_trees) {
@@ -121,40 +41,26 @@ std::vector<VerifyRow> run_verify(const py::object& claims_arg, const py::object
   const verify::Options options{samples, seed, tol};
 
   py::gil_scoped_release released;
-  const std::vector<verify::Claim> claims = read_claims(args);
+  const std::vector<verify::Claim> claims = verify::read_claims(args, kExpressionSource);
   const pipeline::Library library = pipeline::load_library();  // what calM, J, K, ... mean
-  std::vector<std::pair<Robot, std::vector<int>>> trees;
-  if (!robot) {
-    const int arms = arms_named(claims);
-    for (int t = 0; t < random_trees.value_or(5); ++t)
-      trees.push_back(tree_for(seed + static_cast<std::uint64_t>(t), arms));
-  }
+  const std::vector<LoadedRobot> trees =
+      robot ? std::vector<LoadedRobot>{} : verify::random_trees(claims, seed, random_trees.value_or(5));
+  std::vector<verify::Subject> subjects;
+  if (robot) subjects.push_back({&robot->robot, robot->tips, 0});
+  for (std::size_t t = 0; t < trees.size(); ++t) subjects.push_back({&trees[t].robot, trees[t].tips, t});
+  // The command that reproduces a failure names the robot as soac verify's options would; a
+  // random tree made in Python has none.
+  const verify::CommandRobot named{robot ? robot->path : "", robot && robot->floating,
+                                   robot ? robot->tip_names : std::vector<std::string>{}};
   std::vector<VerifyRow> rows;
   for (const verify::Claim& claim : claims) {
-    std::optional<verify::Result> merged;
-    if (robot) {
-      merged = verify::check(claim, {&robot->robot, robot->tips, 0}, library.algebra.definitions, options);
-    } else {
-      for (std::size_t t = 0; t < trees.size(); ++t) {
-        const verify::Result r =
-            verify::check(claim, {&trees[t].first, trees[t].second, t}, library.algebra.definitions, options);
-        merged = merged ? verify::merge(*merged, r) : r;
-      }
-    }
-    VerifyRow row{*merged, statement(claim), "", ""};
+    VerifyRow row{verify::check_all(claim, subjects, library.algebra.definitions, options), verify::statement(claim),
+                  "", ""};
     const verify::Result& r = row.result;
-    if (r.verdict == verify::Verdict::UnexpectedPass) {
-      row.message = fmt::format("{}: marked [false] but holds on every sample", r.name);
-    } else if (!verify::is_success(r.verdict)) {
-      row.reproduce = reproduce(robot.get(), options, r, row.statement);
-      // soac verify's two lines (cmd_verify.cpp).
-      row.message = fmt::format(
-          "{}: FAIL on {}: side {} differs from side 1 by {:.3e} (relative {:.3e}) at entry ({}, {}): "
-          "{:.17g} vs {:.17g}{}\n  reproduce: {}",
-          r.name, r.robot, r.worst.side + 1, std::abs(r.worst.rhs - r.worst.lhs), r.max_rel, r.worst.row, r.worst.col,
-          r.worst.lhs, r.worst.rhs, r.note.empty() ? "" : " (" + r.note + ")",
-          row.reproduce.empty() ? "(a robot made in Python: no command line names it)" : row.reproduce);
-    }
+    if (r.verdict == verify::Verdict::Fail && !(robot && robot->path.empty()))
+      row.reproduce = verify::reproduce_command(r, options, robot ? &named : nullptr, row.statement);
+    row.message = verify::failure_text(
+        r, row.reproduce.empty() ? "(a robot made in Python: no command line names it)" : row.reproduce);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -113,6 +113,19 @@ Mat6 spatial_inertia(double mass, const Eigen::Vector3d& com, const Eigen::Matri
   return M;
 }
 
+void check_unit_quaternions(const Robot& robot, const VecX& q, const std::string& where) {
+  constexpr double kUnitTolerance = 1e-6;
+  for (const Body& b : robot.bodies) {
+    if (b.joint != JointKind::Free && b.joint != JointKind::Ball) continue;
+    const int at = b.q_offset + (b.joint == JointKind::Free ? 3 : 0);
+    const double norm = q.segment(at, 4).norm();
+    if (!(std::abs(norm - 1.0) <= kUnitTolerance))
+      throw UserError(
+          fmt::format("{}: q: the quaternion of joint '{}' (values {} to {}) has norm {:.17g}, expected 1 (to {:g})",
+                      where, b.joint_name, at + 1, at + 4, norm, kUnitTolerance));
+  }
+}
+
 VecX neutral_configuration(const Robot& robot) {
   VecX q = VecX::Zero(robot.nq);
   for (const Body& b : robot.bodies) {

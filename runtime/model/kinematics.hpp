@@ -16,6 +16,7 @@
 #include <Eigen/Dense>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "model/robot.hpp"
@@ -41,6 +42,11 @@ struct State {
 
 // The neutral configuration (zero angles, identity quaternions).
 VecX neutral_configuration(const Robot& robot);
+// Unless every quaternion in q (free-flyers, ball joints) has unit norm to 1e-6, a UserError
+// "WHERE: q: the quaternion of joint 'J' (values A to B) has norm X, expected 1 (to 1e-06)":
+// for a state given from outside, which the kinematics would normalise quietly and another
+// library reading the same numbers might not.
+void check_unit_quaternions(const Robot& robot, const VecX& q, const std::string& where);
 // Uniform random joint angles in [-pi, pi], displacements in [-0.1, 0.1], random unit
 // quaternions, velocities and accelerations in [-1, 1], tip forces in [-1, 1].
 State random_state(const Robot& robot, int tips, std::mt19937_64& rng);
