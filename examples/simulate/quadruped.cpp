@@ -17,34 +17,34 @@ namespace {
 
 namespace gen = soa_gen::solo;
 constexpr int nq = gen::nq, nv = gen::nv, feet = gen::tips;
-constexpr double stiffness = 5.0;  // N m / rad at every joint
 using State = example::State<nq, nv>;
 
-// The crouched pose: legs FL, FR, HL, HR (HAA, HFE, KFE each) after the free-flyer.
-const std::array<double, 12> rest = {0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6};
-
-std::array<double, nv> spring_torque(const double* q) {
-  std::array<double, nv> T{};
-  for (int j = 0; j < 12; ++j) T[6 + j] = -stiffness * (q[7 + j] - rest[j]);
-  return T;
+// The crouched pose the springs (5 N m / rad at every joint) hold: legs FL, FR, HL, HR (HAA,
+// HFE, KFE each) after the free-flyer, the base 0.25 m above the ground, level.
+example::JointSprings<nq, nv> make_springs() {
+  const std::array<double, 12> legs = {0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6};
+  example::JointSprings<nq, nv> k;
+  k.rest[2] = 0.25;
+  k.rest[6] = 1.0;
+  for (int j = 0; j < 12; ++j) k.rest[7 + j] = legs[j], k.stiffness[7 + j] = 5.0;
+  return k;
 }
 
+const example::JointSprings<nq, nv> springs = make_springs();
+
 State derivative(const State& s) {
-  return example::derivative(
+  return springs.derivative(
       s,
-      [](const double* q, const double* qd, double* qdd) {
-        const std::array<double, nv> T = spring_torque(q);
-        gen::constrained_forward_dynamics(q, qd, T.data(), qdd);
+      [](const double* q, const double* qd, const double* T, double* qdd) {
+        gen::constrained_forward_dynamics(q, qd, T, qdd);
       },
-      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); }, example::free_flyer_rate<nq, nv>);
+      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); });
 }
 
 double energy(const State& s) {
   std::array<double, nv * nv> M{};
   gen::mass_matrix(s.q.data(), M.data());
-  double springs = 0.0;
-  for (int j = 0; j < 12; ++j) springs += 0.5 * stiffness * (s.q[7 + j] - rest[j]) * (s.q[7 + j] - rest[j]);
-  return example::energy(s, M) + springs;
+  return example::energy(s, M) + springs.energy(s.q.data());
 }
 
 // The largest velocity of a foot's point: the linear rows of J qd.
@@ -62,7 +62,7 @@ struct Stance {
 Stance simulate(double dt, double duration, bool print) {
   const auto report = [print](double t, const State& s, double drift) {
     if (!print) return;
-    const std::array<double, nv> T = spring_torque(s.q.data());
+    const std::array<double, nv> T = springs.torque(s.q.data());
     std::array<double, 6 * feet> f{};
     gen::constraint_forces(s.q.data(), s.qd.data(), T.data(), f.data());
     std::printf(
@@ -71,9 +71,7 @@ Stance simulate(double dt, double duration, bool print) {
         t, s.q[2], drift, foot_speed(s), f[3], f[4], f[5], std::max({std::abs(f[0]), std::abs(f[1]), std::abs(f[2])}));
   };
   State s;
-  s.q[2] = 0.25;  // the base above the ground, level (quaternion [0 0 0 1]), at rest
-  s.q[6] = 1.0;
-  for (int j = 0; j < 12; ++j) s.q[7 + j] = rest[j];
+  s.q = springs.rest;  // at rest
   Stance stance;
   const auto sag = [&stance](const State& x) { stance.sag = std::max(stance.sag, 0.25 - x.q[2]); };
   stance.run = example::simulate(s, dt, duration, derivative, energy, foot_speed, sag, report);

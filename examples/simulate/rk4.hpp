@@ -152,6 +152,38 @@ double largest_tip_velocity(const std::array<double, 6 * tips * nv>& J, const st
   return worst;
 }
 
+// Springs on the joints of a robot on a free-flyer (q[7..], qd[6..]): joint i is pulled back
+// to rest[i] with stiffness[i] (N m / rad), so that standing robots keep a pose. Their energy
+// belongs to the total a simulation holds.
+template <int nq, int nv>
+struct JointSprings {
+  static_assert(nq == nv + 1);
+  std::array<double, nq> rest{}, stiffness{};
+
+  std::array<double, nv> torque(const double* q) const {
+    std::array<double, nv> T{};
+    for (int i = 7; i < nq; ++i) T[i - 1] = -stiffness[i] * (q[i] - rest[i]);
+    return T;
+  }
+  double energy(const double* q) const {
+    double e = 0.0;
+    for (int i = 7; i < nq; ++i) e += 0.5 * stiffness[i] * (q[i] - rest[i]) * (q[i] - rest[i]);
+    return e;
+  }
+  // The state's derivative under constrained_forward_dynamics(q, qd, T, qdd) with the
+  // springs' torques, and the gravity force bias(q, 0, g).
+  template <class Dynamics, class Bias>
+  State<nq, nv> derivative(const State<nq, nv>& s, Dynamics dynamics, Bias bias) const {
+    return example::derivative(
+        s,
+        [&](const double* q, const double* qd, double* qdd) {
+          const std::array<double, nv> T = torque(q);
+          dynamics(q, qd, T.data(), qdd);
+        },
+        bias, free_flyer_rate<nq, nv>);
+  }
+};
+
 // qd' M qd / 2 + the potential, M column-major (nv x nv).
 template <int nq, int nv>
 double energy(const State<nq, nv>& s, const std::array<double, nv * nv>& M) {

@@ -18,53 +18,43 @@ namespace gen = soa_gen::talos_stand;
 constexpr int nq = gen::nq, nv = gen::nv, soles = gen::tips;
 using State = example::State<nq, nv>;
 
-// Spring stiffness per joint, N m / rad, by q index (the generated header lists the joints:
-// q[7..8] torso, [9..10] head, [11..17] and [25..31] the arms, [18..24] and [32..38] the
-// grippers, [39..44] the left leg, [45..50] the right leg).
-double stiffness(int qi) {
-  if (qi >= 39 || qi <= 8) return 800.0;                              // legs, torso
-  if ((qi >= 11 && qi <= 17) || (qi >= 25 && qi <= 31)) return 60.0;  // arms
-  return 0.0;                                                         // head, grippers
-}
-
-// The crouched pose the springs hold: hips, knees and ankles bent, elbows bent.
-std::array<double, nq> pose() {
-  std::array<double, nq> q{};
-  q[2] = 1.0;  // the pelvis 1 m up, level (quaternion [0 0 0 1])
-  q[6] = 1.0;
-  for (int leg : {39, 45}) {
-    q[leg + 2] = -0.4;  // hip pitch (leg_*_3)
-    q[leg + 3] = 0.8;   // knee (leg_*_4)
-    q[leg + 4] = -0.4;  // ankle pitch (leg_*_5)
+// The springs: stiffness by q index (the generated header lists the joints: q[7..8] torso,
+// [9..10] head, [11..17] and [25..31] the arms, [18..24] and [32..38] the grippers,
+// [39..44] the left leg, [45..50] the right leg), N m / rad, about a crouched pose: hips,
+// knees and ankles bent, elbows bent.
+example::JointSprings<nq, nv> make_springs() {
+  example::JointSprings<nq, nv> k;
+  for (int i = 7; i < nq; ++i) {
+    const bool arm = (i >= 11 && i <= 17) || (i >= 25 && i <= 31);
+    k.stiffness[i] = i >= 39 || i <= 8 ? 800.0 : arm ? 60.0 : 0.0;  // head, grippers free
   }
-  q[14] = q[28] = -0.6;  // elbows (arm_*_4)
-  return q;
+  k.rest[2] = 1.0;  // the pelvis 1 m up, level (quaternion [0 0 0 1])
+  k.rest[6] = 1.0;
+  for (int leg : {39, 45}) {
+    k.rest[leg + 2] = -0.4;  // hip pitch (leg_*_3)
+    k.rest[leg + 3] = 0.8;   // knee (leg_*_4)
+    k.rest[leg + 4] = -0.4;  // ankle pitch (leg_*_5)
+  }
+  k.rest[14] = k.rest[28] = -0.6;  // elbows (arm_*_4)
+  return k;
 }
 
-const std::array<double, nq> rest = pose();
-
-std::array<double, nv> spring_torque(const double* q) {
-  std::array<double, nv> T{};
-  for (int i = 7; i < nq; ++i) T[i - 1] = -stiffness(i) * (q[i] - rest[i]);
-  return T;
-}
+const example::JointSprings<nq, nv> springs = make_springs();
+const std::array<double, nq>& rest = springs.rest;
 
 State derivative(const State& s) {
-  return example::derivative(
+  return springs.derivative(
       s,
-      [](const double* q, const double* qd, double* qdd) {
-        const std::array<double, nv> T = spring_torque(q);
-        gen::constrained_forward_dynamics(q, qd, T.data(), qdd);
+      [](const double* q, const double* qd, const double* T, double* qdd) {
+        gen::constrained_forward_dynamics(q, qd, T, qdd);
       },
-      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); }, example::free_flyer_rate<nq, nv>);
+      [](const double* q, const double* qd, double* g) { gen::bias(q, qd, g); });
 }
 
 double energy(const State& s) {
   std::array<double, nv * nv> M{};
   gen::mass_matrix(s.q.data(), M.data());
-  double springs = 0.0;
-  for (int i = 7; i < nq; ++i) springs += 0.5 * stiffness(i) * (s.q[i] - rest[i]) * (s.q[i] - rest[i]);
-  return example::energy(s, M) + springs;
+  return example::energy(s, M) + springs.energy(s.q.data());
 }
 
 // The largest entry of the soles' twists J qd.
@@ -82,7 +72,7 @@ struct Stance {
 Stance simulate(double dt, double duration, bool print) {
   const auto report = [print](double t, const State& s, double drift) {
     if (!print) return;
-    const std::array<double, nv> T = spring_torque(s.q.data());
+    const std::array<double, nv> T = springs.torque(s.q.data());
     std::array<double, 6 * soles> f{};
     gen::constraint_forces(s.q.data(), s.qd.data(), T.data(), f.data());
     std::printf(
