@@ -33,6 +33,7 @@ struct RobotHandle : LoadedRobot {
   std::string path;                    // the URDF as given; empty for a random tree
   bool floating = false;               // a free-flyer was added
   std::vector<std::string> tip_names;  // the tips named by the caller (empty: the default ones)
+  bool held = false;                   // welds or contacts hold some frames: the constrained kernels apply
 };
 using RobotPtr = std::shared_ptr<RobotHandle>;  // never changed once made
 

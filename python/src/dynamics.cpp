@@ -50,8 +50,8 @@ std::string join(const std::vector<std::string>& names) {
 
 // The kernels `compile` is asked for: the standard ones (and the derivatives), those a .soa
 // file declares, or some of the standard and derivative ones by name.
-std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool derivatives) {
-  if (kernels.is_none()) return pipeline::kernel_set("", false, derivatives);
+std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool welded, bool derivatives) {
+  if (kernels.is_none()) return pipeline::kernel_set("", welded, derivatives);
   std::vector<std::string> names;
   if (py::isinstance<py::str>(kernels) || py::hasattr(kernels, "__fspath__")) {
     const std::string text = kernels.cast<std::filesystem::path>().string();
@@ -70,7 +70,7 @@ std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool d
   } else {
     names = kernels.cast<std::vector<std::string>>();
   }
-  const std::vector<pipeline::KernelSpec> known = pipeline::kernel_set("", false, true);
+  const std::vector<pipeline::KernelSpec> known = pipeline::kernel_set("", welded, true);
   std::vector<pipeline::KernelSpec> specs;
   for (const std::string& name : names) {
     const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.name == name; });
@@ -192,7 +192,7 @@ py::object compile(const py::object& robot_object, const py::object& kernels, co
   else
     throw UserError(
         fmt::format("backend '{}': expected 'jit' (LLVM machine code) or 'runtime' (the generic runtime)", backend));
-  const std::vector<pipeline::KernelSpec> specs = kernel_specs(kernels, derivatives);
+  const std::vector<pipeline::KernelSpec> specs = kernel_specs(kernels, robot->held, derivatives);
   std::shared_ptr<PyDynamics> made;
   {
     py::gil_scoped_release released;

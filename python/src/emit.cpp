@@ -38,7 +38,7 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
                         "yet (soac emit takes them)",
                         syntax::location(h.where), h.kind, h.frame));
     const pipeline::Library lib = pipeline::load_library(library_path ? library_path->string() : "");
-    const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(kernels, false, derivatives);
+    const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(kernels, robot->held, derivatives);
     const std::vector<specialise::Kernel> code =
         pipeline::compile_for_robot(specs, lib, robot->robot, robot->tips).code;
     emit::Target target =

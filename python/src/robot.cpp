@@ -42,22 +42,28 @@ Eigen::Vector3d gravity_arg(const py::handle& g) {
 
 // The robot as soac's load_robot makes it: gravity, then the tips; mimic joints named in a
 // warning.
+// welds and contacts (soac's --weld, --contact; model/tips.hpp) make the held frames the tips.
 RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<std::string>>& tips,
-                const py::object& gravity) {
+                const py::object& gravity, const std::vector<std::string>& welds = {},
+                const std::vector<std::string>& contacts = {}) {
   if (!gravity.is_none()) r->robot.gravity = gravity_arg(gravity);
   if (tips) r->tip_names = *tips;
-  r->tips = resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
+  r->held = !welds.empty() || !contacts.empty();
+  if (r->held && tips) throw UserError("tips names the tips, but welds and contacts hold frames, which are the tips");
+  r->tips = r->held ? hold_frames(r->robot, HoldOptions{welds, contacts, {}, "welds", "contacts", "floating=True"})
+                    : resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
   if (const std::string warning = mimic_warning(r->robot); !warning.empty()) warn(warning);
   return r;
 }
 
 RobotPtr from_urdf(const std::filesystem::path& path, bool floating,
-                   const std::optional<std::vector<std::string>>& tips, const py::object& gravity) {
+                   const std::optional<std::vector<std::string>>& tips, const py::object& gravity,
+                   const std::vector<std::string>& welds, const std::vector<std::string>& contacts) {
   auto r = std::make_shared<RobotHandle>();
   r->robot = load_urdf(path.string(), LoadOptions{floating});
   r->path = path.string();
   r->floating = floating;
-  return finish(std::move(r), tips, gravity);
+  return finish(std::move(r), tips, gravity, welds, contacts);
 }
 
 RobotPtr make_random_tree(int bodies, std::uint64_t seed, bool floating,
@@ -95,7 +101,9 @@ std::vector<FrameRow> frame_rows(const Robot& robot) {
 
 }  // namespace
 
-RobotPtr load_robot(const std::filesystem::path& path) { return from_urdf(path, false, std::nullopt, py::none()); }
+RobotPtr load_robot(const std::filesystem::path& path) {
+  return from_urdf(path, false, std::nullopt, py::none(), {}, {});
+}
 
 void init_robot(py::module_& m) {
   py::class_<BodyRow>(m, "Body", "One body in soac's numbering: a row of `soac model`.")
@@ -131,6 +139,10 @@ void init_robot(py::module_& m) {
       "floating: a free-flyer above the URDF root link (q starts [x y z qx qy qz qw], qd [omega; v] in the\n"
       "  root's body frame). tips: frame names for B, J, Lambda and f0 (default: the end-effectors).\n"
       "gravity: (x, y, z) in m/s^2, world axes (default (0, 0, -9.81)).\n"
+      "welds: frames welded to the world, 'FRAME' (all six directions), 'FRAME:x,y,z,rz' (those named) or\n"
+      "  'FRAME=OTHER[:DIRS]' (two frames of the robot welded to each other); contacts: frames whose point\n"
+      "  is held (x, y, z). The held frames are the tips, and compile() and emit() add the kernels\n"
+      "  constrained_forward_dynamics and constraint_forces (as soac's --weld and --contact).\n"
       "Raises soac.Error with soac's message for a bad URDF or an unknown tip; mimic joints (kept\n"
       "independent) are named in a UserWarning.";
   py::class_<RobotHandle, RobotPtr>(
@@ -139,9 +151,10 @@ void init_robot(py::module_& m) {
       "joint-space vectors (q, qd, qdd, T) depth-first from the base, children in URDF order; spatial vectors\n"
       "[angular; linear]. str(robot) is what `soac model` prints. Immutable.")
       .def(py::init(&from_urdf), "path"_a, "floating"_a = false, "tips"_a = py::none(), "gravity"_a = py::none(),
-           load_doc)
+           "welds"_a = std::vector<std::string>{}, "contacts"_a = std::vector<std::string>{}, load_doc)
       .def_static("from_urdf", &from_urdf, "path"_a, "floating"_a = false, "tips"_a = py::none(),
-                  "gravity"_a = py::none(), load_doc)
+                  "gravity"_a = py::none(), "welds"_a = std::vector<std::string>{},
+                  "contacts"_a = std::vector<std::string>{}, load_doc)
       .def_static("random_tree", &make_random_tree, "bodies"_a = 8, "seed"_a = 1, "floating"_a = false,
                   "tips"_a = py::none(), "gravity"_a = py::none(),
                   "A random tree of `bodies` bodies with mixed joint types, arbitrary axes and valid inertias\n"

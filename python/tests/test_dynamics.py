@@ -207,3 +207,24 @@ def test_kernel_selection(panda, tmp_path):
     held.write_text("weld panda_hand_tcp;\nkernel fd(q, qd, T) = calM^-1 (T - C);\n")
     with pytest.raises(soac.NotSupported, match=r"held.soa:1:6: weld 'panda_hand_tcp': .* not supported"):
         soac.compile(panda, held)
+
+
+def test_welds_add_the_constrained_kernels():
+    """Talos standing on both soles (soac's --weld): the held frames are the tips, the
+    constrained kernels join the standard ones, and what they compute satisfies the equations
+    of motion T = calM qdd + C + J* f (inverse dynamics and the Jacobian of the same robot)."""
+    robot = soac.Robot(TALOS, floating=True, welds=["left_sole_link", "right_sole_link"])
+    assert robot.tips == ["left_sole_link", "right_sole_link"]
+    dyn = soac.compile(robot, backend="runtime")
+    assert dyn.kernels[-2:] == ["constrained_forward_dynamics", "constraint_forces"]
+    s = robot.random_state(3)
+    T = np.linspace(-20.0, 20.0, robot.nv)
+    qdd = dyn.constrained_forward_dynamics(s["q"], s["qd"], T)
+    f = dyn.constraint_forces(s["q"], s["qd"], T)
+    assert f.shape == (12,)
+    residual = dyn.inverse_dynamics(s["q"], s["qd"], qdd) + dyn.jacobian(s["q"]).T @ f - T
+    assert np.abs(residual).max() < 1e-9 * max(1.0, np.abs(f).max())
+    with pytest.raises(soac.Error, match=r"nope"):
+        soac.Robot(TALOS, floating=True, welds=["nope"])
+    with pytest.raises(soac.Error, match=r"^tips names the tips, but welds and contacts hold frames"):
+        soac.Robot(TALOS, floating=True, tips=["left_sole_link"], contacts=["right_sole_link"])
