@@ -43,10 +43,13 @@ Eigen::Vector3d gravity_arg(const py::handle& g) {
 // The robot as soac's load_robot makes it: gravity, then the tips; mimic joints named in a
 // warning.
 // welds and contacts (soac's --weld, --contact; model/tips.hpp) make the held frames the tips.
+// `object` (soac's --object): a free body the robot holds, added before the welds name its frames.
 RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<std::string>>& tips,
                 const py::object& gravity, const std::vector<std::string>& welds = {},
-                const std::vector<std::string>& contacts = {}) {
+                const std::vector<std::string>& contacts = {},
+                const std::optional<std::filesystem::path>& object = std::nullopt) {
   if (!gravity.is_none()) r->robot.gravity = gravity_arg(gravity);
+  if (object) r->robot = with_object(r->robot, load_urdf(object->string(), LoadOptions{true}));
   if (tips) r->tip_names = *tips;
   r->held = !welds.empty() || !contacts.empty();
   if (r->held && tips) throw UserError("tips names the tips, but welds and contacts hold frames, which are the tips");
@@ -58,12 +61,13 @@ RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<
 
 RobotPtr from_urdf(const std::filesystem::path& path, bool floating,
                    const std::optional<std::vector<std::string>>& tips, const py::object& gravity,
-                   const std::vector<std::string>& welds, const std::vector<std::string>& contacts) {
+                   const std::vector<std::string>& welds, const std::vector<std::string>& contacts,
+                   const std::optional<std::filesystem::path>& object) {
   auto r = std::make_shared<RobotHandle>();
   r->robot = load_urdf(path.string(), LoadOptions{floating});
   r->path = path.string();
   r->floating = floating;
-  return finish(std::move(r), tips, gravity, welds, contacts);
+  return finish(std::move(r), tips, gravity, welds, contacts, object);
 }
 
 RobotPtr make_random_tree(int bodies, std::uint64_t seed, bool floating,
@@ -102,7 +106,7 @@ std::vector<FrameRow> frame_rows(const Robot& robot) {
 }  // namespace
 
 RobotPtr load_robot(const std::filesystem::path& path) {
-  return from_urdf(path, false, std::nullopt, py::none(), {}, {});
+  return from_urdf(path, false, std::nullopt, py::none(), {}, {}, std::nullopt);
 }
 
 void init_robot(py::module_& m) {
@@ -143,6 +147,8 @@ void init_robot(py::module_& m) {
       "  'FRAME=OTHER[:DIRS]' (two frames of the robot welded to each other); contacts: frames whose point\n"
       "  is held (x, y, z). The held frames are the tips, and compile() and emit() add the kernels\n"
       "  constrained_forward_dynamics and constraint_forces (as soac's --weld and --contact).\n"
+      "object: a URDF of a free body the robot holds (soac's --object), last in q and qd; welds name its\n"
+      "  frames ('bar_left=left_gripper').\n"
       "Raises soac.Error with soac's message for a bad URDF or an unknown tip; mimic joints (kept\n"
       "independent) are named in a UserWarning.";
   py::class_<RobotHandle, RobotPtr>(
@@ -151,10 +157,11 @@ void init_robot(py::module_& m) {
       "joint-space vectors (q, qd, qdd, T) depth-first from the base, children in URDF order; spatial vectors\n"
       "[angular; linear]. str(robot) is what `soac model` prints. Immutable.")
       .def(py::init(&from_urdf), "path"_a, "floating"_a = false, "tips"_a = py::none(), "gravity"_a = py::none(),
-           "welds"_a = std::vector<std::string>{}, "contacts"_a = std::vector<std::string>{}, load_doc)
+           "welds"_a = std::vector<std::string>{}, "contacts"_a = std::vector<std::string>{}, "object"_a = py::none(),
+           load_doc)
       .def_static("from_urdf", &from_urdf, "path"_a, "floating"_a = false, "tips"_a = py::none(),
                   "gravity"_a = py::none(), "welds"_a = std::vector<std::string>{},
-                  "contacts"_a = std::vector<std::string>{}, load_doc)
+                  "contacts"_a = std::vector<std::string>{}, "object"_a = py::none(), load_doc)
       .def_static("random_tree", &make_random_tree, "bodies"_a = 8, "seed"_a = 1, "floating"_a = false,
                   "tips"_a = py::none(), "gravity"_a = py::none(),
                   "A random tree of `bodies` bodies with mixed joint types, arbitrary axes and valid inertias\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import soac
-from conftest import PANDA, REFERENCE, TALOS
+from conftest import PANDA, REFERENCE, TALOS, source
 
 STANDARD = [
     "inverse_dynamics",
@@ -228,3 +228,24 @@ def test_welds_add_the_constrained_kernels():
         soac.Robot(TALOS, floating=True, welds=["nope"])
     with pytest.raises(soac.Error, match=r"^tips names the tips, but welds and contacts hold frames"):
         soac.Robot(TALOS, floating=True, tips=["left_sole_link"], contacts=["right_sole_link"])
+
+
+def test_a_held_object():
+    """Baxter carrying a bar (soac's --object, its grasp frames welded to the grippers): the
+    bar's free-flyer comes last in q and qd, and the constrained kernels satisfy the equations
+    of motion of robot and bar together."""
+    with pytest.warns(UserWarning, match="mimic joints"):  # Baxter's grippers
+        robot = soac.Robot(
+            source("examples", "robots", "baxter.urdf"),
+            object=source("examples", "robots", "bar.urdf"),
+            welds=["bar_left=left_gripper", "bar_right=right_gripper"],
+        )
+        baxter = soac.Robot(source("examples", "robots", "baxter.urdf"))
+    assert (robot.nq, robot.nv) == (baxter.nq + 7, baxter.nv + 6)
+    dyn = soac.compile(robot, backend="runtime")
+    s = robot.random_state(2)
+    T = np.zeros(robot.nv)
+    qdd = dyn.constrained_forward_dynamics(s["q"], s["qd"], T)
+    f = dyn.constraint_forces(s["q"], s["qd"], T)
+    residual = dyn.inverse_dynamics(s["q"], s["qd"], qdd) + dyn.jacobian(s["q"]).T @ f - T
+    assert np.abs(residual).max() < 1e-9 * max(1.0, np.abs(f).max())
