@@ -7,10 +7,8 @@
 
 #include "algebra/print.hpp"
 #include "driver/driver.hpp"
-#include "interp/interpreter.hpp"
 #include "pipeline/derivation.hpp"
 #include "pipeline/pipeline.hpp"
-#include "verify/verify.hpp"
 
 namespace soa::driver {
 namespace {

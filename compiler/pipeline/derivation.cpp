@@ -91,6 +91,9 @@ std::string derivation_text(const rewrite::Derivation& d, const DerivationCheck*
   return out;
 }
 
+namespace {
+
+// Text for LaTeX text mode: every special character escaped.
 std::string latex_text(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -114,7 +117,9 @@ std::string latex_text(const std::string& s) {
   return out;
 }
 
-std::string latex_cost(const rewrite::Cost& c) {
+}  // namespace
+
+LatexCost latex_cost(const rewrite::Cost& c) {
   const std::string text = rewrite::to_string(c);
   const std::size_t comma = text.find(',');
   std::string order = text.substr(0, comma), math;
@@ -131,10 +136,16 @@ std::string latex_cost(const rewrite::Cost& c) {
       math += order[i];
     }
   }
-  return "$" + math + "$" + (comma == std::string::npos ? "" : latex_text(text.substr(comma)));
+  return {math, comma == std::string::npos ? "" : text.substr(comma)};
 }
 
 namespace {
+
+// A cost in LaTeX text mode: "$O(N^{3}) \times 2$, 4 sweeps, ...".
+std::string latex_cost_text(const rewrite::Cost& c) {
+  const LatexCost l = latex_cost(c);
+  return "$" + l.order + "$" + latex_text(l.counts);
+}
 
 // 3.12e-16 as $3.12 \times 10^{-16}$.
 std::string latex_scientific(double x) {
@@ -159,17 +170,17 @@ std::string derivation_latex(const rewrite::Derivation& d, const DerivationCheck
   using ir::Syntax;
   std::string out = "\\documentclass{article}\n\\usepackage{amsmath,amssymb}\n\\begin{document}\n";
   out += fmt::format("\\section*{{Derivation}}\nInput: $ {} $ \\quad ({})\n", ir::print(d.input, Syntax::Latex),
-                     latex_cost(d.input_cost));
+                     latex_cost_text(d.input_cost));
   if (!d.steps.empty()) {
     out += "\\begin{enumerate}\n";
     for (const rewrite::Step& s : d.steps)
       out += fmt::format("\\item \\textbf{{{}}} ({}):\\\\\n$ {} $\\\\\n$ \\;\\rightarrow\\; {} $ \\quad ({})\n",
                          latex_text(s.rule), latex_text(s.citation), ir::print(s.before, marked(s, Syntax::Latex)),
-                         ir::print(s.after, Syntax::Latex), latex_cost(s.cost_after));
+                         ir::print(s.after, Syntax::Latex), latex_cost_text(s.cost_after));
     out += "\\end{enumerate}\n";
   }
   out += fmt::format("Final: $ {} $ \\quad ({})\n", ir::print(rewrite::present(d.final), Syntax::Latex),
-                     latex_cost(d.cost));
+                     latex_cost_text(d.cost));
   if (check)
     out += fmt::format("\n\\noindent Checked on {} ({} states): max relative error {}.\n", latex_text(check->robot),
                        check->samples, latex_scientific(check->max_rel));

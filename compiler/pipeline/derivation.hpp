@@ -61,9 +61,12 @@ std::string derivation_html(const rewrite::Derivation& d, const DerivationCheck*
 
 // How a step's `before` is printed with its rewritten part marked (rewrite::Step's site).
 ir::PrintOptions marked(const rewrite::Step& s, ir::Syntax syntax);
-// A cost in LaTeX text mode: "$O(N^{3}) \times 2$, ..." (rewrite::to_string's order in math mode).
-std::string latex_cost(const rewrite::Cost& c);
-// Text for LaTeX text mode: every special character escaped.
-std::string latex_text(const std::string& s);
+// A cost for LaTeX: rewrite::to_string's order in math mode ("O(N^{3}) \times 2") and the
+// counts after it as they are (", 4 sweeps, ..."; empty when there are none), for the
+// caller to set in its own mode.
+struct LatexCost {
+  std::string order, counts;
+};
+LatexCost latex_cost(const rewrite::Cost& c);
 
 }  // namespace soa::pipeline

@@ -116,12 +116,10 @@ std::string math_text(const std::string& s) {
   return out;
 }
 
-// pipeline::latex_cost's "$O(N^{3}) \times 2$, 4 sweeps, ..." in math mode.
+// A cost in math mode: "O(N^{3}) \times 2\text{, 4 sweeps, ...}".
 std::string math_cost(const rewrite::Cost& c) {
-  const std::string latex = pipeline::latex_cost(c), text = rewrite::to_string(c);
-  const std::size_t close = latex.find('$', 1), comma = text.find(',');
-  if (latex.empty() || latex[0] != '$' || close == std::string::npos) return math_text(text);
-  return latex.substr(1, close - 1) + (comma == std::string::npos ? "" : math_text(text.substr(comma)));
+  const pipeline::LatexCost l = pipeline::latex_cost(c);
+  return l.order + math_text(l.counts);
 }
 
 // For Jupyter's _repr_latex_: the derivation as one display-math block (a whole document,
