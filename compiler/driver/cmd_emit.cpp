@@ -113,6 +113,10 @@ void add_emit(CLI::App& app, Runner& run) {
                   "compute a kernel's sums of products (Gram entries) by a loop over a table when they have at least "
                   "this many products (0: never)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--loop-min-ops", opts->cpp.loop_min_ops,
+                  "in kernels of at least this many operations, run the steps repeated column after column as loops "
+                  "over tables (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--warn-lines", opts->warn_lines,
                   "warn when the generated sources have more lines than this (compile time grows with it)")
       ->check(CLI::Range(1L, 1L << 40));

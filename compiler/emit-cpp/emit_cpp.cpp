@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "specialise/dot_table.hpp"
 #include "specialise/partition.hpp"
 #include "specialise/share.hpp"
+#include "specialise/step_loops.hpp"
 #include "support/sincos.hpp"
 
 namespace soa::emit {
@@ -283,8 +285,9 @@ struct Unit {
   std::string params, args;        // of its part functions
   std::vector<std::string> ports;  // its parts' parameters: those a part leaves alone get (void)
   specialise::Partition parts;
-  std::vector<int> ordinal;   // per node: its place among the operations (v0, v1, ... in every part)
-  specialise::DotTable dots;  // outputs computed by a loop over a table (empty: none)
+  std::vector<int> ordinal;     // per node: its place among the operations (v0, v1, ... in every part)
+  specialise::DotTable dots;    // outputs computed by a loop over a table (empty: none)
+  specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
 };
 
 // Per node of one part: its spelling there.
@@ -297,6 +300,7 @@ public:
   std::string body(bool whole) {
     const specialise::Partition& plan = u_.parts;
     const int first = plan.begin[part_], last = plan.begin[part_ + 1];
+    if (!u_.steps.empty() && u_.steps.loop_of[first] >= 0) return loop(u_.steps.loops[u_.steps.loop_of[first]]);
     std::vector<std::string> pair(p_.nodes.size());
     int pairs = 0;
     const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
@@ -392,6 +396,94 @@ private:
   const ScalarProgram& p_;
   int part_;
   std::vector<std::string> name_;
+
+  // A loop part (specialise/step_loops.hpp): the step written once, as instance 0's
+  // operations, run for each instance with a row of the table saying where the values it
+  // takes from outside are (scratch slots) and where its values go (scratch slots, the dot
+  // table's factors, output positions).
+  std::string loop(const specialise::StepLoops::Loop& l) {
+    const specialise::Partition& plan = u_.parts;
+    std::vector<std::vector<int>> rows(l.instances);
+    std::map<int, int> column_of;  // instance 0's outside value -> its column
+    const auto node = [&](int k, int t) { return l.first + k * l.size + t; };
+    std::vector<std::vector<std::vector<int>>> positions_of(l.instances, std::vector<std::vector<int>>(l.size));
+    for (std::size_t o = 0; o < p_.outputs.size(); ++o) {
+      const int n = p_.outputs[o];
+      if (n < l.first || n >= l.first + l.size * l.instances) continue;
+      positions_of[(n - l.first) / l.size][(n - l.first) % l.size].push_back(u_.out_offset + static_cast<int>(o));
+    }
+    std::string b;
+    const auto operand = [&](int t, int which) {
+      const ScalarNode& n = p_.nodes[node(0, t)];
+      const int x = which == 0 ? n.a : n.b;
+      if (x >= l.first && x < l.first + l.size) return fmt::format("v{}", x - l.first);
+      const ScalarNode& o = p_.nodes[x];
+      if (o.op == ScalarOp::Const || o.op == ScalarOp::Input) return value(x);
+      bool fixed = true;
+      for (int k = 1; k < l.instances && fixed; ++k) {
+        const ScalarNode& nk = p_.nodes[node(k, t)];
+        fixed = (which == 0 ? nk.a : nk.b) == x;
+      }
+      if (fixed) return value(x);
+      const auto [it, added] = column_of.emplace(x, static_cast<int>(rows[0].size()));
+      if (added)
+        for (int k = 0; k < l.instances; ++k) {
+          const ScalarNode& nk = p_.nodes[node(k, t)];
+          const int xk = which == 0 ? nk.a : nk.b;
+          SOA_ASSERT(plan.slot[xk] >= 0, "emit-cpp: a loop reads a value with no scratch slot");
+          rows[k].push_back(plan.slot[xk]);
+        }
+      return fmt::format("w[soa_row[{}]]", it->second);
+    };
+    const auto column = [&](const std::function<int(int)>& entry) {
+      for (int k = 0; k < l.instances; ++k) rows[k].push_back(entry(k));
+      return static_cast<int>(rows[0].size()) - 1;
+    };
+    for (int t = 0; t < l.size; ++t) {
+      const ScalarNode& n = p_.nodes[node(0, t)];
+      std::string rhs;
+      const std::string a = operand(t, 0), c = specialise::arity(n.op) == 2 ? operand(t, 1) : std::string();
+      switch (n.op) {
+        case ScalarOp::Add: rhs = fmt::format("{} + {}", a, c); break;
+        case ScalarOp::Sub: rhs = fmt::format("{} - {}", a, c); break;
+        case ScalarOp::Mul: rhs = fmt::format("{} * {}", a, c); break;
+        case ScalarOp::Div: rhs = fmt::format("{} / {}", a, c); break;
+        case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
+        case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
+        default: throw InternalError("emit-cpp: a loop's step holds an operation it cannot");
+      }
+      b += fmt::format("    const double v{} = {};\n", t, rhs);
+      if (plan.slot[node(0, t)] >= 0) {
+        const int c = column([&](int k) {
+          SOA_ASSERT(plan.slot[node(k, t)] >= 0, "emit-cpp: a loop's instances store unlike values");
+          return plan.slot[node(k, t)];
+        });
+        b += fmt::format("    w[soa_row[{}]] = v{};\n", c, t);
+      }
+      const int factor = u_.dots.empty() ? -1 : u_.dots.factor_of[node(0, t)];
+      if (factor >= 0) {
+        const int c = column([&](int k) { return u_.dots.factor_of[node(k, t)]; });
+        b += fmt::format("    g[soa_row[{}]] = {}v{};\n", c, u_.dots.negated[factor] ? "-" : "", t);
+      }
+      for (std::size_t j = 0; j < positions_of[0][t].size(); ++j) {
+        const int c = column([&](int k) { return positions_of[k][t][j]; });
+        b += fmt::format("    {}[soa_row[{}]] = v{};\n", u_.out_array, c, t);
+      }
+    }
+    const std::string first_label =
+        p_.nodes[l.first].label >= 0 ? p_.labels[p_.nodes[l.first].label] : std::string("a step");
+    const int last_node = node(l.instances - 1, 0);
+    const std::string last_label =
+        p_.nodes[last_node].label >= 0 ? p_.labels[p_.nodes[last_node].label] : std::string("the last");
+    std::string table;
+    for (int k = 0; k < l.instances; ++k) table += fmt::format("      {{{}}},\n", fmt::join(rows[k], ", "));
+    return '\n' +
+           comment("  // ", fmt::format("{} ... {}: {} steps alike, {} operations each, one loop over their table",
+                                        first_label, last_label, l.instances, l.size)) +
+           "  // (a row per step: where it reads its varying inputs in w, then where its values go)\n" +
+           fmt::format("  static constexpr int soa_table[{}][{}] = {{\n{}  }};\n", l.instances, rows[0].size(), table) +
+           "  for (const auto& soa_row : soa_table) {\n" + b + "  }\n";
+  }
 
   std::string value(int x) const {
     const ScalarNode& n = p_.nodes[x];
@@ -498,7 +590,9 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   std::vector<Definition> defs;
   // Part functions of a unit, then its entry's statements calling them (or its whole body).
   const auto parts_of = [&](Unit& u, std::vector<int>& part_defs) {
-    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops);
+    std::vector<std::pair<int, int>> atomic;
+    for (const auto& l : u.steps.loops) atomic.emplace_back(l.first, l.first + l.size * l.instances);
+    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic);
     u.ordinal.assign(u.code->nodes.size(), -1);
     for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
       if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);
@@ -511,7 +605,9 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       const std::string body = strip_unused(w.body(false), u.ports);
       d.text = fmt::format("// {}, part {} of {}\n[[gnu::noinline]] void {}({}) {{\n{}}}\n", u.name, k + 1,
                            u.parts.parts, fname, u.params, body);
-      d.ops = ops_in(u, k);
+      const int loop = u.steps.empty() ? -1 : u.steps.loop_of[u.parts.begin[k]];
+      // A loop costs g++ its step and its table's rows.
+      d.ops = loop < 0 ? ops_in(u, k) : u.steps.loops[loop].size + u.steps.loops[loop].instances;
       d.trig = has_trig(*u.code, u.parts.begin[k], u.parts.begin[k + 1]);
       part_defs.push_back(static_cast<int>(defs.size()));
       defs.push_back(std::move(d));
@@ -602,6 +698,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       names.push_back("s");
     }
     u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+    if (options.loop_min_ops > 0 && specialise::count_ops(f.code).total() >= options.loop_min_ops) {
+      u.steps = specialise::step_loops(f.code, u.dots);
+      if (!u.steps.empty()) {
+        u.dots = specialise::renumbered(u.dots, u.steps.new_of);
+        u.code = &u.steps.program;
+      }
+    }
     const bool dots = !u.dots.empty();
     if (dots) {
       u.params += "double* g, ";
@@ -660,10 +763,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         const std::string sign = u.dots.negated[k] ? "-" : "";
         if (node == specialise::kOneFactor)
           fill += fmt::format("  g[{}] = 1.0;\n", k);
-        else if (f.code.nodes[node].op == ScalarOp::Const)
-          fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(f.code.nodes[node].value));
-        else if (f.code.nodes[node].op == ScalarOp::Input)
-          fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[f.code.nodes[node].a]);
+        else if (u.code->nodes[node].op == ScalarOp::Const)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(u.code->nodes[node].value));
+        else if (u.code->nodes[node].op == ScalarOp::Input)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
       }
       rest += (fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill) +
               fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
@@ -834,7 +937,7 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
   static constexpr std::array<std::string_view, 7> reserved = {
       "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "detail"};
   // The names the generated functions give their own parameters besides the ports.
-  static constexpr std::array<std::string_view, 3> internal = {"s", "w", "in"};
+  static constexpr std::array<std::string_view, 6> internal = {"s", "w", "in", "g", "soa_table", "soa_row"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));

@@ -49,8 +49,13 @@
 //     `dot_min_terms` products computes them by a loop, detail::<name>_dots, over constant
 //     tables of runs of its array `g` of factors (specialise/dot_table.hpp), which the
 //     parts fill; O(N^2 depth) lines become O(N^2) table rows.
-//   Each kernel's names are its own: kernels named detail, or with a port named s, w or in
-//   (the arrays above), are refused.
+//   - Step loops: a kernel of at least `loop_min_ops` operations runs the steps it repeats
+//     column after column (specialise/step_loops.hpp) as loops, a part each: the step's
+//     operations written once, `for (const auto& soa_row : soa_table)`, each row where one
+//     step reads its varying inputs in `w` and where its values go (w, g, the output).
+//     O(N depth) copies of a step become O(N depth) rows.
+//   Each kernel's names are its own: kernels named detail, or with a port named s, w, in, g,
+//   soa_table or soa_row (the arrays above), are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
 //   define it: they need no Eigen).
@@ -145,6 +150,12 @@ struct CppOptions {
   // the CPU overlaps independent chains, which the loop's exits, mispredicted, cut apart
   // (talos_reduced's calM^-1, 3768 products: 11% slower by table; docs/performance.md).
   int dot_min_terms = 5000;
+  // A kernel of at least this many operations runs the steps it repeats column after
+  // column (alike operations at one body, specialise/step_loops.hpp) as loops over tables;
+  // <= 0: never. Such kernels are a big tree's O(N^2) ones (calM, calM^-1, Lambda, J), where
+  // written-out steps are most of the code; smaller kernels stay straight-line, as fast as
+  // the loops and cheap to compile (docs/performance.md).
+  int loop_min_ops = 30000;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

@@ -4,20 +4,33 @@
 
 namespace soa::specialise {
 
-Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed, int whole_ops) {
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed, int whole_ops,
+                    const std::vector<std::pair<int, int>>& atomic) {
   Partition plan;
   const int size = static_cast<int>(p.nodes.size());
   const auto is_removed = [&](int i) { return !removed.empty() && removed[i]; };
   int total_ops = 0;
   for (int i = 0; i < size; ++i) total_ops += arity(p.nodes[i].op) > 0 && !is_removed(i) ? 1 : 0;
-  const int cut = part_ops > 0 && total_ops > std::max(part_ops, whole_ops) ? part_ops : 0;
+  const int cut = part_ops > 0 && (total_ops > std::max(part_ops, whole_ops) || !atomic.empty()) ? part_ops : 0;
+  // Per node: 1 starts a part (an atomic range, or the first operation after one), 2 may
+  // not start one (inside an atomic range).
+  std::vector<char> mark(size, 0);
+  for (const auto& [first, last] : atomic) {
+    mark[first] = 1;
+    for (int i = first + 1; i < last; ++i) mark[i] = 2;
+    for (int i = last; i < size; ++i)
+      if (arity(p.nodes[i].op) > 0 && !is_removed(i)) {
+        if (mark[i] == 0) mark[i] = 1;
+        break;
+      }
+  }
   plan.part.assign(size, 0);
   plan.begin = {0};
   int ops = 0, part = 0;
   for (int i = 0; i < size; ++i) {
     if (is_removed(i)) plan.part[i] = -1;
     if (arity(p.nodes[i].op) == 0 || is_removed(i)) continue;
-    if (cut > 0 && ops == cut) {
+    if (ops > 0 && (mark[i] == 1 || (cut > 0 && ops >= cut && mark[i] == 0))) {
       ++part;
       ops = 0;
       plan.begin.push_back(i);

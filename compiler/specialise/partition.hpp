@@ -19,9 +19,13 @@
 //   Outputs are not given slots for being outputs: outputs[k] lists the output positions
 //   whose node part k computes, for it to store. A node read only by its own part, or by
 //   removed nodes, has no slot (a back-end computing removed nodes tracks their operands).
+// - atomic: ranges [first, last) of nodes (ascending, disjoint, operations only, none
+//   removed) that are each exactly one part, whatever their size (step_loops.hpp: a loop
+//   is a function of its own); with any, the program is cut even when short.
 // - Deterministic: the same program and options, the same partition.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "specialise/scalar_program.hpp"
@@ -36,6 +40,7 @@ struct Partition {
   std::vector<std::vector<int>> outputs;  // per part: output positions it computes
 };
 
-Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {}, int whole_ops = 0);
+Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {}, int whole_ops = 0,
+                    const std::vector<std::pair<int, int>>& atomic = {});
 
 }  // namespace soa::specialise

@@ -44,12 +44,12 @@ struct Generated {
   emit::Emitted files;
 };
 
-// Small parts, low sharing and dot-table thresholds and three sources: every way the
-// generated code is cut up (functions of parts, shared programs, dot tables, declarations
-// across sources) is exercised by the tests below that compile and run it.
-constexpr emit::CppOptions kCutUp{3, 300, 0, 500, 50};
+// Small parts, low sharing, dot-table and step-loop thresholds and three sources: every way
+// the generated code is cut up (functions of parts, shared programs, dot tables, step loops,
+// declarations across sources) is exercised by the tests below that compile and run it.
+constexpr emit::CppOptions kCutUp{3, 300, 0, 500, 50, 200};
 // Each kernel one function of its own: for tests of what a kernel's body looks like.
-constexpr emit::CppOptions kWhole{1, 1 << 30, 0, 0, 0};
+constexpr emit::CppOptions kWhole{1, 1 << 30, 0, 0, 0, 0};
 
 Generated generate(const Robot& robot, const std::vector<int>& tips, const std::string& id,
                    const emit::CppOptions& options = kCutUp) {
@@ -119,7 +119,8 @@ void check_against_runtime(const Robot& robot, const std::vector<int>& tips, con
   CHECK(g.files.sources.size() == 3);
   if (robot.nv >= 6)
     CHECK_THAT(all, Catch::Contains("_part1(") && Catch::Contains("detail::shared0(") &&
-                        Catch::Contains("detail::mass_matrix_inverse_dots(g, calMinv);"));
+                        Catch::Contains("detail::mass_matrix_inverse_dots(g, calMinv);") &&
+                        Catch::Contains("for (const auto& soa_row : soa_table)"));
   const Compiled lib(g);
   const auto constants = exec::make_constants(robot, tips);
   std::mt19937_64 rng(99);

@@ -1,0 +1,246 @@
+#include "specialise/step_loops.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <queue>
+#include <utility>
+
+#include "support/error.hpp"
+
+namespace soa::specialise {
+
+namespace {
+
+bool is_op(const ScalarNode& n) { return arity(n.op) > 0; }
+
+// What a step's node shows to the rest of the program, per node (see the contract).
+struct Facts {
+  std::vector<int> region;    // per node: its step (label), or -1
+  std::vector<char> outside;  // read by a computed node of another step, or of none
+  std::vector<int> outputs;   // output positions holding it
+};
+
+Facts facts_of(const ScalarProgram& p, const DotTable& dots) {
+  const int size = static_cast<int>(p.nodes.size());
+  const auto removed = [&](int i) { return !dots.removed.empty() && dots.removed[i]; };
+  Facts f;
+  f.region.assign(size, -1);
+  for (int i = 0; i < size; ++i)
+    if (is_op(p.nodes[i]) && !removed(i)) f.region[i] = p.nodes[i].label;
+  f.outside.assign(size, 0);
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (!is_op(n) || removed(i)) continue;
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+      if (x >= 0 && (f.region[x] != f.region[i] || f.region[i] < 0)) f.outside[x] = 1;
+  }
+  f.outputs.assign(size, 0);
+  for (int o : p.outputs) ++f.outputs[o];
+  return f;
+}
+
+// The step's operations as integers: two steps are alike when these are equal. Values
+// from outside the step are numbered in order of first use; `externals` receives them.
+std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<int>& nodes, int region, const Facts& f,
+                                     const DotTable& dots, std::vector<int>& externals) {
+  std::vector<std::uint64_t> sig;
+  sig.reserve(nodes.size() * 8);
+  std::map<int, int> position, external;
+  externals.clear();
+  for (int i : nodes) {
+    const ScalarNode& n = p.nodes[i];
+    sig.push_back(static_cast<std::uint64_t>(n.op));
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1}) {
+      if (x < 0) continue;
+      const ScalarNode& o = p.nodes[x];
+      if (o.op == ScalarOp::Const) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &o.value, sizeof bits);
+        sig.insert(sig.end(), {1, bits});
+      } else if (o.op == ScalarOp::Input) {
+        sig.insert(sig.end(), {2, static_cast<std::uint64_t>(o.a)});
+      } else if (f.region[x] == region && position.count(x)) {
+        sig.insert(sig.end(), {3, static_cast<std::uint64_t>(position[x])});
+      } else {
+        const auto [it, added] = external.emplace(x, static_cast<int>(externals.size()));
+        if (added) externals.push_back(x);
+        sig.insert(sig.end(), {4, static_cast<std::uint64_t>(it->second)});
+      }
+    }
+    const int factor = dots.factor_of.empty() ? -1 : dots.factor_of[i];
+    sig.push_back(static_cast<std::uint64_t>(f.outside[i]) |
+                  (factor < 0             ? 0u
+                   : dots.negated[factor] ? 4u
+                                          : 2u) |
+                  static_cast<std::uint64_t>(f.outputs[i]) << 3);
+    position.emplace(i, static_cast<int>(position.size()));
+  }
+  return sig;
+}
+
+}  // namespace
+
+StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options) {
+  const int size = static_cast<int>(p.nodes.size());
+  const Facts f = facts_of(p, dots);
+
+  // The steps, their signatures, and the sets of alike steps worth a loop.
+  std::vector<std::vector<int>> steps(p.labels.size());
+  for (int i = 0; i < size; ++i)
+    if (f.region[i] >= 0) steps[f.region[i]].push_back(i);
+  std::map<std::vector<std::uint64_t>, std::vector<int>> alike;
+  std::vector<int> externals;
+  for (std::size_t r = 0; r < steps.size(); ++r) {
+    const std::vector<int>& nodes = steps[r];
+    if (static_cast<int>(nodes.size()) < options.min_size) continue;
+    const bool trig = std::any_of(nodes.begin(), nodes.end(), [&](int i) {
+      return p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos;
+    });
+    if (!trig) alike[signature(p, nodes, static_cast<int>(r), f, dots, externals)].push_back(static_cast<int>(r));
+  }
+  std::vector<std::vector<int>> sets;  // per candidate loop: its steps, in program order
+  for (auto& [sig, rs] : alike) {
+    const long ops = static_cast<long>(rs.size()) * static_cast<long>(steps[rs[0]].size());
+    const long size = static_cast<long>(steps[rs[0]].size());
+    // Worth a loop: fewer lines than the steps written out (a row per step, the step once,
+    // the loop's own lines).
+    if (static_cast<int>(rs.size()) >= options.min_instances && ops >= options.min_ops &&
+        ops > static_cast<long>(rs.size()) + size + options.loop_lines)
+      sets.push_back(rs);
+  }
+  std::sort(sets.begin(), sets.end(), [&](const auto& x, const auto& y) { return steps[x[0]][0] < steps[y[0]][0]; });
+  for (auto& s : sets) std::sort(s.begin(), s.end(), [&](int x, int y) { return steps[x][0] < steps[y][0]; });
+
+  // A set whose steps read one another's values is not a loop.
+  std::vector<int> set_of_region(p.labels.size(), -1);
+  for (std::size_t c = 0; c < sets.size(); ++c)
+    for (int r : sets[c]) set_of_region[r] = static_cast<int>(c);
+  std::vector<char> alive(sets.size(), 1);
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (f.region[i] < 0 || set_of_region[f.region[i]] < 0) continue;
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+      if (x >= 0 && f.region[x] >= 0 && f.region[x] != f.region[i] &&
+          set_of_region[f.region[x]] == set_of_region[f.region[i]])
+        alive[set_of_region[f.region[i]]] = 0;
+  }
+
+  // A topological order with each live set as one vertex (Kahn's, the earliest original
+  // node first); sets on a cycle are dissolved and the order made again.
+  std::vector<int> order;
+  std::vector<int> emitted_sets;
+  for (;;) {
+    const int sets_n = static_cast<int>(sets.size());
+    std::vector<int> vertex(size, -1);  // computed nodes: a live set, or sets_n + node
+    for (int i = 0; i < size; ++i) {
+      if (!is_op(p.nodes[i])) continue;
+      const int c = f.region[i] >= 0 ? set_of_region[f.region[i]] : -1;
+      vertex[i] = c >= 0 && alive[c] ? c : sets_n + i;
+    }
+    const int vertices = sets_n + size;
+    std::vector<int> indegree(vertices, 0), key(vertices, -1);
+    std::vector<std::vector<int>> next(vertices);
+    for (int i = 0; i < size; ++i) {
+      const ScalarNode& n = p.nodes[i];
+      if (vertex[i] < 0) continue;
+      if (key[vertex[i]] < 0) key[vertex[i]] = i;
+      for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+        if (x >= 0 && vertex[x] >= 0 && vertex[x] != vertex[i]) {
+          next[vertex[x]].push_back(vertex[i]);
+          ++indegree[vertex[i]];
+        }
+    }
+    using Item = std::pair<int, int>;  // (key, vertex)
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+    int live = 0;
+    for (int v = 0; v < vertices; ++v) {
+      if (key[v] < 0) continue;
+      ++live;
+      if (indegree[v] == 0) ready.emplace(key[v], v);
+    }
+    std::vector<int> done_vertices;
+    while (!ready.empty()) {
+      const int v = ready.top().second;
+      ready.pop();
+      done_vertices.push_back(v);
+      for (int w : next[v])
+        if (--indegree[w] == 0) ready.emplace(key[w], w);
+    }
+    if (static_cast<int>(done_vertices.size()) < live) {
+      std::vector<char> done(vertices, 0);
+      for (int v : done_vertices) done[v] = 1;
+      bool dissolved = false;
+      for (int c = 0; c < sets_n; ++c)
+        if (alive[c] && !done[c]) alive[c] = 0, dissolved = true;
+      if (!dissolved) throw InternalError("step_loops: the program is not in topological order");
+      continue;
+    }
+    for (int i = 0; i < size; ++i)
+      if (!is_op(p.nodes[i])) order.push_back(i);
+    for (int v : done_vertices) {
+      if (v >= sets_n) {
+        order.push_back(v - sets_n);
+        continue;
+      }
+      emitted_sets.push_back(v);
+      for (int r : sets[v]) order.insert(order.end(), steps[r].begin(), steps[r].end());
+    }
+    break;
+  }
+
+  StepLoops out;
+  if (emitted_sets.empty()) {
+    out.program = p;
+    out.old_of.resize(size);
+    for (int i = 0; i < size; ++i) out.old_of[i] = i;
+    out.new_of = out.old_of;
+    out.loop_of.assign(size, -1);
+    return out;
+  }
+  out.old_of = order;
+  out.new_of.assign(size, -1);
+  for (int i = 0; i < size; ++i) out.new_of[order[i]] = i;
+  out.program.input_count = p.input_count;
+  out.program.labels = p.labels;
+  out.program.nodes.reserve(size);
+  for (int old : order) {
+    ScalarNode n = p.nodes[old];
+    if (n.op != ScalarOp::Input && n.op != ScalarOp::Const) {
+      n.a = out.new_of[n.a];
+      if (arity(n.op) == 2) n.b = out.new_of[n.b];
+    }
+    out.program.nodes.push_back(n);
+  }
+  for (int o : p.outputs) out.program.outputs.push_back(out.new_of[o]);
+  out.loop_of.assign(size, -1);
+  for (int c : emitted_sets) {
+    StepLoops::Loop l;
+    l.first = out.new_of[steps[sets[c][0]][0]];
+    l.size = static_cast<int>(steps[sets[c][0]].size());
+    l.instances = static_cast<int>(sets[c].size());
+    out.loops.push_back(l);
+  }
+  std::sort(out.loops.begin(), out.loops.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (std::size_t l = 0; l < out.loops.size(); ++l)
+    for (int k = 0; k < out.loops[l].size * out.loops[l].instances; ++k)
+      out.loop_of[out.loops[l].first + k] = static_cast<int>(l);
+  return out;
+}
+
+DotTable renumbered(const DotTable& t, const std::vector<int>& new_of) {
+  DotTable r = t;
+  for (int& x : r.factors)
+    if (x >= 0) x = new_of[x];
+  const auto move = [&](auto& v, const auto& from, auto none) {
+    if (from.empty()) return;
+    v.assign(from.size(), none);
+    for (std::size_t i = 0; i < from.size(); ++i) v[new_of[i]] = from[i];
+  };
+  move(r.removed, t.removed, char{0});
+  move(r.factor_of, t.factor_of, -1);
+  return r;
+}
+
+}  // namespace soa::specialise

@@ -1,0 +1,62 @@
+// Step loops: the steps a kernel repeats column after column -- the same operations on each
+// column's vector at one body (calM's columns phi* H* e_j, the columns A e_j of calM^-1
+// and Lambda, J's columns) -- run as one loop over a table of the columns instead of one
+// copy per column. Those steps are O(N depth) copies of O(N) different steps: written out,
+// they are most of a big tree's O(N^2) kernels and of g++'s time; as loops, their code is
+// O(N) and their tables O(N depth) short rows.
+//
+// Contract
+// - step_loops(p, dots, options) reads p, and dots for the nodes its table computes (not
+//   part of any step) and the factors the steps store for it. A step is the set of a
+//   label's operations (ScalarProgram::labels: "column 7, b99: psi K"), removed ones
+//   excepted. Steps are alike when their operations match one for one: the same operation
+//   on the same constants and inputs, on the same positions of the step, or on values
+//   from outside the step in the same pattern; and what leaves the step matches too (a
+//   value read outside it, a factor stored for the dot table with its sign, the number of
+//   output positions). Steps holding Sin or Cos are left out.
+// - A loop is a set of at least `min_instances` alike steps of at least `min_size`
+//   operations each, `min_ops` in all, none reading another's values, that can run
+//   together: the program is reordered (a topological order; each loop's steps contiguous,
+//   in their original order, each step's operations in its original order) and a set
+//   that would close a cycle is not a loop. Instance k of loop L is the nodes
+//   [first + k size, first + (k + 1) size); node t of every instance is alike.
+// - The reordered program computes the same values (operations are not changed, only
+//   moved): Input and Const nodes first, then the rest. old_of[n] is node n's index in p,
+//   new_of the inverse. No loops: the program is p unchanged.
+// - Deterministic: the same program, the same loops.
+#pragma once
+
+#include <vector>
+
+#include "specialise/dot_table.hpp"
+#include "specialise/scalar_program.hpp"
+
+namespace soa::specialise {
+
+struct LoopOptions {
+  int min_instances = 2;
+  int min_size = 2;
+  int min_ops = 16;
+  // What a loop costs in lines besides its step and its rows: a set of steps is a loop
+  // when that is fewer lines than the steps written out.
+  int loop_lines = 12;
+};
+
+struct StepLoops {
+  struct Loop {
+    int first = 0, size = 0, instances = 0;
+  };
+  ScalarProgram program;
+  std::vector<int> old_of, new_of;
+  std::vector<Loop> loops;   // in program order
+  std::vector<int> loop_of;  // per node of `program`: its loop, or -1
+  bool empty() const { return loops.empty(); }
+};
+
+StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options = {});
+
+// The table `t` of the program p, for the program reordered by new_of (node i of p is node
+// new_of[i]): the same runs and entries, its node indices renumbered.
+DotTable renumbered(const DotTable& t, const std::vector<int>& new_of);
+
+}  // namespace soa::specialise

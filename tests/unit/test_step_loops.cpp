@@ -1,0 +1,186 @@
+// Step loops (specialise/step_loops.hpp): the steps the O(N^2) kernels repeat column after
+// column are found, alike to the operation, and the program reordered so each set of them
+// is one contiguous run computes the original's values to the bit; steps that read one
+// another, or that would have to run both before and after other code, do not become loops.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+
+#include "specialise/dot_table.hpp"
+#include "specialise/specialise.hpp"
+#include "specialise/step_loops.hpp"
+#include "support/pipeline.hpp"
+#include "support/scalar_builder.hpp"
+
+namespace {
+
+using namespace soa;
+using specialise::ScalarNode;
+using specialise::ScalarOp;
+using specialise::ScalarProgram;
+using specialise::StepLoops;
+
+// The reordered program's outputs, and the dot table's, equal the original's to the bit.
+void check_bits(const ScalarProgram& p, const specialise::DotTable& dots, const StepLoops& s, std::mt19937_64& rng) {
+  specialise::check(s.program);
+  const specialise::DotTable moved = specialise::renumbered(dots, s.new_of);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int sample = 0; sample < 3; ++sample) {
+    std::vector<double> in(static_cast<std::size_t>(p.input_count));
+    for (double& x : in) x = u(rng);
+    std::vector<double> reference(p.outputs.size()), reordered(p.outputs.size());
+    specialise::evaluate(p, in.data(), reference.data());
+    specialise::evaluate(s.program, in.data(), reordered.data());
+    REQUIRE(std::memcmp(reference.data(), reordered.data(), sizeof(double) * reference.size()) == 0);
+    if (dots.empty()) continue;
+    std::vector<double> a(p.outputs.size(), 0.0), b(p.outputs.size(), 0.0);
+    specialise::evaluate(dots, specialise::node_values(p, in.data()), a.data());
+    specialise::evaluate(moved, specialise::node_values(s.program, in.data()), b.data());
+    REQUIRE(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0);
+  }
+}
+
+// Every instance of a loop is instance 0 again: the same operations on the same literals and
+// inputs, its own values at the same positions, and no value of another instance.
+void check_alike(const StepLoops& s) {
+  const ScalarProgram& p = s.program;
+  for (const StepLoops::Loop& l : s.loops) {
+    REQUIRE(l.instances >= 2);
+    const int end = l.first + l.size * l.instances;
+    for (int k = 1; k < l.instances; ++k)
+      for (int t = 0; t < l.size; ++t) {
+        const ScalarNode& n0 = p.nodes[l.first + t];
+        const ScalarNode& nk = p.nodes[l.first + k * l.size + t];
+        REQUIRE(n0.op == nk.op);
+        for (const auto& [x0, xk] : {std::pair{n0.a, nk.a}, std::pair{n0.b, nk.b}}) {
+          if (x0 < 0) continue;
+          const int base = l.first + k * l.size;
+          const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
+          REQUIRE(inside0 == (xk >= base && xk < base + l.size));
+          if (inside0) REQUIRE(xk - base == x0 - l.first);
+          if (!inside0) REQUIRE(!(xk >= l.first && xk < end));  // nothing from another instance
+          const ScalarNode& c0 = p.nodes[x0];
+          if (c0.op == ScalarOp::Const) REQUIRE(std::memcmp(&c0.value, &p.nodes[xk].value, sizeof(double)) == 0);
+          if (c0.op == ScalarOp::Input) REQUIRE(p.nodes[xk].op == ScalarOp::Input);
+          if (c0.op == ScalarOp::Input) REQUIRE(p.nodes[xk].a == c0.a);
+        }
+      }
+    for (int i = l.first; i < end; ++i) REQUIRE(s.loop_of[i] == &l - s.loops.data());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the columns' repeated steps of calM, calM^-1, Lambda and J become loops computing the same bits",
+          "[step-loops]") {
+  std::mt19937_64 rng(17);
+  RandomTreeOptions o;
+  o.bodies = 30;
+  o.floating = true;
+  for (const Robot& robot :
+       {load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}), random_tree(7, o)}) {
+    const std::vector<int> tips = robot.default_tips();
+    const auto constants = exec::make_constants(robot, tips);
+    for (const auto& k : lower::standard_kernels()) {
+      INFO(robot.source << ": " << k.name);
+      const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
+      const specialise::DotTable dots = specialise::dot_table(p, 50);
+      const StepLoops s = specialise::step_loops(p, dots);
+      check_alike(s);
+      check_bits(p, dots, s, rng);
+      int looped = 0, ops = 0;
+      for (const StepLoops::Loop& l : s.loops) looped += l.size * l.instances;
+      for (std::size_t i = 0; i < p.nodes.size(); ++i)
+        ops += specialise::arity(p.nodes[i].op) > 0 && (dots.removed.empty() || !dots.removed[i]);
+      INFO(looped << " of " << ops << " operations (besides the dot table's) in loops");
+      // Much of a tree's O(N^2) kernels is steps repeated column after column (of the
+      // humanoid's shallow mass matrix, less: its limbs are 6 or 7 bodies long).
+      if (k.name == "mass_matrix_inverse" || k.name == "lambda" || (k.name == "mass_matrix" && robot.nv > 40))
+        CHECK(looped * 5 > ops * 2);
+      if (k.name == "mass_matrix") CHECK(!s.loops.empty());
+    }
+  }
+}
+
+TEST_CASE("step loops: steps that read one another, or would close a cycle, stay straight-line", "[step-loops]") {
+  using test::ScalarBuilder;
+  // Four alike steps x_{k+1} = (x_k * c) + d, each reading the one before: a chain, no loop.
+  {
+    ScalarBuilder b(2);
+    b.p.labels = {"s0", "s1", "s2", "s3"};
+    int x = b.in(0);
+    const int c = b.in(1);
+    for (int k = 0; k < 4; ++k) {
+      const int m = b.add(ScalarOp::Mul, x, c);
+      x = b.add(ScalarOp::Add, m, b.lit(0.5));
+      b.p.nodes[static_cast<std::size_t>(m)].label = k;
+      b.p.nodes[static_cast<std::size_t>(x)].label = k;
+    }
+    b.p.outputs = {x};
+    const StepLoops s = specialise::step_loops(b.p, {}, {2, 2, 2, 0});
+    CHECK(s.empty());
+  }
+  // Independent alike steps y_k = (x_k * c) + 0.5, k = 0..3: one loop of four; the program
+  // reordered, its values the same.
+  {
+    ScalarBuilder b(5);
+    b.p.labels = {"s0", "s1", "s2", "s3"};
+    const int c = b.in(4);
+    const int half = b.lit(0.5);
+    for (int k = 0; k < 4; ++k) {
+      const int m = b.add(ScalarOp::Mul, b.in(k), c);
+      const int y = b.add(ScalarOp::Add, m, half);
+      b.p.nodes[static_cast<std::size_t>(m)].label = k;
+      b.p.nodes[static_cast<std::size_t>(y)].label = k;
+      b.p.outputs.push_back(y);
+    }
+    // The inputs differ per step: each is a literal part of its step, so no two are alike.
+    CHECK(specialise::step_loops(b.p, {}, {2, 2, 2, 0}).empty());
+  }
+  {
+    // Steps alike on computed values: z_k = in_k * 2 first (outside any step), then
+    // y_k = (z_k * c) + 0.5 as step k, each y_k an output and read by e_k = y_k * 3 (outside).
+    // One loop of four; the program reordered, its values the same.
+    const auto build = [](bool cycle) {
+      ScalarBuilder b(5);
+      b.p.labels = {"s0", "s1", "s2", "s3"};
+      const int c = b.in(4);
+      const int half = b.lit(0.5);
+      std::vector<int> z(4, -1), y(4, -1);
+      const auto step = [&](int k) {
+        const int m = b.add(ScalarOp::Mul, z[static_cast<std::size_t>(k)], c);
+        y[static_cast<std::size_t>(k)] = b.add(ScalarOp::Add, m, half);
+        b.p.nodes[static_cast<std::size_t>(m)].label = k;
+        b.p.nodes[static_cast<std::size_t>(y[static_cast<std::size_t>(k)])].label = k;
+        b.p.outputs.push_back(y[static_cast<std::size_t>(k)]);
+        b.p.outputs.push_back(b.add(ScalarOp::Mul, y[static_cast<std::size_t>(k)], b.lit(3.0)));
+      };
+      for (int k : {0, 1}) z[static_cast<std::size_t>(k)] = b.add(ScalarOp::Mul, b.in(k), b.lit(2.0));
+      step(0);
+      step(1);
+      // With `cycle`, step 2 starts from step 1's result through a value outside the steps:
+      // the set would have to run both before and after that value.
+      z[2] = cycle ? b.add(ScalarOp::Mul, y[1], b.lit(2.0)) : b.add(ScalarOp::Mul, b.in(2), b.lit(2.0));
+      z[3] = b.add(ScalarOp::Mul, b.in(3), b.lit(2.0));
+      step(2);
+      step(3);
+      return b.p;
+    };
+    std::mt19937_64 rng(3);
+    const ScalarProgram p = build(false);
+    const StepLoops s = specialise::step_loops(p, {}, {2, 2, 2, 0});
+    REQUIRE(s.loops.size() == 1);
+    CHECK(s.loops[0].instances == 4);
+    CHECK(s.loops[0].size == 2);
+    check_alike(s);
+    check_bits(p, {}, s, rng);
+    // Fewer operations than the loop's own lines: no loop.
+    CHECK(specialise::step_loops(p, {}, {2, 2, 2, 12}).empty());
+
+    const ScalarProgram q = build(true);
+    const StepLoops cyclic = specialise::step_loops(q, {}, {2, 2, 2, 0});
+    CHECK(cyclic.empty());
+    check_bits(q, {}, cyclic, rng);
+  }
+}
