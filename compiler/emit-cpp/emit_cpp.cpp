@@ -569,7 +569,12 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   const std::string ns = "soa_gen::" + t.robot;
   std::vector<const ScalarProgram*> programs;
   for (const Kernel& k : kernels) programs.push_back(&k.code);
-  const specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? options.share_min_ops : 0);
+  long total_ops = 0;
+  for (const ScalarProgram* p : programs) total_ops += specialise::count_ops(*p).total();
+  const int share_min_ops = total_ops >= options.large_set_ops && options.share_min_ops > 0
+                                ? std::min(options.share_min_ops, options.large_share_min_ops)
+                                : options.share_min_ops;
+  const specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? share_min_ops : 0);
   const int base = sharing.base;
   int shared_size = 0;
   for (const specialise::SharedProgram& sp : sharing.programs)

@@ -142,7 +142,10 @@ struct CppOptions {
   // memory between parts), and short functions cost g++ little.
   int whole_ops = 3000;
   // What several kernels compute alike, when at least this many operations, once per source
-  // set (specialise::share); <= 0: nothing shared.
+  // set (specialise::share); <= 0: nothing shared. (At 1000, the velocities inverse and
+  // forward dynamics both compute are shared too: 10,000 operations fewer for a 100-body
+  // tree, but talos_reduced's inverse dynamics ran 20% slower reading them back:
+  // docs/performance.md.)
   int share_min_ops = specialise::kDefaultShareMinOps;
   // A kernel whose sums of products (Gram entries) have at least this many products gets
   // them computed by a loop over a table (specialise/dot_table.hpp); <= 0: never. Below,
@@ -152,10 +155,16 @@ struct CppOptions {
   int dot_min_terms = 5000;
   // A kernel of at least this many operations runs the steps it repeats column after
   // column (alike operations at one body, specialise/step_loops.hpp) as loops over tables;
-  // <= 0: never. Such kernels are a big tree's O(N^2) ones (calM, calM^-1, Lambda, J), where
-  // written-out steps are most of the code; smaller kernels stay straight-line, as fast as
-  // the loops and cheap to compile (docs/performance.md).
-  int loop_min_ops = 30000;
+  // <= 0: never. Those steps are most of a tree's O(N^2) kernels (calM, calM^-1, Lambda,
+  // J); as loops they ran as fast as written out (talos_reduced) or faster (a 100-body
+  // tree), in half the source (docs/performance.md). Below, a kernel is short enough to
+  // read as straight-line code and gains little.
+  int loop_min_ops = 3000;
+  // A kernel set of at least `large_set_ops` operations (a 100-body tree's: 940,000) shares
+  // from `large_share_min_ops` instead: there g++'s time is the limit, and the velocities
+  // inverse and forward dynamics both compute are 10,000 operations compiled once.
+  long large_set_ops = 300000;
+  int large_share_min_ops = 1000;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

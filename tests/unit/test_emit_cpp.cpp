@@ -180,6 +180,20 @@ TEST_CASE("kernels of at most whole_ops operations stay one function; longer one
   CHECK(emit::CppOptions{}.whole_ops >= 1500);  // the Panda's kernels, as measured, whole
 }
 
+TEST_CASE("a large kernel set shares from large_share_min_ops; others from share_min_ops", "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const auto shared = [&](long large_set_ops) {
+    emit::CppOptions o{1, 1 << 30, 0, 1 << 30, 0, 0};
+    o.large_set_ops = large_set_ops;
+    o.large_share_min_ops = 200;
+    return generate(panda, panda.default_tips(), "panda", o).files.all_sources().find("detail::shared0(") !=
+           std::string::npos;
+  };
+  CHECK_FALSE(shared(1L << 40));                     // the Panda's 9,000 operations: not a large set
+  CHECK(shared(1000));                               // counted large: its sines and cosines are shared
+  CHECK(emit::CppOptions{}.large_set_ops > 200000);  // talos_full's 70,000 operations are not large
+}
+
 TEST_CASE("generated code carries its provenance and is deterministic", "[emit-cpp]") {
   const Robot robot = load_urdf(test::shared_robot_path("double_pendulum.urdf"));
   const std::vector<int> tips = robot.default_tips();

@@ -1,0 +1,128 @@
+// soa_bench_loops: what step loops (specialise/step_loops.hpp) cost at run time. The same
+// kernels in two forms of generated C++, same run, interleaved: the columns' repeated steps
+// as loops over tables, and written out. A 100-body random tree with a free-flyer (soac
+// emit --random-tree 100 --floating) and talos_reduced with a free-flyer, each with loops
+// wherever steps repeat (--loop-min-ops 1; the default, 3000, gives the same form for the
+// tree and for talos all but the Jacobian's loops) and written out (--loop-min-ops 0). Each
+// pair is first checked to give the same bits.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "bench_report.hpp"
+#include "model/kinematics.hpp"
+#include "model/robot.hpp"
+
+using KernelFn = void (*)(const double*, double*);
+
+#define SOA_KERNELS(ns)                                             \
+  extern "C" void ns##_mass_matrix(const double*, double*);         \
+  extern "C" void ns##_mass_matrix_inverse(const double*, double*); \
+  extern "C" void ns##_jacobian(const double*, double*);            \
+  extern "C" void ns##_lambda(const double*, double*);
+SOA_KERNELS(tree)
+SOA_KERNELS(tree_straight)
+SOA_KERNELS(talos_straight)
+SOA_KERNELS(talos_loops)
+
+namespace {
+
+using namespace soa;
+
+constexpr int kStates = 64;
+const char* const kNames[] = {"mass_matrix", "mass_matrix_inverse", "jacobian", "lambda"};
+
+struct Case {
+  std::string key, label, loops_form, straight_form;
+  Robot robot;
+  int tips = 0;
+  std::array<KernelFn, 4> loops{}, straight{};
+  std::vector<std::vector<double>> q;
+  int output_size(int k) const {
+    const int n = robot.nv, m = 6 * tips;
+    return k < 2 ? n * n : k == 2 ? m * n : m * m;
+  }
+};
+
+void add(Case& c) {
+  std::mt19937_64 rng(1);
+  for (int s = 0; s < kStates; ++s) {
+    const VecX q = random_state(c.robot, c.tips, rng).q;
+    c.q.emplace_back(q.data(), q.data() + q.size());
+  }
+  for (int k = 0; k < 4; ++k) {
+    std::vector<double> a(c.output_size(k)), b(c.output_size(k));
+    for (int s = 0; s < 8; ++s) {
+      c.loops[k](c.q[s].data(), a.data());
+      c.straight[k](c.q[s].data(), b.data());
+      if (std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) != 0)
+        throw std::runtime_error(fmt::format("{} {}: the two forms differ", c.key, kNames[k]));
+    }
+    std::printf("check %s %s on 8 states: loops = written out, bit for bit\n", c.key.c_str(), kNames[k]);
+    for (const bool loops : {true, false}) {
+      const KernelFn f = loops ? c.loops[k] : c.straight[k];
+      const auto* q = &c.q;
+      bench::add_benchmark(fmt::format("{}/{}/{}", c.key, kNames[k], loops ? "loops" : "straight"), kStates,
+                           c.output_size(k), [f, q](int s, double* out) { f((*q)[s].data(), out); });
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::vector<Case> cases(2);
+  try {
+    RandomTreeOptions o;
+    o.bodies = 100;
+    o.floating = true;
+    Case& tree = cases[0];
+    tree.key = "tree";
+    tree.label = "random 100-body tree, free-flyer (173 dof)";
+    tree.loops_form = "default";
+    tree.straight_form = "--loop-min-ops 0";
+    tree.robot = random_tree(1, o);
+    tree.loops = {tree_mass_matrix, tree_mass_matrix_inverse, tree_jacobian, tree_lambda};
+    tree.straight = {tree_straight_mass_matrix, tree_straight_mass_matrix_inverse, tree_straight_jacobian,
+                     tree_straight_lambda};
+    Case& talos = cases[1];
+    talos.key = "talos";
+    talos.label = "talos_reduced, free-flyer (38 dof)";
+    talos.loops_form = "--loop-min-ops 1";
+    talos.straight_form = "--loop-min-ops 0";
+    talos.robot = load_urdf(SOA_BENCH_TALOS, LoadOptions{true});
+    talos.loops = {talos_loops_mass_matrix, talos_loops_mass_matrix_inverse, talos_loops_jacobian, talos_loops_lambda};
+    talos.straight = {talos_straight_mass_matrix, talos_straight_mass_matrix_inverse, talos_straight_jacobian,
+                      talos_straight_lambda};
+    for (Case& c : cases) {
+      c.tips = static_cast<int>(c.robot.default_tips().size());
+      add(c);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "soa_bench_loops: %s\n", e.what());
+    return 1;
+  }
+  const std::string load_before = bench::load_average();
+  bench::Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  std::printf("\n<!-- soa_bench_loops table -->\n");
+  std::printf("Median CPU time per call, %d random states cycled; load average before %s, after %s.\n\n", kStates,
+              load_before.c_str(), bench::load_average().c_str());
+  for (const Case& c : cases)
+    std::printf("%s: loops = soac emit %s, written out = soac emit %s.\n", c.label.c_str(), c.loops_form.c_str(),
+                c.straight_form.c_str());
+  std::printf("\n| robot | kernel | loops (ns) | written out (ns) | loops / written out |\n|---|---|--:|--:|--:|\n");
+  for (const Case& c : cases)
+    for (const char* k : kNames) {
+      const double l = collector.median(fmt::format("{}/{}/loops", c.key, k));
+      const double s = collector.median(fmt::format("{}/{}/straight", c.key, k));
+      std::printf("| %s | %s | %s | %s | %s |\n", c.label.c_str(), k, bench::ns(l).c_str(), bench::ns(s).c_str(),
+                  bench::ratio(l, s).c_str());
+    }
+  return 0;
+}
