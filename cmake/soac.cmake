@@ -21,8 +21,8 @@
 #                     directions or those of `link:dirs` (e.g. `foot:x,y,z,rz`), or to another
 #                     frame (`link=other`, `link=other:dirs`: a loop, a grasp); with
 #   CONTACTS          point contacts with the world (soac emit --contact ...), they are the
-#                     tips, and constrained_forward_dynamics and constraint_forces are
-#                     generated too
+#                     tips, and constrained_forward_dynamics, constraint_forces and
+#                     operational_space_inertia are generated too
 #   OBJECT            a free body the robot holds (soac emit --object): its URDF, given a
 #                     free-flyer, last in q and qd; weld its frames to the robot's (WELDS)
 #   GRAVITY           gravity in m/s^2, world axes (soac emit --gravity x,y,z); default

@@ -49,6 +49,13 @@ const std::vector<KernelDecl>& welded_kernels() {
        "f",
        "the forces f the held tips exert ([torque; force] per tip, in its frame, 0 in rows no constraint "
        "holds; T = calM qdd + C + J* f)"},
+      {"operational_space_inertia",
+       {"q"},
+       "(J calM^-1 J*)^-1",
+       "Lambda_c",
+       "the held tips' operational-space inertia, the inverse of J calM^-1 J* on the rows the constraints "
+       "hold (Q* (Q X Q*)^-1 Q for a weld between frames; 0 in the rows none holds), one tip-space LDL* and "
+       "6m substitutions (000 eq. 5.5, 003 Part II)"},
   };
   return kernels;
 }

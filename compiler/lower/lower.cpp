@@ -162,10 +162,17 @@ public:
   exec::SweepProgram column_program(const Expr& op, Space cols, exec::Fill fill, std::string source) {
     const int unit = fresh(cols, "e");
     const int out = output_var(apply(op, {exec::var(unit, cols), ""}));
-    no_solves(source);
-    Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {out}, unit);
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, vars_[out].space, cols, -1};
+    if (!solves_.empty()) {
+      // With a tip-space solve ((J calM^-1 J*)^-1 itself, Lambda): every column runs the
+      // whole vector program on its e_j, the factorisation included. The runtime repeats
+      // it per column; specialised code computes it once (CSE: the same operations on the
+      // same values), then one pair of substitutions per column.
+      p.columns = exec::Columns{cols, unit, phased_loops({out}), out, fill};
+      return p;
+    }
+    Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {out}, unit);
     p.loops = std::move(s.loops);
     p.columns = exec::Columns{cols, unit, std::move(s.column_loops), out, fill};
     return p;

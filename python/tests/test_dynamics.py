@@ -216,7 +216,7 @@ def test_welds_add_the_constrained_kernels():
     robot = soac.Robot(TALOS, floating=True, welds=["left_sole_link", "right_sole_link"])
     assert robot.tips == ["left_sole_link", "right_sole_link"]
     dyn = soac.compile(robot, backend="runtime")
-    assert dyn.kernels[-2:] == ["constrained_forward_dynamics", "constraint_forces"]
+    assert dyn.kernels[-3:] == ["constrained_forward_dynamics", "constraint_forces", "operational_space_inertia"]
     s = robot.random_state(3)
     T = np.linspace(-20.0, 20.0, robot.nv)
     qdd = dyn.constrained_forward_dynamics(s["q"], s["qd"], T)
@@ -224,6 +224,10 @@ def test_welds_add_the_constrained_kernels():
     assert f.shape == (12,)
     residual = dyn.inverse_dynamics(s["q"], s["qd"], qdd) + dyn.jacobian(s["q"]).T @ f - T
     assert np.abs(residual).max() < 1e-9 * max(1.0, np.abs(f).max())
+    # Lambda, the soles' operational-space inertia, inverts J calM^-1 J* (both soles fully held).
+    Lambda = dyn.operational_space_inertia(s["q"])
+    assert Lambda.shape == (12, 12)
+    assert np.abs(Lambda @ dyn.lambda_(s["q"]) - np.eye(12)).max() < 1e-9
     with pytest.raises(soac.Error, match=r"nope"):
         soac.Robot(TALOS, floating=True, welds=["nope"])
     with pytest.raises(soac.Error, match=r"^tips names the tips, but welds and contacts hold frames"):

@@ -265,6 +265,7 @@ private:
     const int cols = static_cast<int>(held.size());
     const int rows = space_size(p_.vars[c.result].space, r_.nq, r_.nv, r_.n(), r_.m());
     S *A = solve_A_.data(), *WA = solve_WA_.data(), *X = solve_X_.data();
+    const int outer_column = column_;  // inside an operator-valued result's column loop: restored below
     for (int t = 0; t < r_.m(); ++t)
       if (r_.tips[t].partner >= 0 && r_.tips[t].held) solve_rel_[t] = relative_pose(t, r_.tips[t].partner);
     const auto unit_row = [](int r) {
@@ -290,7 +291,7 @@ private:
       store(c.result, A + static_cast<std::ptrdiff_t>(j) * rows);
       store(c.weighted, WA + static_cast<std::ptrdiff_t>(j) * rows);
     }
-    column_ = -1;
+    column_ = outer_column;
     gram_fill(A, WA, rows, cols, Space::Tip, X, &held);
     const auto at = [cols](int i, int j) { return static_cast<std::ptrdiff_t>(j) * cols + i; };
     const auto tip_body = [this, &held](int i) { return r_.tips[held[i] / 6].body; };

@@ -231,6 +231,9 @@ std::vector<const Solve*> solves(const SweepProgram& p) {
   std::vector<const Solve*> out;
   for (const Loop& l : p.loops)
     if (l.solve) out.push_back(l.solve.get());
+  if (p.columns)
+    for (const Loop& l : p.columns->loops)
+      if (l.solve) out.push_back(l.solve.get());
   return out;
 }
 

@@ -211,14 +211,15 @@ struct Columns {
 // are never formed. S X S* is factored as L D L* without pivoting (the executor does not
 // branch on values); run with S = double, a pivot at or below 1e-12 of its largest
 // diagonal entry is a UserError naming the tip frame and direction (dependent constraint
-// directions).
+// directions). A Solve may also be a loop of an operator-valued result's Columns ((J calM^-1
+// J*)^-1 itself: column j is X^-1 e_j), which then runs it once per column.
 struct Solve {
   Columns matrix;
   int rhs = -1;  // Tip var y
   int dst = -1;  // Tip var z = X^-1 y
 };
 
-// Every Solve of a program's run-once loops, in order.
+// Every Solve of a program: its run-once loops', then its columns', in order.
 std::vector<const Solve*> solves(const SweepProgram& p);
 
 struct Output {

@@ -172,7 +172,60 @@ void check_welds(const Robot& robot, const std::vector<int>& tips, int states, s
   }
 }
 
+// Lambda_c = (J calM^-1 J*)^-1 on the held rows, Q* (Q X Q*)^-1 Q, against X formed densely
+// (J and calM from the dense interpreter) and inverted by Eigen; the specialised program
+// against the runtime.
+void check_inertia(const Robot& robot, const std::vector<int>& tips, int states, std::uint64_t seed) {
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, tips);
+  const lower::KernelDecl& k = welded("operational_space_inertia");
+  const specialise::Kernel code = test::build_kernel(k, constants);
+  const int m6 = 6 * static_cast<int>(tips.size());
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < states; ++i) {
+    const State s = random_state(robot, static_cast<int>(tips.size()), rng);
+    const interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
+    const MatX X = interp::eval_dense(ev, test::parse("J calM^-1 J*"));
+    const MatX Q = interp::constraint_rows(ev);
+    const MatX want = Q.transpose() * (Q * X * Q.transpose()).inverse() * Q;
+    const std::vector<double> in(s.q.data(), s.q.data() + s.q.size());
+    const MatX got = exec::run(test::kernel_program(k), constants, in);
+    INFO(robot.name << ", state " << i);
+    REQUIRE(got.rows() == m6);
+    REQUIRE(got.cols() == m6);
+    CHECK(test::relative_difference(got, want) < 1e-9);
+    MatX specialised(m6, m6);
+    specialise::evaluate(code.code, in.data(), specialised.data());
+    CHECK(test::relative_difference(specialised, got) < 1e-11);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("the operational-space inertia (J calM^-1 J*)^-1 on the held rows equals the dense inverse",
+          "[constraints]") {
+  SECTION("talos_reduced on both soles") {
+    Robot talos = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+    check_inertia(talos, hold(talos, {{"left_sole_link", kAllDirections}, {"right_sole_link", kAllDirections}}), 10,
+                  21);
+  }
+  SECTION("solo12 on four point contacts (three rows each)") {
+    Robot solo = load_urdf(test::shared_robot_path("solo12.urdf"), LoadOptions{true});
+    check_inertia(solo,
+                  hold(solo, {{"FL_FOOT", kTranslations},
+                              {"FR_FOOT", kTranslations},
+                              {"HL_FOOT", kTranslations},
+                              {"HR_FOOT", kTranslations}}),
+                  10, 22);
+  }
+  SECTION("baxter's grippers welded to each other") {
+    Robot baxter = load_urdf(test::shared_robot_path("baxter.urdf"));
+    check_inertia(baxter, join(baxter, {{"left_gripper", "right_gripper", kAllDirections}}), 10, 23);
+  }
+  SECTION("the Panda's hand, not held: all six rows, the plain inverse") {
+    const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+    check_inertia(panda, panda.default_tips(), 10, 24);
+  }
+}
 
 TEST_CASE("directions are named rx, ry, rz, x, y, z and parsed back", "[constraints]") {
   CHECK(directions_to_string(kAllDirections) == "rx,ry,rz,x,y,z");
