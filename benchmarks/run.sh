@@ -4,7 +4,8 @@
 #   2. builds soa_bench, soa_callgrind, soac and soa_jit_compile (JOBS, default 2, parallel jobs);
 #   3. runs soa_bench (5 repetitions, randomly interleaved so that a burst of load on this
 #      shared machine spreads over all benchmarks instead of hitting one; medians reported),
-#      then soa_bench_constraints (constrained forward dynamics, the same way) and
+#      then soa_bench_constraints (constrained forward dynamics, the same way),
+#      soa_bench_loops (step loops against the same kernels written out) and
 #      soa_bench_derivatives (the derivative kernels against the plain ones, with LLVM);
 #   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
 #      standard kernels of the Panda and the Talos robots, 5 repetitions);
@@ -30,7 +31,7 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
   cmake -S "$source_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOA_BUILD_BENCHMARKS=ON \
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target soa_bench soa_bench_constraints soa_callgrind soac -j "$jobs" >/dev/null
+cmake --build "$build" --target soa_bench soa_bench_constraints soa_bench_loops soa_callgrind soac -j "$jobs" >/dev/null
 if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then  # soa_bench_derivatives compiles through the JIT
   cmake --build "$build" --target soa_bench_derivatives -j "$jobs" >/dev/null
 fi
@@ -57,6 +58,12 @@ clog=$build/benchmarks/soa_bench_constraints.log
 grep '^check ' "$clog" | sed 's/^/    /'
 echo
 sed -n '/^<!-- soa_bench_constraints table -->$/,$p' "$clog" | tail -n +2
+echo
+# 3b'. step loops against the same kernels written out (soa_bench_loops).
+llog=$build/benchmarks/soa_bench_loops.log
+"$build/benchmarks/soa_bench_loops" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time=0.2 >"$llog" 2>&1 || { cat "$llog" >&2; exit 1; }
+sed -n '/^<!-- soa_bench_loops table -->$/,$p' "$llog" | tail -n +2
 echo
 # 3c. the derivative kernels (soa_bench_derivatives, with LLVM only).
 if [[ -x $build/benchmarks/soa_bench_derivatives ]]; then
