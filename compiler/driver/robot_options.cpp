@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "driver/driver.hpp"
+#include "pipeline/kernels.hpp"
 #include "model/kinematics.hpp"
 #include "support/error.hpp"
 #include "syntax/diagnostics.hpp"
@@ -95,18 +96,7 @@ namespace {
 // The frames --weld and --contact hold, then those a kernel file declares (model/tips.hpp),
 // each declaration reported at its place in the file.
 std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
-  HoldOptions holds{o.welds, o.contacts, {}};
-  for (const syntax::Hold& h : declared) {
-    std::string directions;
-    for (const std::string& d : h.directions) directions += (directions.empty() ? "" : ",") + d;
-    holds.declared.push_back(
-        {h.frame, h.to,
-         h.kind == "contact"  ? kTranslations
-         : directions.empty() ? kAllDirections
-                              : parse_directions(directions).value(),
-         [h](const std::string& why) { syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why)); }});
-  }
-  return soa::hold_frames(robot, holds);
+  return soa::hold_frames(robot, HoldOptions{o.welds, o.contacts, pipeline::holds_of(declared)});
 }
 
 // The tips: the held frames when --weld, --contact or the kernel file names any, else

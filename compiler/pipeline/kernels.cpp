@@ -27,6 +27,21 @@ std::vector<KernelSpec> standard_kernels() {
   return out;
 }
 
+std::vector<Hold> holds_of(const std::vector<syntax::Hold>& declared) {
+  std::vector<Hold> holds;
+  for (const syntax::Hold& h : declared) {
+    std::string directions;
+    for (const std::string& d : h.directions) directions += (directions.empty() ? "" : ",") + d;
+    holds.push_back(
+        {h.frame, h.to,
+         h.kind == "contact"  ? kTranslations
+         : directions.empty() ? kAllDirections
+                              : parse_directions(directions).value(),
+         [h](const std::string& why) { syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why)); }});
+  }
+  return holds;
+}
+
 std::vector<KernelSpec> kernels_of(const syntax::Module& module) {
   std::vector<KernelSpec> out;
   for (const syntax::Kernel& k : module.kernels) {

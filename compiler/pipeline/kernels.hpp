@@ -15,6 +15,7 @@
 #include "exec/sweep_ir.hpp"
 #include "lower/kernels.hpp"
 #include "model/kinematics.hpp"
+#include "model/tips.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace soa::pipeline {
@@ -42,6 +43,9 @@ std::string kernel_expression(const KernelSpec& spec);
 std::vector<KernelSpec> standard_kernels();
 KernelSpec kernel_spec(const lower::KernelDecl& decl);
 std::vector<KernelSpec> kernels_of(const syntax::Module& module);
+// A kernel file's `weld FRAME ...;` and `contact FRAME;` in the model's terms
+// (model/tips.hpp, hold_frames), each failing as a UserError at its place in the file.
+std::vector<Hold> holds_of(const std::vector<syntax::Hold>& declared);
 // The kernels a command line names: those of a .soa file, or the standard ones when `path`
 // is empty (and the welded ones, lower/kernels.hpp, when `welded`). A file that declares
 // none is a UserError.

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "pipeline/kernels.hpp"
 #include "support/error.hpp"
+#include "syntax/diagnostics.hpp"
+#include "syntax/syntax.hpp"
 
 namespace soa::python {
 
@@ -16,6 +19,21 @@ RobotPtr robot_arg(const py::handle& robot) {
     return load_robot(robot.cast<std::filesystem::path>());
   throw py::type_error(fmt::format("robot: expected a soac.Robot or a URDF path, not {}",
                                    py::str(py::type::of(robot)).cast<std::string>()));
+}
+
+RobotPtr with_declared_holds(const RobotPtr& robot, const std::string& kernel_file) {
+  if (kernel_file.empty()) return robot;
+  const std::vector<syntax::Hold> declared = syntax::load_module(kernel_file).holds;
+  if (declared.empty()) return robot;
+  if (robot->held)
+    syntax::fail(declared.front().where,
+                 "the robot holds frames already (welds=, contacts=): declare the holds in one place");
+  if (!robot->tip_names.empty())
+    syntax::fail(declared.front().where, "tips names the tips, but this file holds frames, which are the tips");
+  auto held = std::make_shared<RobotHandle>(*robot);
+  held->tips = hold_frames(held->robot, HoldOptions{{}, {}, pipeline::holds_of(declared)});
+  held->held = true;
+  return held;
 }
 
 py::array_t<double> to_numpy(const VecX& v) {

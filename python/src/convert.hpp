@@ -40,6 +40,11 @@ using RobotPtr = std::shared_ptr<RobotHandle>;  // never changed once made
 // A robot argument: a soac.Robot, or a URDF path (str or os.PathLike) loaded as
 // soac.Robot(path) loads it (fixed base, default tips).
 RobotPtr robot_arg(const py::handle& robot);
+// `robot` with the frames a kernel file holds (`weld FRAME;`, `contact FRAME;`) held, as
+// soac's commands load it: they are its tips. `robot` itself when the file holds none (or
+// there is no file); a UserError at the declaration when the robot holds frames already
+// (welds=, contacts=) or names its tips (tips=).
+RobotPtr with_declared_holds(const RobotPtr& robot, const std::string& kernel_file);
 RobotPtr load_robot(const std::filesystem::path& path);  // robot.cpp
 
 // numpy copies of Eigen values: a vector as 1-D, a matrix as (rows, cols) in Fortran order.

@@ -57,13 +57,7 @@ std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool w
     const std::string text = kernels.cast<std::filesystem::path>().string();
     std::error_code no_file;
     if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file)) {
-      const syntax::Module module = syntax::load_module(text);
-      // Held frames (model/tips.hpp, hold_frames) are not yet taken from Python: a robot here has no welds.
-      for (const syntax::Hold& h : module.holds)
-        throw NotImplemented(
-            fmt::format("{}: {} '{}': kernel files that hold frames are not supported from Python "
-                        "yet (soac emit and soac jit take them)",
-                        syntax::location(h.where), h.kind, h.frame));
+      // The frames it holds are held by compile() (with_declared_holds).
       return pipeline::kernel_set(text, false, derivatives);
     }
     names.push_back(text);
@@ -183,7 +177,13 @@ std::string kernel_doc(const KernelInfo& k) {
 
 py::object compile(const py::object& robot_object, const py::object& kernels, const std::string& backend,
                    bool derivatives) {
-  const RobotPtr robot = robot_arg(robot_object);
+  RobotPtr robot = robot_arg(robot_object);
+  if (py::isinstance<py::str>(kernels) || py::hasattr(kernels, "__fspath__")) {
+    const std::string text = kernels.cast<std::filesystem::path>().string();
+    std::error_code no_file;
+    if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file))
+      robot = with_declared_holds(robot, text);
+  }
   pipeline::Backend b;
   if (backend == "jit")
     b = pipeline::Backend::Jit;

@@ -26,17 +26,12 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
   if (!name.empty()) specialise::check_name(name, "name", true);
   if (sources < 1 || sources > emit::kMaxSources)
     throw UserError(fmt::format("sources: {} is not in 1 to {}", sources, emit::kMaxSources));
-  const RobotPtr robot = robot_arg(robot_object);
+  const RobotPtr given = robot_arg(robot_object);
   std::vector<std::string> paths;
   long lines = 0;
   {
     py::gil_scoped_release released;
-    if (!kernels.empty())
-      for (const syntax::Hold& h : syntax::load_module(kernels).holds)
-        throw NotImplemented(
-            fmt::format("{}: {} '{}': kernel files that hold frames are not supported from Python "
-                        "yet (soac emit takes them)",
-                        syntax::location(h.where), h.kind, h.frame));
+    const RobotPtr robot = with_declared_holds(given, kernels);
     const pipeline::Library lib = pipeline::load_library(library_path ? library_path->string() : "");
     const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(kernels, robot->held, derivatives);
     const std::vector<specialise::Kernel> code =

@@ -203,10 +203,34 @@ def test_kernel_selection(panda, tmp_path):
     q = panda.random_state(2)["q"]
     # the runtime's sweeps and the interpreter's: two implementations, equal to rounding
     assert np.allclose(dyn.bias(q, np.zeros(9)), soac.evaluate("C", panda, {"q": q}).dense, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_files_that_hold_frames(panda, tmp_path):
+    """A kernel file's `weld FRAME;` holds the frame as soac's commands do (it is the tip):
+    the same numbers as the robot given welds=, and errors at the declaration."""
     held = tmp_path / "held.soa"
-    held.write_text("weld panda_hand_tcp;\nkernel fd(q, qd, T) = calM^-1 (T - C);\n")
-    with pytest.raises(soac.NotSupported, match=r"held.soa:1:6: weld 'panda_hand_tcp': .* not supported"):
-        soac.compile(panda, held)
+    held.write_text(
+        "weld panda_hand_tcp: x, y, z;\n"
+        "kernel cfd(q, qd, T) = calM^-1 (T - C - J* (J calM^-1 J*)^-1 (J calM^-1 (T - C) + B* phi* abar));\n"
+    )
+    dyn = soac.compile(panda, held, backend="runtime")
+    assert dyn.kernels == ["cfd"] and dyn.robot.tips == ["panda_hand_tcp"]
+    with pytest.warns(UserWarning, match="mimic joints"):
+        welded_panda = soac.Robot(PANDA, welds=["panda_hand_tcp:x,y,z"])
+    welded = soac.compile(welded_panda, backend="runtime")
+    s = panda.random_state(4)
+    T = np.linspace(-5.0, 5.0, 9)
+    assert np.array_equal(dyn.cfd(s["q"], s["qd"], T), welded.constrained_forward_dynamics(s["q"], s["qd"], T))
+    assert "holding" in str(dyn.robot) and "holding" not in str(panda)  # the robot given is left as it was
+    with pytest.raises(soac.Error, match=r"held.soa:1:6: error: .*holds frames already"):
+        soac.compile(welded_panda, held)
+    bad = tmp_path / "bad.soa"
+    bad.write_text("weld nope;\nkernel fd(q, qd, T) = calM^-1 (T - C);\n")
+    with pytest.raises(soac.Error, match=r"bad.soa:1:6: error: weld 'nope': .*no link or frame of that name"):
+        soac.compile(panda, bad)
+    out = tmp_path / "out"
+    soac.emit(panda, out, kernels=held, name="held_panda", sources=1)
+    assert "held by a constraint with the world in x,y,z" in (out / "held_panda.hpp").read_text()
 
 
 def test_welds_add_the_constrained_kernels():
