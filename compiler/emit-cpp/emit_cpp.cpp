@@ -290,6 +290,20 @@ struct Unit {
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
 };
 
+// The right-hand side of an arithmetic operation on spelled operands (Sin and Cos are read
+// from their soa_sincos pair instead: PartWriter).
+std::string arithmetic(ScalarOp op, const std::string& a, const std::string& b) {
+  switch (op) {
+    case ScalarOp::Add: return fmt::format("{} + {}", a, b);
+    case ScalarOp::Sub: return fmt::format("{} - {}", a, b);
+    case ScalarOp::Mul: return fmt::format("{} * {}", a, b);
+    case ScalarOp::Div: return fmt::format("{} / {}", a, b);
+    case ScalarOp::Neg: return fmt::format("-{}", a);
+    case ScalarOp::Sqrt: return fmt::format("std::sqrt({})", a);
+    default: throw InternalError("emit-cpp: not an arithmetic operation");
+  }
+}
+
 // Per node of one part: its spelling there.
 class PartWriter {
 public:
@@ -324,22 +338,14 @@ public:
       name_[i] = fmt::format("v{}", u_.ordinal[i]);
       const std::string a = value(n.a);
       std::string rhs;
-      switch (n.op) {
-        case ScalarOp::Add: rhs = fmt::format("{} + {}", a, value(n.b)); break;
-        case ScalarOp::Sub: rhs = fmt::format("{} - {}", a, value(n.b)); break;
-        case ScalarOp::Mul: rhs = fmt::format("{} * {}", a, value(n.b)); break;
-        case ScalarOp::Div: rhs = fmt::format("{} / {}", a, value(n.b)); break;
-        case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
-        case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
-        case ScalarOp::Sin:
-        case ScalarOp::Cos:
-          if (pair[n.a].empty()) {
-            pair[n.a] = fmt::format("sc{}", pairs++);
-            b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
-          }
-          rhs = pair[n.a] + (n.op == ScalarOp::Sin ? ".s" : ".c");
-          break;
-        default: throw InternalError("emit-cpp: unknown operation");
+      if (n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) {
+        if (pair[n.a].empty()) {
+          pair[n.a] = fmt::format("sc{}", pairs++);
+          b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
+        }
+        rhs = pair[n.a] + (n.op == ScalarOp::Sin ? ".s" : ".c");
+      } else {
+        rhs = arithmetic(n.op, a, specialise::arity(n.op) == 2 ? value(n.b) : std::string());
       }
       b += fmt::format("  const double {} = {};\n", name_[i], rhs);
       if (plan.slot[i] >= 0) b += fmt::format("  w[{}] = {};\n", plan.slot[i], name_[i]);
@@ -441,18 +447,9 @@ private:
     };
     for (int t = 0; t < l.size; ++t) {
       const ScalarNode& n = p_.nodes[node(0, t)];
-      std::string rhs;
+      // Operands in order (a loop's columns are numbered as they are first read).
       const std::string a = operand(t, 0), c = specialise::arity(n.op) == 2 ? operand(t, 1) : std::string();
-      switch (n.op) {
-        case ScalarOp::Add: rhs = fmt::format("{} + {}", a, c); break;
-        case ScalarOp::Sub: rhs = fmt::format("{} - {}", a, c); break;
-        case ScalarOp::Mul: rhs = fmt::format("{} * {}", a, c); break;
-        case ScalarOp::Div: rhs = fmt::format("{} / {}", a, c); break;
-        case ScalarOp::Neg: rhs = fmt::format("-{}", a); break;
-        case ScalarOp::Sqrt: rhs = fmt::format("std::sqrt({})", a); break;
-        default: throw InternalError("emit-cpp: a loop's step holds an operation it cannot");
-      }
-      b += fmt::format("    const double v{} = {};\n", t, rhs);
+      b += fmt::format("    const double v{} = {};\n", t, arithmetic(n.op, a, c));
       if (plan.slot[node(0, t)] >= 0) {
         const int c = column([&](int k) {
           SOA_ASSERT(plan.slot[node(k, t)] >= 0, "emit-cpp: a loop's instances store unlike values");

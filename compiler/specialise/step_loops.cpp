@@ -191,15 +191,13 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   }
 
   StepLoops out;
+  out.loop_of.assign(size, -1);
   if (emitted_sets.empty()) {
     out.program = p;
-    out.old_of.resize(size);
-    for (int i = 0; i < size; ++i) out.old_of[i] = i;
-    out.new_of = out.old_of;
-    out.loop_of.assign(size, -1);
+    out.new_of.resize(size);
+    for (int i = 0; i < size; ++i) out.new_of[i] = i;
     return out;
   }
-  out.old_of = order;
   out.new_of.assign(size, -1);
   for (int i = 0; i < size; ++i) out.new_of[order[i]] = i;
   out.program.input_count = p.input_count;
@@ -214,7 +212,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     out.program.nodes.push_back(n);
   }
   for (int o : p.outputs) out.program.outputs.push_back(out.new_of[o]);
-  out.loop_of.assign(size, -1);
+  // In program order: the sets were emitted in the order they run.
   for (int c : emitted_sets) {
     StepLoops::Loop l;
     l.first = out.new_of[steps[sets[c][0]][0]];
@@ -222,7 +220,6 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     l.instances = static_cast<int>(sets[c].size());
     out.loops.push_back(l);
   }
-  std::sort(out.loops.begin(), out.loops.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   for (std::size_t l = 0; l < out.loops.size(); ++l)
     for (int k = 0; k < out.loops[l].size * out.loops[l].instances; ++k)
       out.loop_of[out.loops[l].first + k] = static_cast<int>(l);

@@ -21,8 +21,8 @@
 //   that would close a cycle is not a loop. Instance k of loop L is the nodes
 //   [first + k size, first + (k + 1) size); node t of every instance is alike.
 // - The reordered program computes the same values (operations are not changed, only
-//   moved): Input and Const nodes first, then the rest. old_of[n] is node n's index in p,
-//   new_of the inverse. No loops: the program is p unchanged.
+//   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
+//   No loops: the program is p unchanged.
 // - Deterministic: the same program, the same loops.
 #pragma once
 
@@ -47,7 +47,7 @@ struct StepLoops {
     int first = 0, size = 0, instances = 0;
   };
   ScalarProgram program;
-  std::vector<int> old_of, new_of;
+  std::vector<int> new_of;   // per node of the input: its index in `program`
   std::vector<Loop> loops;   // in program order
   std::vector<int> loop_of;  // per node of `program`: its loop, or -1
   bool empty() const { return loops.empty(); }

@@ -5,14 +5,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "algebra/shape.hpp"
 #include "convert.hpp"
 #include "pipeline/dynamics.hpp"
 #include "pipeline/kernels.hpp"
 #include "support/error.hpp"
-#include "syntax/diagnostics.hpp"
-#include "syntax/syntax.hpp"
 
 namespace soa::python {
 namespace {
@@ -48,19 +47,25 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+// `kernels` as a kernel file's path (a str or path-like naming a .soa or an existing file),
+// or nothing when it names kernels instead (or is None).
+std::optional<std::string> kernel_file(const py::object& kernels) {
+  if (!py::isinstance<py::str>(kernels) && !py::hasattr(kernels, "__fspath__")) return std::nullopt;
+  const std::string text = kernels.cast<std::filesystem::path>().string();
+  std::error_code no_file;
+  if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file)) return text;
+  return std::nullopt;
+}
+
 // The kernels `compile` is asked for: the standard ones (and the derivatives), those a .soa
-// file declares, or some of the standard and derivative ones by name.
+// file declares (the frames it holds are held by compile(): with_declared_holds), or some of
+// the standard and derivative ones by name.
 std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool welded, bool derivatives) {
   if (kernels.is_none()) return pipeline::kernel_set("", welded, derivatives);
+  if (const auto file = kernel_file(kernels)) return pipeline::kernel_set(*file, false, derivatives);
   std::vector<std::string> names;
   if (py::isinstance<py::str>(kernels) || py::hasattr(kernels, "__fspath__")) {
-    const std::string text = kernels.cast<std::filesystem::path>().string();
-    std::error_code no_file;
-    if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file)) {
-      // The frames it holds are held by compile() (with_declared_holds).
-      return pipeline::kernel_set(text, false, derivatives);
-    }
-    names.push_back(text);
+    names.push_back(kernels.cast<std::filesystem::path>().string());
   } else {
     names = kernels.cast<std::vector<std::string>>();
   }
@@ -178,12 +183,7 @@ std::string kernel_doc(const KernelInfo& k) {
 py::object compile(const py::object& robot_object, const py::object& kernels, const std::string& backend,
                    bool derivatives) {
   RobotPtr robot = robot_arg(robot_object);
-  if (py::isinstance<py::str>(kernels) || py::hasattr(kernels, "__fspath__")) {
-    const std::string text = kernels.cast<std::filesystem::path>().string();
-    std::error_code no_file;
-    if (text.ends_with(".soa") || std::filesystem::is_regular_file(text, no_file))
-      robot = with_declared_holds(robot, text);
-  }
+  if (const auto file = kernel_file(kernels)) robot = with_declared_holds(robot, *file);
   pipeline::Backend b;
   if (backend == "jit")
     b = pipeline::Backend::Jit;

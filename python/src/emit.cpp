@@ -9,8 +9,6 @@
 #include "specialise/kernel.hpp"
 #include "specialise/share.hpp"
 #include "support/error.hpp"
-#include "syntax/diagnostics.hpp"
-#include "syntax/syntax.hpp"
 
 namespace soa::python {
 namespace {
