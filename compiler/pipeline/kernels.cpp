@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "algebra/print.hpp"
 #include "exec/execute.hpp"
 #include "lower/lower.hpp"
 #include "exec/derivative.hpp"
+#include "exec/newton_euler_derivatives.hpp"
 #include "specialise/differentiate.hpp"
 #include "specialise/specialise.hpp"
 #include "support/error.hpp"
@@ -121,6 +123,34 @@ specialise::ScalarProgram quadratic_form(const specialise::ScalarProgram& tau, c
 
 }  // namespace
 
+namespace {
+
+// The standard kernel `name`'s expression in the form the library derives it to.
+ir::Expr derived_form(const std::string& name, const Library& library, const rewrite::Options& o) {
+  for (const lower::KernelDecl& k : lower::standard_kernels())
+    if (k.name == name) return rewrite::present(rewrite::derive(kernel_spec(k).expression, library.rules, o).final);
+  throw InternalError("derived_form: no standard kernel " + name);
+}
+
+bool has_input(const KernelSpec& spec, const std::string& name) {
+  return std::find(spec.inputs.begin(), spec.inputs.end(), name) != spec.inputs.end();
+}
+
+// The route a derivative kernel of form `form` takes (DerivativeRoute).
+DerivativeRoute route_of(const KernelSpec& spec, const ir::Expr& form, const Library& library,
+                         const rewrite::Options& o) {
+  if (spec.wrt.empty() || spec.form != exec::DerivativeForm::Jacobian) return DerivativeRoute::ForwardMode;
+  for (const std::string& w : spec.wrt)
+    if (w != "q" && w != "qd") return DerivativeRoute::ForwardMode;
+  if (has_input(spec, "qdd") && form == derived_form("inverse_dynamics", library, o))
+    return DerivativeRoute::Sensitivity;
+  if (has_input(spec, "T") && form == derived_form("forward_dynamics", library, o))
+    return DerivativeRoute::ImplicitForward;
+  return DerivativeRoute::ForwardMode;
+}
+
+}  // namespace
+
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options) {
   return at_declaration(spec, [&] {
     rewrite::Options o = options;
@@ -131,7 +161,12 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const
     const bool shapeless = d.final.is(ir::Op::Zero) || d.final.is(ir::Op::Identity);
     const ir::Expr form = shapeless ? spec.expression : rewrite::present(d.final);
     exec::SweepProgram p = lower::lower(form, library.algebra, {spec.name, spec.output, spec.inputs});
-    return LoweredKernel{spec, std::move(d), std::move(p)};
+    LoweredKernel k{spec, std::move(d), std::move(p), DerivativeRoute::ForwardMode, std::nullopt};
+    k.route = route_of(spec, form, library, o);
+    if (k.route == DerivativeRoute::ImplicitForward)
+      k.inverse_mass = lower::lower(derived_form("mass_matrix_inverse", library, o), library.algebra,
+                                    {spec.name + "_calMinv", "calMinv", {"q"}});
+    return k;
   });
 }
 
@@ -165,11 +200,30 @@ std::string algorithm_summary(const exec::SweepProgram& p) {
 
 std::string derivation_summary(const LoweredKernel& k) {
   std::string s = derivation_summary(k.derivation) + "\n" + algorithm_summary(k.program);
-  if (!k.spec.wrt.empty())
-    s += fmt::format(
-        "\n  then forward mode with respect to {} (q in its tangent space): the chain rule on the robot's "
-        "straight-line code, a direction carried only by the operations it reaches",
-        fmt::join(k.spec.wrt, ", "));
+  if (k.spec.wrt.empty()) return s;
+  const std::string wrt = fmt::format("{}", fmt::join(k.spec.wrt, ", "));
+  switch (k.route) {
+    case DerivativeRoute::ForwardMode:
+      s += fmt::format(
+          "\n  then forward mode with respect to {} (q in its tangent space): the chain rule on the robot's "
+          "straight-line code, a direction carried only by the operations it reaches",
+          wrt);
+      break;
+    case DerivativeRoute::Sensitivity:
+      s += fmt::format(
+          "\n  then, with respect to {} (q in its tangent space), the Newton-Euler sensitivity recursion "
+          "(docs/mathematics.md section 7): world-frame composites outward and inward, one pair of dot "
+          "products per related pair of joint columns",
+          wrt);
+      break;
+    case DerivativeRoute::ImplicitForward:
+      s += fmt::format(
+          "\n  then d qdd/d({}) = -calM^-1 d(calM qdd + C)/d({}) at this qdd (calM qdd + C = T at fixed T), "
+          "d(calM qdd + C) by the Newton-Euler sensitivity recursion (docs/mathematics.md section 7), "
+          "calM^-1 by 001 Identity 6",
+          wrt, wrt);
+      break;
+  }
   return s;
 }
 
@@ -201,8 +255,62 @@ void run_generic(const LoweredKernel& k, const exec::RobotConstants<double>& rob
     exec::quadratic_form(k.program, robot, k.spec.form, in, out);
 }
 
+namespace {
+
+// The straight-line code of a Sensitivity or ImplicitForward kernel (DerivativeRoute).
+specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+  using specialise::Traced;
+  const exec::Layout plain = exec::layout(k.program, robot);
+  specialise::Tracer tracer({});
+  const exec::RobotConstants<Traced> constants = exec::convert<Traced>(robot);
+  std::vector<Traced> in;
+  for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
+  auto input = [&](const std::string& name) {
+    for (std::size_t i = 0; i < k.program.inputs.size(); ++i)
+      if (k.program.vars[k.program.inputs[i]].name == name) return in.data() + plain.inputs[i].offset;
+    throw InternalError("sensitivity_code: kernel '" + k.spec.name + "' has no input " + name);
+  };
+  const int nv = robot.nv;
+  const Traced *q = input("q"), *qd = input("qd");
+  std::vector<Traced> qdd;  // forward dynamics' accelerations (ImplicitForward)
+  if (k.route == DerivativeRoute::ImplicitForward) qdd = tracer.replay(specialise::specialise(k.program, robot), in);
+  std::vector<Traced> dtau(static_cast<std::size_t>(2 * nv * nv));
+  exec::newton_euler_derivatives(
+      constants, q, qd, qdd.empty() ? input("qdd") : qdd.data(), dtau.data(),
+      [&](int body, const char* what) { tracer.set_label(fmt::format("{}: {}", constants.bodies[body].name, what)); });
+  std::vector<Traced> out;  // the directions of wrt in order, nv numbers each
+  for (const std::string& w : k.spec.wrt) {
+    const std::size_t block = w == "q" ? 0 : 1;
+    out.insert(out.end(), dtau.begin() + static_cast<std::ptrdiff_t>(block * nv * nv),
+               dtau.begin() + static_cast<std::ptrdiff_t>((block + 1) * nv * nv));
+  }
+  if (k.route == DerivativeRoute::Sensitivity) return tracer.finish(out, plain.input_size);
+  const exec::Layout minv_layout = exec::layout(*k.inverse_mass, robot);
+  const std::vector<Traced> minv =
+      tracer.replay(specialise::specialise(*k.inverse_mass, robot), std::vector<Traced>(q, q + minv_layout.input_size));
+  std::vector<Traced> dqdd(out.size());
+  for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
+    tracer.set_label(fmt::format("direction {}: -calM^-1 d tau", d));
+    for (int r = 0; r < nv; ++r) {
+      Traced acc(0.0);
+      for (int j = 0; j < nv; ++j) acc = acc + minv[static_cast<std::size_t>(j * nv + r)] * out[d * nv + j];
+      dqdd[d * nv + static_cast<std::size_t>(r)] = -acc;
+    }
+  }
+  return tracer.finish(dqdd, plain.input_size);
+}
+
+}  // namespace
+
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
+    if (k.route != DerivativeRoute::ForwardMode) {
+      specialise::Kernel kernel =
+          specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
+                                  k.program, kernel_layout(k, robot), sensitivity_code(k, robot));
+      kernel.col_space.reset();  // a block of columns per direction
+      return kernel;
+    }
     specialise::ScalarProgram code = specialise::specialise(k.program, robot);
     if (!k.spec.wrt.empty()) {
       // Forward mode on the straight-line code, seeded with each input's tangent

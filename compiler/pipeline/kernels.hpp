@@ -51,11 +51,29 @@ std::vector<Hold> holds_of(const std::vector<syntax::Hold>& declared);
 // none is a UserError.
 std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false, bool derivatives = false);
 
+// How a derivative kernel's straight-line code is made (docs/mathematics.md section 7).
+enum class DerivativeRoute {
+  // The chain rule on the expression's own straight-line code (specialise/differentiate).
+  ForwardMode,
+  // d(calM qdd + C)/d(q, qd): the Newton-Euler sensitivity recursion
+  // (exec/newton_euler_derivatives.hpp), O(N * depth) small dot products.
+  Sensitivity,
+  // d(calM^-1 (T - C))/d(q, qd) = -calM^-1 d(calM qdd + C)/d(q, qd) at qdd = calM^-1 (T - C)
+  // (differentiating calM qdd + C = T at fixed T): forward dynamics, the sensitivity
+  // recursion at its qdd, and calM^-1 times the result.
+  ImplicitForward,
+};
+
 // Rewritten into the cheapest form the library reaches, then lowered to a sweep program.
+// A derivative kernel whose expression derives to inverse dynamics' or forward dynamics'
+// form (whatever it was written as), with respect to q and qd only, takes the route made
+// for it; any other derivative kernel forward mode.
 struct LoweredKernel {
   KernelSpec spec;
   rewrite::Derivation derivation;
   exec::SweepProgram program;
+  DerivativeRoute route = DerivativeRoute::ForwardMode;
+  std::optional<exec::SweepProgram> inverse_mass;  // ImplicitForward: calM^-1, lowered
 };
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options = {});
 

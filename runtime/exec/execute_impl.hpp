@@ -15,28 +15,6 @@
 namespace soa::exec {
 namespace detail {
 
-// Rotation by angle (c = cos, s = sin) about a joint axis.
-template <class S>
-M3<S> axis_rotation(AxisKind kind, const V3<S>& a, const S& c, const S& s) {
-  const S o(0.0), one(1.0);
-  switch (kind) {
-    case AxisKind::X: return {one, o, o, o, c, -s, o, s, c};
-    case AxisKind::Y: return {c, o, s, o, one, o, -s, o, c};
-    case AxisKind::Z: return {c, -s, o, s, c, o, o, o, one};
-    case AxisKind::NegX: return {one, o, o, o, c, s, o, -s, c};
-    case AxisKind::NegY: return {c, o, -s, o, one, o, s, o, c};
-    case AxisKind::NegZ: return {c, s, o, -s, c, o, o, o, one};
-    case AxisKind::General: break;
-  }
-  // Rodrigues: c 1 + s a~ + (1 - c) a a^T.
-  const S t = one - c;
-  M3<S> R;
-  const M3<S> ax{o, -a[2], a[1], a[2], o, -a[0], -a[1], a[0], o};
-  for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) R[3 * r + k] = t * a[r] * a[k] + s * ax[3 * r + k] + (r == k ? c : o);
-  return R;
-}
-
 // Runs one program on one workspace; every array it writes is the workspace's.
 template <class S>
 class Executor {
@@ -565,21 +543,7 @@ private:
     }
   }
 
-  Transform<S> transform(int k) const {
-    using std::cos;
-    using std::sin;
-    const BodyConstants<S>& b = body(k);
-    const S* q = config_.data() + b.q_offset;
-    switch (b.joint) {
-      case JointKind::Revolute:
-        return {mul(b.origin_R, axis_rotation<S>(b.axis_kind, b.axis, S(cos(q[0])), S(sin(q[0])))), b.origin_p};
-      case JointKind::Prismatic: return {b.origin_R, b.origin_p + mul(b.origin_R, scale(q[0], b.axis))};
-      case JointKind::Ball: return {mul(b.origin_R, quaternion_rotation(q)), b.origin_p};
-      case JointKind::Free:
-        return {mul(b.origin_R, quaternion_rotation(q + 3)), b.origin_p + mul(b.origin_R, V3<S>{q[0], q[1], q[2]})};
-    }
-    throw InternalError("execute: unknown joint kind");
-  }
+  Transform<S> transform(int k) const { return joint_transform(body(k), config_.data() + body(k).q_offset); }
 
   // Riccati (001 eqs. 40-44; reference 3): P = M + sum_c psi P psi*, with psi(k,c) P(c)
   // psi*(k,c) = phi(k,c) P+(c) phi*(k,c) and P+ = taubar P = P - G D G*.

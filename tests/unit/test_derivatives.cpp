@@ -18,6 +18,7 @@
 #include <random>
 
 #include "exec/derivative.hpp"
+#include "exec/newton_euler_derivatives.hpp"
 #include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 
@@ -150,6 +151,41 @@ TEST_CASE("the runtime's dual-number derivatives are the dense interpreter's fin
   }
 }
 
+// The sensitivity recursion (exec/newton_euler_derivatives.hpp), a route of its own through
+// world-frame composites, against the dual numbers of the executor running inverse dynamics.
+void check_sensitivity_recursion(const Robot& robot, int states, std::uint64_t seed) {
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, {});
+  const exec::SweepProgram p = lower::lower(test::parse("calM qdd + C"), test::algebra());
+  std::mt19937_64 rng(seed);
+  double worst = 0.0;
+  for (int i = 0; i < states; ++i) {
+    const State s = random_state(robot, 0, rng);
+    std::vector<double> in(s.q.data(), s.q.data() + s.q.size());
+    in.insert(in.end(), s.qd.data(), s.qd.data() + s.qd.size());
+    in.insert(in.end(), s.qdd.data(), s.qdd.data() + s.qdd.size());
+    const MatX want = runtime_derivative(p, constants, in, {"q", "qd"});
+    MatX got(robot.nv, 2 * robot.nv);
+    exec::newton_euler_derivatives(constants, s.q.data(), s.qd.data(), s.qdd.data(), got.data());
+    worst = std::max(worst, test::relative_difference(got, want));
+  }
+  INFO(robot.source);
+  CHECK(worst < 1e-12);
+}
+
+TEST_CASE("the sensitivity recursion's d tau/dq and d tau/dqd are the dual numbers'", "[derivatives]") {
+  for (const auto& r : test::shared_robots())
+    for (bool floating : {false, true})
+      if (!floating || r.free_flyer)
+        check_sensitivity_recursion(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 20, 11);
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    RandomTreeOptions o;
+    o.bodies = 3 + static_cast<int>(seed % 9);
+    o.floating = seed % 2 == 0;
+    o.branching = 0.5;
+    check_sensitivity_recursion(random_tree(seed, o), 20, seed);
+  }
+}
+
 // ---- the specialised kernels ---------------------------------------------------------------
 
 // Every derivative kernel for one robot through the pipeline (rewrite, lower, specialise,
@@ -201,6 +237,48 @@ TEST_CASE("the specialised derivative kernels of talos_full are the runtime's to
       for (bool floating : {false, true})
         if (!floating || r.free_flyer)
           check_kernels(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 10, 7);
+}
+
+// A derivative of inverse or forward dynamics with respect to q and qd takes the route made
+// for it (pipeline::DerivativeRoute) however it is spelled: the expression is compared after
+// rewriting, the inputs are found by name and the directions follow wrt's order.
+TEST_CASE("derivatives of inverse and forward dynamics take the sensitivity recursion, whatever their spelling",
+          "[derivatives]") {
+  using pipeline::DerivativeRoute;
+  const struct {
+    lower::KernelDecl decl;
+    DerivativeRoute route;
+  } cases[] = {
+      {{"a", {"qd", "qdd", "q"}, "calM qdd + C", "out", "", {"qd", "q"}}, DerivativeRoute::Sensitivity},
+      {{"b", {"q", "qd", "qdd"}, "H phi (M alpha + b)", "out", "", {"q"}}, DerivativeRoute::Sensitivity},
+      {{"c", {"T", "q", "qd"}, "(I - H psi K)* D^-1 (I - H psi K) (T - C)", "out", "", {"qd"}},
+       DerivativeRoute::ImplicitForward},
+      {{"d", {"q", "qd", "qdd"}, "calM qdd + C", "out", "", {"q", "qdd"}}, DerivativeRoute::ForwardMode},
+      {{"e", {"q", "qd"}, "C", "out", "", {"q", "qd"}}, DerivativeRoute::ForwardMode},
+  };
+  RandomTreeOptions o;
+  o.bodies = 7;
+  o.floating = true;
+  o.branching = 0.5;
+  const Robot robot = random_tree(5, o);  // ball, prismatic and free joints
+  const exec::RobotConstants<double> constants = exec::make_constants(robot, {});
+  std::mt19937_64 rng(3);
+  for (const auto& c : cases) {
+    INFO(c.decl.expression << " wrt " << c.decl.wrt.front());
+    const pipeline::LoweredKernel k = pipeline::lower_kernel(pipeline::kernel_spec(c.decl), test::library());
+    CHECK(k.route == c.route);
+    const specialise::Kernel code = pipeline::specialise_kernel(k, constants);
+    const exec::Layout l = pipeline::kernel_layout(k, constants);
+    double worst = 0.0;
+    for (int i = 0; i < 50; ++i) {
+      const std::vector<double> in = test::random_input(k.program, robot, 0, rng);
+      MatX want(l.rows, l.cols), got(l.rows, l.cols);
+      pipeline::run_generic(k, constants, in.data(), want.data());
+      specialise::evaluate(code.code, in.data(), got.data());
+      worst = std::max(worst, test::relative_difference(got, want));
+    }
+    CHECK(worst < 1e-11);
+  }
 }
 
 TEST_CASE("a derivative kernel's layout: the output once per direction, q's directions nv", "[derivatives]") {

@@ -1,0 +1,206 @@
+// The derivatives of inverse dynamics by the Newton-Euler sensitivity recursion: d tau/dq and
+// d tau/dqd in O(N * depth) with a handful of operations per pair of related joints
+// (docs/mathematics.md section 7, "The sensitivity recursion").
+//
+// Contract
+// - newton_euler_derivatives(r, q, qd, qdd, out) writes [d tau/dq, d tau/dqd] of tau(q, qd,
+//   qdd) = calM qdd + C (inverse dynamics with gravity, no tip forces) into out, nv x 2nv
+//   column-major: exec/derivative.hpp's layout for wrt = (q, qd), q in its tangent space.
+//   It is templated on the scalar: S = double (a second route beside the dual numbers of
+//   exec::differentiate, which it must equal to rounding) and the tracing scalar (the
+//   specialised inverse_dynamics_derivatives kernel is this arithmetic for one robot).
+// - Why it is cheap. Every quantity is taken in the world frame at the world origin. Moving
+//   q_i along its tangent direction s (a column of joint i's H* in the world frame) moves the
+//   subtree of i rigidly, so every world-frame quantity of that subtree that is carried by
+//   the bodies (joint axes, inertias, velocities relative to i's parent p) changes by the
+//   cross product with s. Summed over a subtree, the change of the force F_k it transmits is
+//       dF_k = s x* F_k - R_k beta_s + B_k w_s            (k in the subtree of i),
+//   with w_s = s x V_p, beta_s = s x a_p + V_p x w_s, R_k the composite inertia, and B_k w =
+//   -(Rdot_k w + w x* h_k) built from two more composites: Rdot_k, the sum of the bodies'
+//   inertia rates, and h_k, their summed momenta. Since tau_k = H_k F_k and H_k moves too,
+//   d tau_k = (s x H_k*)* F_k + H_k dF_k, whose first term cancels s x* F_k ((s x)* = -s x*):
+//       d tau_k / dq_s  = -(R_k H_k*) . beta_s + (-Rdot_k H_k* + H_k* x* h_k) . w_s,
+//       d tau_k / dqd_s = -(-Rdot_k H_k* + H_k* x* h_k) . s - (R_k H_k*) . gamma_s,
+//   gamma_s = s x (V_p + V_i): two 6-vectors per column of k, dotted with three per column
+//   of each ancestor i. Above i (k a proper ancestor) H_k does not move and d tau_k =
+//   H_k dF_i: one 6-vector per column of i, dotted with each ancestor's columns.
+// - Conventions as the executor's: spatial vectors angular first, H*(k) constant in the
+//   child frame (so d/dt of its world image is V_k x H_k*), gravity as the roots' base
+//   acceleration [0; -g], quaternions normalised as the executor's joint_transform does.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "exec/constants.hpp"
+#include "exec/small.hpp"
+#include "exec/spatial.hpp"
+
+namespace soa::exec {
+
+namespace sensitivity {
+
+// x x y for motion vectors: [wx x wy; wx x vy + vx x wy].
+template <class S>
+SVec<S> cross_motion(const SVec<S>& x, const SVec<S>& y) {
+  return spatial(cross(top(x), top(y)), cross(top(x), bottom(y)) + cross(bottom(x), top(y)));
+}
+
+// x x* f for a motion x and a force f: [wx x n + vx x f; wx x f].
+template <class S>
+SVec<S> cross_force(const SVec<S>& x, const SVec<S>& f) {
+  return spatial(cross(top(x), top(f)) + cross(bottom(x), bottom(f)), cross(top(x), bottom(f)));
+}
+
+template <class S>
+S sdot(const SVec<S>& a, const SVec<S>& b) {
+  S acc = a[0] * b[0];
+  for (int i = 1; i < 6; ++i) acc = acc + a[i] * b[i];
+  return acc;
+}
+
+// A motion vector of frame (R, p) (at its origin, in its axes) in the world frame at the
+// world origin: [R w; R v + p x R w].
+template <class S>
+SVec<S> to_world(const M3<S>& R, const V3<S>& p, const SVec<S>& x) {
+  const V3<S> w = mul(R, top(x));
+  return spatial(w, mul(R, bottom(x)) + cross(p, w));
+}
+
+// The rate of a world-frame inertia (m, h, J) carried by the velocity V = [w; u]: m' = 0,
+// h' = m u + w x h, J' = w~J - J w~ + 2 (u.h) 1 - u h^T - h u^T (docs/mathematics.md 7).
+template <class S>
+Inertia<S> inertia_rate(const Inertia<S>& I, const SVec<S>& V) {
+  const V3<S> w = top(V), u = bottom(V);
+  const M3<S> A = cross_left(w, I.J);  // w~ J; (w~ J)^T = -J w~
+  const S uh = dot(u, I.h);
+  M3<S> J;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) J[3 * r + c] = A[3 * r + c] + A[3 * c + r] - u[r] * I.h[c] - I.h[r] * u[c];
+  for (int d = 0; d < 3; ++d) J[4 * d] = J[4 * d] + (uh + uh);
+  return {S(0.0), scale(I.m, u) + cross(w, I.h), J};
+}
+
+}  // namespace sensitivity
+
+// `label(k, what)` is called before the operations of body k's part `what` are done (the
+// specialiser labels its code with it).
+template <class S, class Label>
+void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* qd, const S* qdd, S* out,
+                              Label&& label) {
+  using namespace sensitivity;
+  const int n = r.n(), nv = r.nv;
+  const S zero(0.0);
+  for (int i = 0; i < 2 * nv * nv; ++i) out[i] = zero;
+  auto dq = [&](int row, int col) -> S& { return out[col * nv + row]; };
+  auto dqd = [&](int row, int col) -> S& { return out[(nv + col) * nv + row]; };
+
+  struct Body {
+    M3<S> R;
+    V3<S> p;
+    std::array<SVec<S>, 6> H;  // H*(k)'s columns in the world frame
+    SVec<S> V, a;
+    std::array<SVec<S>, 6> w, beta, gamma;  // per column: s x V_p, s x a_p + V_p x w, s x (V_p + V)
+    Inertia<S> R_, Rdot;                    // composite inertia and inertia rate (after the inward pass)
+    SVec<S> h, F;                           // composite momentum and force
+  };
+  std::vector<Body> B(static_cast<std::size_t>(n));
+  const SVec<S> none = svec_zero<S>(6);
+  const SVec<S> base_a = spatial(v3_zero<S>(), -r.gravity);  // the roots' base acceleration [0; -g]
+
+  // Outward: poses, H* columns, velocities, accelerations (001 eq. 23's alpha in the world
+  // frame) and the bodies' own inertia, momentum and force.
+  for (int k = n - 1; k >= 0; --k) {
+    const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(k)];
+    Body& x = B[static_cast<std::size_t>(k)];
+    label(k, "world-frame kinematics, inertia, momentum and force");
+    const Transform<S> X = joint_transform(b, q + b.q_offset);
+    const bool root = b.parent < 0;
+    const Body* parent = root ? nullptr : &B[static_cast<std::size_t>(b.parent)];
+    x.R = root ? X.R : mul(parent->R, X.R);
+    x.p = root ? X.l : parent->p + mul(parent->R, X.l);
+    const SVec<S>& Vp = root ? none : parent->V;
+    const SVec<S>& ap = root ? base_a : parent->a;
+    SVec<S> rate = none, accel = none;  // H* qd and H* qdd
+    for (int c = 0; c < b.nv; ++c) {
+      SVec<S> e = none;
+      const V3<S> z = v3_zero<S>();
+      switch (b.joint) {
+        case JointKind::Revolute: e = spatial(b.axis, z); break;
+        case JointKind::Prismatic: e = spatial(z, b.axis); break;
+        case JointKind::Ball:
+        case JointKind::Free: e[c] = S(1.0); break;
+      }
+      x.H[c] = to_world(x.R, x.p, e);
+      for (int i = 0; i < 6; ++i) {
+        rate[i] = rate[i] + x.H[c][i] * qd[b.v_offset + c];
+        accel[i] = accel[i] + x.H[c][i] * qdd[b.v_offset + c];
+      }
+    }
+    x.V = Vp + rate;
+    x.a = ap + accel + cross_motion(x.V, rate);  // d/dt (H* qd) = H* qdd + V x H* qd
+    for (int c = 0; c < b.nv; ++c) {
+      x.w[c] = cross_motion(x.H[c], Vp);
+      x.beta[c] = cross_motion(x.H[c], ap) + cross_motion(Vp, x.w[c]);
+      x.gamma[c] = cross_motion(x.H[c], Vp + x.V);
+    }
+    x.R_ = inertia_congruence(Transform<S>{x.R, x.p}, b.M);  // about the world origin
+    x.Rdot = inertia_rate(x.R_, x.V);
+    x.h = inertia_apply(x.R_, x.V);
+    x.F = inertia_apply(x.R_, x.a) + cross_force(x.V, x.h);
+  }
+
+  // Inward: the composites are complete at k once its children have been added (children
+  // come first in the numbering); then every pair of k's columns with its ancestors' is set.
+  for (int k = 0; k < n; ++k) {
+    const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(k)];
+    Body& x = B[static_cast<std::size_t>(k)];
+    label(k, "d tau/dq and d tau/dqd with its ancestors");
+    for (int c = 0; c < b.nv; ++c) {
+      const SVec<S>& s = x.H[c];
+      const int col = b.v_offset + c;
+      // k and i = k or an ancestor of k: the rows of k, the columns of i.
+      const SVec<S> Y = inertia_apply(x.R_, s);
+      const SVec<S> Z = cross_force(s, x.h) - inertia_apply(x.Rdot, s);  // B_k* H_k*
+      for (int i = k; i >= 0; i = r.bodies[static_cast<std::size_t>(i)].parent) {
+        const BodyConstants<S>& bi = r.bodies[static_cast<std::size_t>(i)];
+        const Body& xi = B[static_cast<std::size_t>(i)];
+        for (int e = 0; e < bi.nv; ++e) {
+          dq(col, bi.v_offset + e) = sdot(Z, xi.w[e]) - sdot(Y, xi.beta[e]);
+          dqd(col, bi.v_offset + e) = -(sdot(Z, xi.H[e]) + sdot(Y, xi.gamma[e]));
+        }
+      }
+      // The proper ancestors a of k: their rows, k's columns, through dF_k.
+      if (b.parent < 0) continue;
+      const SVec<S> Bw = inertia_apply(x.Rdot, x.w[c]) + cross_force(x.w[c], x.h);  // -B_k w
+      const SVec<S> dF_q = cross_force(s, x.F) - inertia_apply(x.R_, x.beta[c]) - Bw;
+      const SVec<S> dF_qd = inertia_apply(x.Rdot, s) + cross_force(s, x.h) - inertia_apply(x.R_, x.gamma[c]);
+      for (int a = b.parent; a >= 0; a = r.bodies[static_cast<std::size_t>(a)].parent) {
+        const BodyConstants<S>& ba = r.bodies[static_cast<std::size_t>(a)];
+        const Body& xa = B[static_cast<std::size_t>(a)];
+        for (int e = 0; e < ba.nv; ++e) {
+          dq(ba.v_offset + e, col) = sdot(xa.H[e], dF_q);
+          dqd(ba.v_offset + e, col) = sdot(xa.H[e], dF_qd);
+        }
+      }
+    }
+    if (b.parent < 0) continue;
+    label(k, "composites into the parent");
+    Body& xp = B[static_cast<std::size_t>(b.parent)];
+    xp.R_ = xp.R_ + x.R_;
+    xp.Rdot = xp.Rdot + x.Rdot;
+    xp.h = xp.h + x.h;
+    xp.F = xp.F + x.F;
+  }
+}
+
+template <class S>
+void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* qd, const S* qdd, S* out) {
+  newton_euler_derivatives(r, q, qd, qdd, out, [](int, const char*) {});
+}
+
+// S = double, for the tests and the generic runtime's callers.
+void newton_euler_derivatives(const RobotConstants<double>& r, const double* q, const double* qd, const double* qdd,
+                              double* out);
+
+}  // namespace soa::exec
