@@ -38,6 +38,16 @@ std::unique_ptr<Robotcase> make_case(const std::string& key, const std::string& 
   const std::vector<int> tips = robot.default_tips();
   c->kernels =
       pipeline::compile_for_robot(pipeline::kernel_set("", false, true), pipeline::load_library(), robot, tips);
+  // The same derivatives by forward mode on the plain kernel's code (the route the
+  // sensitivity recursion replaced), compiled beside them: NAME_forward_mode.
+  for (std::size_t i = 0, n = c->kernels.lowered.size(); i < n; ++i) {
+    if (c->kernels.lowered[i].route == pipeline::DerivativeRoute::ForwardMode) continue;
+    pipeline::LoweredKernel k = c->kernels.lowered[i];
+    k.route = pipeline::DerivativeRoute::ForwardMode;
+    k.spec.name += "_forward_mode";
+    c->kernels.code.push_back(pipeline::specialise_kernel(k, c->kernels.constants));
+    c->kernels.lowered.push_back(std::move(k));
+  }
   c->code = std::make_unique<jit::Kernels>(pipeline::jit_compile(c->kernels.code));
   std::mt19937_64 rng(1);
   for (const pipeline::LoweredKernel& k : c->kernels.lowered) {
@@ -114,6 +124,23 @@ int main(int argc, char** argv) {
       std::printf("| %s | %s | %d | %s | %s | %d | %s | %s | %s |\n", c->label.c_str(), d.c_str(), ops(d),
                   bench::ns(td).c_str(), plain.c_str(), ops(plain), bench::ns(tp).c_str(), bench::ratio(td, tp).c_str(),
                   target.c_str());
+    }
+  }
+  std::printf("\n<!-- soa_bench_derivatives routes -->\n");
+  std::printf(
+      "| robot | derivative kernel | sensitivity: ops | ns | forward mode: ops | ns | forward mode / sensitivity |\n");
+  std::printf("|---|---|--:|--:|--:|--:|--:|\n");
+  for (const auto& c : cases) {
+    auto ops = [&](const std::string& name) {
+      for (std::size_t i = 0; i < c->kernels.lowered.size(); ++i)
+        if (c->kernels.lowered[i].spec.name == name) return specialise::count_ops(c->kernels.code[i].code).total();
+      return 0;
+    };
+    for (const std::string d : {"inverse_dynamics_derivatives", "forward_dynamics_derivatives"}) {
+      const std::string fm = d + "_forward_mode";
+      const double ts = collector.median(c->key + "/" + d), tf = collector.median(c->key + "/" + fm);
+      std::printf("| %s | %s | %d | %s | %d | %s | %s |\n", c->label.c_str(), d.c_str(), ops(d), bench::ns(ts).c_str(),
+                  ops(fm), bench::ns(tf).c_str(), bench::ratio(tf, ts).c_str());
     }
   }
   return 0;

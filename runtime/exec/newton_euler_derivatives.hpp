@@ -138,11 +138,15 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
       }
     }
     x.V = Vp + rate;
-    x.a = ap + accel + cross_motion(x.V, rate);  // d/dt (H* qd) = H* qdd + V x H* qd
+    // d/dt (H* qd) = H* qdd + V x H* qd, and V x H* qd = V_p x H* qd = -sum_c w_c qd_c.
+    x.a = ap + accel;
     for (int c = 0; c < b.nv; ++c) {
       x.w[c] = cross_motion(x.H[c], Vp);
       x.beta[c] = cross_motion(x.H[c], ap) + cross_motion(Vp, x.w[c]);
-      x.gamma[c] = cross_motion(x.H[c], Vp + x.V);
+      // s x (V_p + V) = 2 w + s x H* qd, whose last term vanishes for a 1-dof joint (s x s = 0).
+      x.gamma[c] = x.w[c] + x.w[c];
+      if (b.nv > 1) x.gamma[c] = x.gamma[c] + cross_motion(x.H[c], rate);
+      for (int i = 0; i < 6; ++i) x.a[i] = x.a[i] - x.w[c][i] * qd[b.v_offset + c];
     }
     x.R_ = inertia_congruence(Transform<S>{x.R, x.p}, b.M);  // about the world origin
     x.Rdot = inertia_rate(x.R_, x.V);
