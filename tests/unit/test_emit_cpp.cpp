@@ -163,6 +163,49 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(tree, tree.default_tips(), "tree4");
 }
 
+namespace {
+
+// The derivative kernels (soac --derivatives), cut up as above: warning-free, the SSA
+// interpreter's bits, the runtime's dual numbers to rounding.
+void check_derivatives(const Robot& robot, const std::string& id) {
+  const std::vector<int> tips = robot.default_tips();
+  const auto constants = exec::make_constants(robot, tips);
+  Generated g;
+  for (const auto& k : lower::derivative_kernels()) g.kernels.push_back(test::build_kernel(k, constants));
+  g.target = emit::make_target(robot, tips);
+  g.target.robot = id;
+  g.target.file_stem = id + "_kernels";
+  g.files = emit::emit_cpp(g.kernels, g.target, kCutUp);
+  const Compiled lib(g);
+  std::mt19937_64 rng(5);
+  for (std::size_t i = 0; i < g.kernels.size(); ++i) {
+    const lower::KernelDecl& decl = lower::derivative_kernels()[i];
+    INFO(id << ": " << decl.name);
+    const KernelFn fn = lib.get(id + "_" + decl.name);
+    REQUIRE(fn != nullptr);
+    const pipeline::LoweredKernel& k = test::lowered(decl);
+    const exec::Layout l = pipeline::kernel_layout(k, constants);
+    double worst = 0.0;
+    for (int sample = 0; sample < 20; ++sample) {
+      const std::vector<double> in = test::random_input(k.program, robot, static_cast<int>(tips.size()), rng);
+      MatX generated(l.rows, l.cols), generic(l.rows, l.cols), interpreted(l.rows, l.cols);
+      fn(in.data(), generated.data());
+      pipeline::run_generic(k, constants, in.data(), generic.data());
+      specialise::evaluate(g.kernels[i].code, in.data(), interpreted.data());
+      CHECK(std::memcmp(generated.data(), interpreted.data(), sizeof(double) * generated.size()) == 0);
+      worst = std::max(worst, test::relative_difference(generated, generic));
+    }
+    CHECK(worst < 1e-11);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("generated derivative kernels compile warning-free and equal the runtime's dual numbers", "[emit-cpp]") {
+  check_derivatives(load_urdf(test::shared_robot_path("panda.urdf")), "panda_d");
+  check_derivatives(random_tree(3, RandomTreeOptions{6, true, true, true, 0.5}), "tree3_d");  // ball, prismatic, free
+}
+
 TEST_CASE("kernels of at most whole_ops operations stay one function; longer ones are cut into parts", "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   // The Panda's inverse dynamics has about 1000 operations: whole by default, in parts of
