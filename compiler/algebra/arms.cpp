@@ -43,6 +43,7 @@ Expr on_arm(const Expr& e, int arm) {
     case Op::Scale: return scale(e.coef(), kids.front(), e.span());
     case Op::Adjoint: return adjoint(kids.front(), e.span());
     case Op::Inverse: return inverse(kids.front(), e.span());
+    case Op::Derivative: return derivative(kids.front(), e.span());
   }
   SOA_ASSERT(false, "on_arm: unknown node kind");
   return e;

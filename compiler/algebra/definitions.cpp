@@ -46,6 +46,7 @@ Expr Definitions::expand(const Expr& e, std::span<const Role> keep) const {
     case Op::Scale: return scale(e.coef(), expand(e.kid(0), keep));
     case Op::Adjoint: return adjoint_of(expand(e.kid(0), keep));
     case Op::Inverse: return inverse(expand(e.kid(0), keep));
+    case Op::Derivative: return derivative(expand(e.kid(0), keep));
     case Op::Sum:
     case Op::Product: {
       std::vector<Expr> kids;
@@ -78,6 +79,7 @@ Expr adjoint_of(const Expr& e) {
     case Op::Scale: return scale(e.coef(), adjoint_of(e.kid(0)));
     case Op::Adjoint: return e.kid(0);
     case Op::Inverse: return inverse(adjoint_of(e.kid(0)));
+    case Op::Derivative: return derivative(adjoint_of(e.kid(0)));  // (d a)* = d(a*)
     case Op::Sum: {
       std::vector<Expr> t;
       for (const Expr& k : e.kids()) t.push_back(adjoint_of(k));

@@ -114,6 +114,11 @@ Expr inverse(Expr e, Span span) {
   return make(Op::Inverse, "", 1.0, {std::move(e)}, span);
 }
 
+Expr derivative(Expr e, Span span) {
+  SOA_ASSERT(static_cast<bool>(e), "null operand of a derivative");
+  return make(Op::Derivative, "", 1.0, {std::move(e)}, span);
+}
+
 Expr sub(Expr a, Expr b, Span span) { return sum({std::move(a), neg(std::move(b))}, span); }
 
 Expr rebuild(const Expr& e, std::vector<Expr> kids) {
@@ -123,8 +128,16 @@ Expr rebuild(const Expr& e, std::vector<Expr> kids) {
     case Op::Scale: return scale(e.coef(), std::move(kids.at(0)));
     case Op::Adjoint: return adjoint(std::move(kids.at(0)));
     case Op::Inverse: return inverse(std::move(kids.at(0)));
+    case Op::Derivative: return derivative(std::move(kids.at(0)));
     default: return e;
   }
+}
+
+Expr copy(const Expr& e) {
+  std::vector<Expr> kids;
+  for (const Expr& k : e.kids()) kids.push_back(copy(k));
+  return make(e.op(), e.name(), e.coef(), std::move(kids), e.span(),
+              e.is(Op::Symbol) ? lookup_indexed(e.name()) : std::nullopt);
 }
 
 Expr with_span(const Expr& e, Span span) {
@@ -162,6 +175,13 @@ bool mentions(const Expr& e, Sym s) {
   if (e.is(s)) return true;
   for (const auto& k : e.kids())
     if (mentions(k, s)) return true;
+  return false;
+}
+
+bool needs_coordinate(const Expr& e) {
+  if (e.is(Op::Derivative) || e.is(Sym::X_i)) return true;
+  for (const auto& k : e.kids())
+    if (needs_coordinate(k)) return true;
   return false;
 }
 

@@ -41,6 +41,10 @@ enum class Op : std::uint8_t {
   Scale,     // c * a for a real constant c (negation is c = -1)
   Adjoint,   // a*
   Inverse,   // a^-1
+  // d(a)/dq_i: the derivative of a with respect to coordinate i of q's tangent space, i
+  // symbolic (docs/mathematics.md section 7). For soac derive and soac verify: the
+  // interpreter takes i from its evaluation, the lowering refuses it.
+  Derivative,
 };
 
 struct Node;
@@ -103,11 +107,17 @@ Expr scale(double c, Expr e, Span span = {});
 Expr neg(Expr e, Span span = {});
 Expr adjoint(Expr e, Span span = {});
 Expr inverse(Expr e, Span span = {});
+Expr derivative(Expr e, Span span = {});   // d(e)/dq_i
 Expr sub(Expr a, Expr b, Span span = {});  // a + (-1) b
 
 // `e`'s operation over new children, through the checked constructors (so a product that
 // receives a product child is flattened again). Leaves come back unchanged.
 Expr rebuild(const Expr& e, std::vector<Expr> kids);
+
+// A copy of `e` that shares no node with it. Printers mark a step's site by node
+// (print.hpp), so a subexpression placed twice (a rule's right side applied at two sites,
+// a factor distributed over several terms) must be a node of its own at each place.
+Expr copy(const Expr& e);
 
 // The same node with another span (used by the parser to widen spans over parentheses).
 Expr with_span(const Expr& e, Span span);
@@ -122,6 +132,9 @@ struct IdentityPart {
   std::vector<Expr> rest;
 };
 IdentityPart identity_part(const Expr& sum);
+
+// Does `e` hold a d(...)/dq_i or X_i, which only a coordinate index i gives a value?
+bool needs_coordinate(const Expr& e);
 
 // Does `e` contain the symbol `name` (of base `s`, on any arm) anywhere?
 bool mentions(const Expr& e, std::string_view name);

@@ -125,6 +125,16 @@ private:
           case Syntax::Unicode: return inner + "⁻¹";
           case Syntax::Ascii: return inner + "^-1";
         }
+        break;
+      }
+      case Op::Derivative: {
+        const std::string inner = node(e.kid(0), kSum);
+        switch (o_.syntax) {
+          case Syntax::Latex: return "\\frac{\\partial}{\\partial q_i}\\left(" + inner + "\\right)";
+          case Syntax::Unicode: return "∂(" + inner + ")/∂qᵢ";
+          case Syntax::Ascii: return "d(" + inner + ")/dq_i";
+        }
+        break;
       }
     }
     return "?";

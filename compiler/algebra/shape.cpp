@@ -47,7 +47,8 @@ public:
         return {v, v};
       }
       case Op::Zero: return {fresh(), fresh()};
-      case Op::Scale: return infer(e.kid(0));
+      case Op::Scale:
+      case Op::Derivative: return infer(e.kid(0));
       case Op::Adjoint: {
         const Inferred k = infer(e.kid(0));
         return {k.cols, k.rows};

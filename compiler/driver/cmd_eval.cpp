@@ -11,6 +11,7 @@
 #include "algebra/shape.hpp"
 #include "driver/driver.hpp"
 #include "driver/state_file.hpp"
+#include "support/error.hpp"
 #include "interp/interpreter.hpp"
 #include "syntax/syntax.hpp"
 
@@ -24,6 +25,7 @@ struct EvalOptions {
   std::string write_state;
   std::uint64_t seed = 1;
   int precision = 6;
+  int coordinate = -1;  // i of d(...)/dq_i and X_i
 };
 
 void print_matrix(const char* title, const MatX& X, int precision) {
@@ -48,10 +50,15 @@ int run_eval(const EvalOptions& o) {
     std::mt19937_64 rng(o.seed);
     file.state = random_state(r.robot, tips, rng);
   }
-  const interp::Evaluation ev =
+  interp::Evaluation ev =
       pipeline::prepare_state(r.robot, file.state, r.tips, library.algebra.definitions, file.T, file.qdd.has_value());
+  if (o.coordinate >= ev.N)
+    throw UserError(fmt::format("--coordinate {}: the robot has coordinates 0 to {}", o.coordinate, ev.N - 1));
+  ev.coordinate = o.coordinate;
   const MatX dense = interp::eval_dense(ev, e);
-  const MatX sweeps = interp::eval_sweeps(ev, e);
+  // Derivatives with respect to q_i have no sweeps (interpreter.hpp): dense alone.
+  const bool by_coordinate = ir::needs_coordinate(e);
+  const MatX sweeps = by_coordinate ? dense : interp::eval_sweeps(ev, e);
   const std::string origin = o.state_file.empty() ? fmt::format("random, seed {}", o.seed) : o.state_file;
   if (!o.write_state.empty())
     write_state_file(o.write_state, ev.state, ev.kin.T,
@@ -60,7 +67,8 @@ int run_eval(const EvalOptions& o) {
   // The state in full, as a state file gives it (--write-state writes the same lines).
   fmt::print("{}", state_lines(ev.state, ev.kin.T, "  "));
   fmt::print("expression: {}  ({})\n\n", ir::print(e, ir::Syntax::Unicode), ir::to_string(ir::infer_shape(e)));
-  print_matrix("dense", dense, o.precision);
+  print_matrix(by_coordinate ? "dense, by differences in q_i" : "dense", dense, o.precision);
+  if (by_coordinate) return kOk;
   print_matrix("sweeps", sweeps, o.precision);
   const double diff = (dense - sweeps).cwiseAbs().maxCoeff();
   const double scale = std::max(dense.cwiseAbs().maxCoeff(), 1.0);
@@ -87,6 +95,9 @@ void add_eval(CLI::App& app, Runner& run) {
   cmd->add_option("--write-state", opts->write_state,
                   "write the state used (q, qd, qdd, T, f0, every digit) to FILE, readable by --state");
   cmd->add_option("--precision", opts->precision, "significant digits printed")->check(CLI::Range(1, 17));
+  cmd->add_option("--coordinate", opts->coordinate,
+                  "the coordinate i of d(...)/dq_i and X_i (an index into qd, from 0)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([opts, &run] { run = [opts] { return run_eval(*opts); }; });
 }
 

@@ -81,6 +81,7 @@ std::string node_head(const ir::Expr& e) {
     case ir::Op::Scale: return "scale " + ir::format_number(e.coef());
     case ir::Op::Adjoint: return "adjoint *";
     case ir::Op::Inverse: return "inverse ^-1";
+    case ir::Op::Derivative: return "derivative d/dq_i";
   }
   return "?";
 }

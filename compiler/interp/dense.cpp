@@ -27,6 +27,30 @@ MatX materialise(const Value& v, long size) {
   return v.scalar_identity ? MatX(v.s * MatX::Identity(size, size)) : v.m;
 }
 
+Value eval(const Evaluation& ev, const ir::Expr& e);
+
+// d(e)/dq_i at ev's state by differences along the tangent direction i (kinematics.hpp,
+// moved_configuration: exact rotations), fourth order: (8 (f(h) - f(-h)) - (f(2h) -
+// f(-2h))) / 12h with h = ev.step (1e-3), so truncation (h^4) and rounding (1e-16 / h) both stay
+// near 1e-12 of the value's scale. Each point is a fresh evaluation of the whole model.
+MatX derivative(const Evaluation& ev, const ir::Expr& e) {
+  if (ev.coordinate < 0 || ev.coordinate >= ev.N)
+    throw UserError(
+        fmt::format("{} needs a coordinate i (0 to {}): soac eval --coordinate I gives one, soac verify checks several",
+                    ir::print(ir::derivative(e)), ev.N - 1));
+  const double h = ev.step;
+  auto at = [&](double t) {
+    State s = ev.state;
+    s.q = moved_configuration(*ev.robot, ev.state.q, ev.coordinate, t);
+    Evaluation moved = prepare(*ev.robot, s, ev.tips, *ev.definitions);
+    moved.coordinate = ev.coordinate;
+    moved.step = ev.step;
+    moved.kin.T = ev.kin.T;  // T is an input, not a function of q
+    return eval(moved, e).m;
+  };
+  return (8.0 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12.0 * h);
+}
+
 Value eval(const Evaluation& ev, const ir::Expr& e) {
   using ir::Op;
   switch (e.op()) {
@@ -45,6 +69,10 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
       Value v = eval(ev, e.kid(0));
       if (!v.scalar_identity) v.m.transposeInPlace();
       return v;
+    }
+    case Op::Derivative: {
+      if (eval(ev, e.kid(0)).scalar_identity) return Value::identity(0.0);  // s I: constant
+      return Value::matrix(derivative(ev, e.kid(0)));
     }
     case Op::Inverse: {
       Value v = eval(ev, e.kid(0));

@@ -45,6 +45,10 @@ struct Evaluation {
   int n = 0;                  // bodies
   int m = 0;                  // tip frames
   int rows(ir::Dim d) const;  // size of a space: N, 6n, 6m or 1
+  // The coordinate i of d(...)/dq_i and X_i (an index into qd; soac verify sets it to each
+  // in turn); -1: an expression holding either is an error.
+  int coordinate = -1;
+  double step = 1e-3;  // of d(...)/dq_i's differences (dense.cpp)
 
   // The root subtrees (arms) of the robot; with a single root, arm 1 is this evaluation.
   std::vector<int> roots;

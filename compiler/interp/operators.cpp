@@ -98,6 +98,23 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
     case Sym::taubar: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.taubar[k]); });
     case Sym::R: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.R[k]); });
     case Sym::Upsilon: return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) { return MatX(A.Upsilon[k]); });
+    case Sym::X_i: {
+      // 004 eq. 3.37's pick-off, generalised: the force cross product of coordinate i's axis
+      // at its body, zero elsewhere (docs/mathematics.md section 7).
+      if (ev.coordinate < 0 || ev.coordinate >= ev.N)
+        throw UserError(fmt::format(
+            "X_i needs a coordinate i (0 to {}): soac eval --coordinate I gives one, soac verify checks several",
+            ev.N - 1));
+      return diagonal(ev, Dim::Spatial, Dim::Spatial, [&](int k) {
+        const int c = ev.coordinate - ev.robot->bodies[k].v_offset;
+        MatX X = MatX::Zero(6, 6);
+        if (c < 0 || c >= K[k].Hstar.cols()) return X;
+        const Eigen::Vector3d w = K[k].Hstar.col(c).head<3>(), v = K[k].Hstar.col(c).tail<3>();
+        X.block<3, 3>(0, 0) = X.block<3, 3>(3, 3) = skew(w);
+        X.block<3, 3>(0, 3) = skew(v);
+        return X;
+      });
+    }
     // The vectors: the state, and the model's own recursions (model/kinematics.hpp), so
     // that the library's definitions of C and alpha are checked against them.
     case Sym::qd: return ev.state.qd;

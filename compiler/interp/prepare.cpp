@@ -121,7 +121,8 @@ ir::Expr fold_zeros(const ir::Expr& e) {
     case Op::Identity:
     case Op::Zero: return e;
     case Op::Scale:
-    case Op::Adjoint: {
+    case Op::Adjoint:
+    case Op::Derivative: {
       ir::Expr x = fold_zeros(e.kid(0));
       return x.is(Op::Zero) ? x : ir::rebuild(e, {std::move(x)});
     }

@@ -109,6 +109,7 @@ public:
         for (auto it = e.kids().rbegin(); it != e.kids().rend(); ++it) z = apply(*it, z);
         return z;
       }
+      case Op::Derivative: break;  // refused by check_no_coordinate
     }
     throw InternalError("unknown IR node");
   }
@@ -405,7 +406,19 @@ private:
 
 }  // namespace
 
+namespace {
+
+// Derivatives with respect to q_i have no sweeps here: the dense interpreter's differences
+// are their reference (dense.cpp).
+void check_no_coordinate(const Expr& e) {
+  if (ir::needs_coordinate(e))
+    throw UserError(fmt::format("{}: d(...)/dq_i and X_i are evaluated densely only", ir::print(e)));
+}
+
+}  // namespace
+
 VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) {
+  check_no_coordinate(e);
   check_arms(ev, e);
   // Sweeps size a 0 by its input, which is right only for a square one: fold them first.
   const Expr folded = fold_zeros(ev.definitions->expand(e));
@@ -417,6 +430,7 @@ VecX apply_sweeps(const Evaluation& ev, const Expr& e, const VecX& y) {
 }
 
 MatX eval_sweeps(const Evaluation& ev, const Expr& original) {
+  check_no_coordinate(original);
   check_arms(ev, original);
   const ir::Shape shape = ir::infer_shape(original);
   // Sweeps size a 0 by its input, which is right only for a square one: fold them first.

@@ -388,6 +388,7 @@ private:
         if (op.kid(0).is(Op::Symbol)) return symbol(op.kid(0), true, std::move(y));
         return apply(expand(op, algebra_.definitions), std::move(y));
       case Op::Inverse: return solve(op.kid(0), std::move(y));
+      case Op::Derivative: break;  // refused by lower()
     }
     throw InternalError("lower: unknown IR node");
   }
@@ -505,7 +506,8 @@ private:
         return y;
       }
       case Op::Sum: return substitute(x, std::move(y));
-      case Op::Zero: break;
+      case Op::Zero:
+      case Op::Derivative: break;
     }
     throw UserError(fmt::format("no sweep form for the inverse of {}", ir::print(x)));
   }
@@ -629,6 +631,11 @@ exec::LoweringStep step(std::string way, const ir::LoweringWay* w, std::string w
 }  // namespace
 
 exec::SweepProgram lower(const Expr& e, const ir::Algebra& algebra, const LowerOptions& options) {
+  if (ir::needs_coordinate(e))
+    throw UserError(
+        fmt::format("{}: d(...)/dq_i and X_i name one coordinate i and have no sweep form; a kernel takes "
+                    "the derivative with respect to all of q at once, d(EXPRESSION)/dq (grammar/README.md)",
+                    ir::print(e)));
   // A sweep program runs over one robot's bodies; an arm is a robot of its own.
   if (const Expr* arm = arm_symbol(e))
     throw UserError(

@@ -55,6 +55,7 @@ Parts parts(const Expr& e) {
     case Op::Identity: return {true, false, false};
     case Op::Zero: return {};
     case Op::Scale: return parts(e.kid(0));
+    case Op::Derivative: return {true, true, true};  // d(a)/dq_i: no structure assumed
     case Op::Adjoint: {
       const Parts p = parts(e.kid(0));
       return {p.diag, p.upper, p.lower};
@@ -205,6 +206,18 @@ struct Pricer {
         return apply_cost(e.kid(0));  // not normalised: same work, other direction
       }
       case Op::Inverse: return inverse_cost(e.kid(0));
+      case Op::Derivative: {
+        // No sweep applies a derivative: priced as the interpreter forms it, the operand's
+        // work at the four points of its differences (interp/dense.cpp), then densely.
+        const Acc k = apply_cost(e.kid(0));
+        Acc a;
+        a.fixed_order = 3;
+        a.dense = 1 + 4 * k.dense;
+        a.sweeps = 4 * k.sweeps;
+        a.opaque = 4 * k.opaque;
+        a.flops = 4 * k.flops;
+        return a;
+      }
       case Op::Scale: {
         Acc a = apply_cost(e.kid(0));
         a.flops += kVectorOp;
@@ -323,7 +336,8 @@ Causality causality(const ir::Expr& e) { return classify(parts(e)); }
 bool known_invertible(const ir::Expr& e) {
   switch (e.op()) {
     case Op::Identity: return true;
-    case Op::Zero: return false;
+    case Op::Zero:
+    case Op::Derivative: return false;
     case Op::Symbol: return e.info() && e.info()->invertible;
     case Op::Adjoint:
     case Op::Inverse: return known_invertible(e.kid(0));

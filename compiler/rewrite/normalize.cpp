@@ -23,8 +23,9 @@ int op_rank(Op op) {
     case Op::Sum: return 5;
     case Op::Scale: return 6;
     case Op::Zero: return 7;
+    case Op::Derivative: return 8;
   }
-  return 8;
+  return 9;
 }
 
 const Expr& body_of(const Expr& t) { return t.is(Op::Scale) ? t.kid(0) : t; }
@@ -64,6 +65,7 @@ Expr adj(const Expr& x) {
       return prod(std::move(factors));
     }
     case Op::Inverse: return inv(adj(x.kid(0)));
+    case Op::Derivative: return ir::derivative(adj(x.kid(0)));  // (d a)* = d(a*)
   }
   return ir::adjoint(x);
 }
@@ -185,6 +187,12 @@ Expr norm(const Expr& e) {
       std::vector<Expr> kids;
       for (const auto& k : e.kids()) kids.push_back(norm(k));
       return e.is(Op::Sum) ? add(std::move(kids)) : prod(std::move(kids));
+    }
+    case Op::Derivative: {
+      Expr x = norm(e.kid(0));
+      if (x.is(Op::Zero) || x.is(Op::Identity)) return ir::zero();  // constants
+      if (x.is(Op::Scale)) return scl(x.coef(), ir::derivative(x.kid(0)));
+      return ir::derivative(std::move(x));
     }
   }
   return e;

@@ -110,8 +110,10 @@ std::vector<Rule> rules_from_identities(std::span<const IdentitySpec> identities
   const std::size_t stated = rules.size();
   for (std::size_t k = 0; k < stated; ++k) {
     const Rule& r = rules[k];
-    Expr lhs = normalize(ir::adjoint(r.lhs));
-    Expr rhs = normalize(ir::adjoint(r.rhs));
+    // Copies: a rule and its adjoint applied in one derivation must not put one node at two
+    // places (a step's site is marked by node, ir::copy).
+    Expr lhs = normalize(ir::adjoint(ir::copy(r.lhs)));
+    Expr rhs = normalize(ir::adjoint(ir::copy(r.rhs)));
     if (!usable(lhs, rhs) || known(rules, lhs, rhs)) continue;
     Rule a = r;
     const std::string suffix = r.name.substr(r.identity.size());

@@ -33,6 +33,9 @@ using ir::Expr;
 constexpr const char* kNormalise =
     "reference 4: (AB)* = B* A*, (A + B)* = A* + B*, (A^-1)* = (A*)^-1, (AB)^-1 = B^-1 A^-1";
 
+constexpr const char* kProductRule =
+    "reference 7: d(A B) = dA B + A dB, d(A*) = (dA)*, d(A^-1) = -A^-1 dA A^-1, d(qd) = d(qdd) = d(T) = d(f0) = 0";
+
 struct State {
   Expr expr;
   Cost cost;
@@ -139,6 +142,81 @@ std::optional<ir::Shape> shape_of(const Expr& e) {
   }
 }
 
+// ---- derivatives ----------------------------------------------------------------------------
+
+// Under every d(...)/dq_i, the symbols the library defines (calM = H phi M phi* H*,
+// phitilde = phi - I, ...) replaced by their definitions, each recorded once in `used`.
+Expr expand_under_derivatives(const Expr& e, const ir::Definitions& defs, bool inside, std::vector<ir::Cited>& used) {
+  if (inside && e.is(ir::Op::Symbol) && e.info()) {
+    const ir::Definition* d = defs.of(e.info()->id);
+    if (d && e.arm() == 0 && (e.info()->role == ir::Role::Defined || e.info()->role == ir::Role::Compound)) {
+      if (std::none_of(used.begin(), used.end(), [&](const ir::Cited& c) { return c.identity == d->source.identity; }))
+        used.push_back(d->source);
+      return expand_under_derivatives(d->body, defs, true, used);
+    }
+    return e;
+  }
+  if (e.kids().empty()) return e;
+  std::vector<Expr> kids;
+  for (const Expr& k : e.kids())
+    kids.push_back(expand_under_derivatives(k, defs, inside || e.is(ir::Op::Derivative), used));
+  return ir::rebuild(e, std::move(kids));
+}
+
+// d(e)/dq_i by the rules of differentiation, down to single operators: sums and scalings
+// term by term, products by the product rule, (dA)* for d(A*), -A^-1 dA A^-1 for d(A^-1);
+// the state's vectors (qd, qdd, T, f0) do not depend on q.
+Expr d_of(const Expr& e) {
+  using ir::Op;
+  switch (e.op()) {
+    case Op::Identity:
+    case Op::Zero: return ir::zero();
+    case Op::Symbol:
+      if (e.info() && e.info()->role == ir::Role::Input) return ir::zero();
+      return ir::derivative(e);
+    case Op::Scale: return ir::scale(e.coef(), d_of(e.kid(0)));
+    case Op::Sum: {
+      std::vector<Expr> terms;
+      for (const Expr& t : e.kids()) terms.push_back(d_of(t));
+      return ir::sum(std::move(terms));
+    }
+    case Op::Product: {
+      std::vector<Expr> terms;
+      for (std::size_t j = 0; j < e.kids().size(); ++j) {
+        std::vector<Expr> f;
+        for (std::size_t k = 0; k < e.kids().size(); ++k) f.push_back(k == j ? d_of(e.kid(k)) : ir::copy(e.kid(k)));
+        terms.push_back(ir::product(std::move(f)));
+      }
+      return ir::sum(std::move(terms));
+    }
+    case Op::Adjoint: return ir::adjoint(d_of(e.kid(0)));
+    case Op::Inverse: return ir::neg(ir::product({ir::copy(e), d_of(e.kid(0)), ir::copy(e)}));
+    case Op::Derivative: return ir::derivative(e);
+  }
+  return ir::derivative(e);
+}
+
+// Every d(...)/dq_i of `e` taken apart by d_of.
+Expr push_derivatives(const Expr& e) {
+  if (e.is(ir::Op::Derivative)) return d_of(e.kid(0));
+  if (e.kids().empty()) return e;
+  std::vector<Expr> kids;
+  for (const Expr& k : e.kids()) kids.push_back(push_derivatives(k));
+  return ir::rebuild(e, std::move(kids));
+}
+
+// Does `e` hold a derivative of something other than a single primitive operator?
+bool compound_derivative(const Expr& e, const ir::Definitions& defs) {
+  if (e.is(ir::Op::Derivative)) {
+    const Expr& k = e.kid(0);
+    const bool single =
+        k.is(ir::Op::Symbol) && !(k.info() && defs.of(k.info()->id) &&
+                                  (k.info()->role == ir::Role::Defined || k.info()->role == ir::Role::Compound));
+    return !single;
+  }
+  return std::any_of(e.kids().begin(), e.kids().end(), [&](const Expr& k) { return compound_derivative(k, defs); });
+}
+
 }  // namespace
 
 Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Options& options) {
@@ -182,6 +260,33 @@ Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Optio
     s.site_in_before = input.get();
     s.cost_after = current_cost;
     d.steps.push_back(std::move(s));
+  }
+  // d(...)/dq_i of anything but a single operator (reference 7): first what the library
+  // defines under it, by its definitions, then the rules of differentiation down to single
+  // operators, whose derivatives the library's D-* rules give in the search below.
+  if (compound_derivative(current, *options.definitions)) {
+    const auto record = [&](std::string rule, std::string citation, Expr after) {
+      Step s;
+      s.rule = std::move(rule);
+      s.citation = std::move(citation);
+      s.before = current;
+      s.after = std::move(after);
+      s.site_in_before = current.get();
+      current = s.after;
+      current_cost = s.cost_after = cost(current, *options.definitions, cx.shape);
+      d.steps.push_back(std::move(s));
+    };
+    std::vector<ir::Cited> used;
+    const Expr expanded = normalize(expand_under_derivatives(current, *options.definitions, false, used));
+    if (!used.empty()) {
+      std::string names, citations;
+      for (const ir::Cited& c : used) {
+        names += (names.empty() ? "" : ", ") + c.identity;
+        citations += (citations.empty() ? "" : "; ") + c.citation;
+      }
+      record(names, citations, expanded);
+    }
+    record("product rule", kProductRule, normalize(push_derivatives(current)));
   }
   for (std::size_t round = 0; round < options.rounds; ++round) {
     // The size bound follows the committed form: an expression with k calM^-1 grows by

@@ -85,8 +85,18 @@ struct paren_expression : p::seq<expression> {};
 struct close_paren : p::one<')'> {};
 struct paren : p::seq<p::one<'('>, sp, p::must<paren_expression>, sp, p::must<close_paren>> {};
 
-// peg: factor <- (paren / number / word) postfix*
-struct factor : p::seq<p::sor<paren, number, word>, p::star<postfix>> {};
+// The derivative with respect to a symbolic joint coordinate q_i (docs/mathematics.md
+// section 7), for soac derive and verify: `d(` may also begin a product of a name `d` and a
+// parenthesis, so the whole form is tried first and abandoned without its '/ dq_i'.
+// peg: sensitivity <- d_mark '(' sp expression sp ')' sp '/' sp d_mark ('q_i' / 'qᵢ') !word_char
+//      d_mark      <- 'd' / '∂'
+struct d_mark : p::sor<p::one<'d'>, p::utf8::one<0x2202>> {};
+struct coordinate_q : p::sor<TAO_PEGTL_STRING("q_i"), p::utf8::string<'q', 0x1D62>> {};
+struct sensitivity : p::seq<d_mark, p::one<'('>, sp, expression, sp, p::one<')'>, sp, p::one<'/'>, sp, d_mark,
+                            coordinate_q, p::not_at<word_char>> {};
+
+// peg: factor <- (sensitivity / paren / number / word) postfix*
+struct factor : p::seq<p::sor<sensitivity, paren, number, word>, p::star<postfix>> {};
 
 // Juxtaposition is the product; it binds tighter than + and -.
 // peg: product <- factor (sp factor)*
@@ -173,7 +183,6 @@ struct kernel_equals : p::one<'='> {};
 //      derivative  <- d_mark '(' sp expression sp ')' sp '/' sp wrt
 //      wrt         <- d_mark ('(' sp wrt_name (sp ',' sp wrt_name)* sp ')' / wrt_name)
 //      d_mark      <- 'd' / '∂'
-struct d_mark : p::sor<p::one<'d'>, p::utf8::one<0x2202>> {};
 struct wrt_name : p::seq<word_text> {};
 struct first_wrt : p::seq<wrt_name> {};
 struct next_wrt : p::seq<wrt_name> {};
@@ -221,11 +230,11 @@ struct token_start
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren, number,
-                                           word, inverse_op, adjoint_op, equation, let_decl, let_name, identity_decl,
-                                           identity_name, citation_text, attribute, attr_key, attr_value, kernel_decl,
-                                           kernel_name, kernel_input, derivative, wrt_name, hold_decl, hold_kind,
-                                           frame_name, partner_name, hold_direction>>;
+    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren,
+                                           sensitivity, number, word, inverse_op, adjoint_op, equation, let_decl,
+                                           let_name, identity_decl, identity_name, citation_text, attribute, attr_key,
+                                           attr_value, kernel_decl, kernel_name, kernel_input, derivative, wrt_name,
+                                           hold_decl, hold_kind, frame_name, partner_name, hold_direction>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {

@@ -226,6 +226,7 @@ ir::Expr respan(const ir::Expr& e, ir::Span s) {
     case ir::Op::Scale: return ir::scale(e.coef(), kids.front(), s);
     case ir::Op::Adjoint: return ir::adjoint(kids.front(), s);
     case ir::Op::Inverse: return ir::inverse(kids.front(), s);
+    case ir::Op::Derivative: return ir::derivative(kids.front(), s);
   }
   SOA_ASSERT(false, "respan: unknown node kind");
   return e;
@@ -330,6 +331,8 @@ void Builder::factor(const Node& f, double& coef, std::vector<ir::Expr>& out, co
   } else if (is<g::paren>(operand)) {
     // The span widens to cover the parentheses.
     pieces.push_back(ir::with_span(expression(*operand.children.front()), span(operand)));
+  } else if (is<g::sensitivity>(operand)) {
+    pieces.push_back(ir::derivative(expression(*operand.children.front()), span(operand)));
   } else {
     pieces = split(operand);
   }

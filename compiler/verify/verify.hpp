@@ -57,6 +57,12 @@ inline constexpr double kScaleFloor = 1e-5;
 MatX entry_scales(const MatX& S0, const MatX& Si);
 MatX relative_errors(const MatX& S0, const MatX& Si);
 
+// A claim with d(...)/dq_i or X_i: the coordinates i each sample checks, and the tolerance
+// its derivatives by differences meet (rounding over the step, 1e-16 / 1e-3 of the
+// function, against entries floored at kScaleFloor of the largest: up to ~1e-8).
+inline constexpr int kCoordinatesPerSample = 3;
+inline constexpr double kDerivativeTol = 1e-6;
+
 enum class Verdict { Pass, Fail, ExpectedFail, UnexpectedPass, Skipped };
 const char* to_string(Verdict v);
 bool is_success(Verdict v);

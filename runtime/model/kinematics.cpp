@@ -1,5 +1,7 @@
 #include "model/kinematics.hpp"
 
+#include <Eigen/Geometry>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -133,6 +135,32 @@ VecX neutral_configuration(const Robot& robot) {
     if (b.joint == JointKind::Free) q[b.q_offset + 6] = 1.0;
   }
   return q;
+}
+
+VecX moved_configuration(const Robot& robot, const VecX& q, int d, double t) {
+  VecX out = q;
+  for (const Body& b : robot.bodies) {
+    const int c = d - b.v_offset;
+    if (c < 0 || c >= b.nv()) continue;
+    const int at = b.q_offset;
+    switch (b.joint) {
+      case JointKind::Revolute:
+      case JointKind::Prismatic: out[at] += t; break;
+      case JointKind::Ball:
+      case JointKind::Free: {
+        const int qa = b.joint == JointKind::Free ? at + 3 : at;
+        const Eigen::Quaterniond r(q[qa + 3], q[qa], q[qa + 1], q[qa + 2]);  // w x y z
+        if (c < 3) {
+          const Eigen::Quaterniond s = r * Eigen::Quaterniond(Eigen::AngleAxisd(t, Eigen::Vector3d::Unit(c)));
+          out.segment<4>(qa) << s.x(), s.y(), s.z(), s.w();
+        } else {
+          out.segment<3>(at) += t * r.normalized().toRotationMatrix().col(c - 3);
+        }
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 State random_state(const Robot& robot, int tips, std::mt19937_64& rng) {

@@ -47,6 +47,11 @@ VecX neutral_configuration(const Robot& robot);
 // for a state given from outside, which the kinematics would normalise quietly and another
 // library reading the same numbers might not.
 void check_unit_quaternions(const Robot& robot, const VecX& q, const std::string& where);
+// q moved by t along tangent direction d (an index into qd; runtime/exec/derivative.hpp's
+// convention), exactly: a revolute or prismatic joint's coordinate by t, a ball joint or a
+// free-flyer's orientation rotated by angle t about its own axis d, a free-flyer's origin by
+// t along its own axis (for finite differences in the tangent space).
+VecX moved_configuration(const Robot& robot, const VecX& q, int d, double t);
 // Uniform random joint angles in [-pi, pi], displacements in [-0.1, 0.1], random unit
 // quaternions, velocities and accelerations in [-1, 1], tip forces in [-1, 1].
 State random_state(const Robot& robot, int tips, std::mt19937_64& rng);

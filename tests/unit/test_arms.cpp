@@ -156,6 +156,7 @@ ir::Expr remap(const ir::Expr& e, int a, int b) {
     case Op::Scale: return ir::scale(e.coef(), kids.front());
     case Op::Adjoint: return ir::adjoint(kids.front());
     case Op::Inverse: return ir::inverse(kids.front());
+    case Op::Derivative: return ir::derivative(kids.front());
   }
   return e;
 }

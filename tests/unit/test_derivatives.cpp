@@ -26,34 +26,6 @@ namespace {
 
 using namespace soa;
 
-// q moved by t along tangent direction d (exec/derivative.hpp's convention), exactly: a
-// rotation by angle t about the body's axis, a free-flyer's origin moved by t R e_c.
-VecX moved(const Robot& robot, const VecX& q, int d, double t) {
-  VecX out = q;
-  for (const Body& b : robot.bodies) {
-    const int c = d - b.v_offset;
-    if (c < 0 || c >= b.nv()) continue;
-    const int at = b.q_offset;
-    switch (b.joint) {
-      case JointKind::Revolute:
-      case JointKind::Prismatic: out[at] += t; break;
-      case JointKind::Ball:
-      case JointKind::Free: {
-        const int qa = b.joint == JointKind::Free ? at + 3 : at;
-        const Eigen::Quaterniond r(q[qa + 3], q[qa], q[qa + 1], q[qa + 2]);  // w x y z
-        if (c < 3) {
-          const Eigen::Quaterniond s = r * Eigen::Quaterniond(Eigen::AngleAxisd(t, Eigen::Vector3d::Unit(c)));
-          out.segment<4>(qa) << s.x(), s.y(), s.z(), s.w();
-        } else {
-          out.segment<3>(at) += t * r.normalized().toRotationMatrix().col(c - 3);
-        }
-        break;
-      }
-    }
-  }
-  return out;
-}
-
 // The dense interpreter's value of `e` at a state, T held at `T` (not the state's RNEA).
 MatX dense(const Robot& robot, const std::vector<int>& tips, const State& s, const VecX& T, const ir::Expr& e) {
   interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
@@ -73,8 +45,8 @@ MatX finite_differences(const Robot& robot, const std::vector<int>& tips, const 
       State plus = s, minus = s;
       VecX Tp = T, Tm = T;
       if (w == "q") {
-        plus.q = moved(robot, s.q, d, h);
-        minus.q = moved(robot, s.q, d, -h);
+        plus.q = moved_configuration(robot, s.q, d, h);
+        minus.q = moved_configuration(robot, s.q, d, -h);
       } else {
         VecX& p = w == "qd" ? plus.qd : w == "qdd" ? plus.qdd : w == "T" ? Tp : plus.f0;
         VecX& m = w == "qd" ? minus.qd : w == "qdd" ? minus.qdd : w == "T" ? Tm : minus.f0;

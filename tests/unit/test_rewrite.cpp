@@ -17,6 +17,7 @@
 #include "support/pipeline.hpp"
 #include "support/test_support.hpp"
 #include "syntax/syntax.hpp"
+#include "verify/verify.hpp"
 
 namespace {
 
@@ -298,6 +299,74 @@ TEST_CASE("cost model: a vector computed twice is priced once, a tip-space inver
 }
 
 // ---- the derivations --------------------------------------------------------------------------
+
+// 004's sensitivity from first principles: the library without SENS and SENS-CRB (which
+// state the result), so the derivation has to go through NE, the product rule and the
+// operators' own derivatives; its result equals d(calM)/dq_i and the composite-body form
+// numerically, coordinate by coordinate, on a robot with ball and free joints and on the Panda.
+TEST_CASE("derivation 8: d(calM)/dq_i by NE, the product rule and D-phi, D-H, D-M", "[rewrite][derive]") {
+  static const std::vector<Rule> rules = [] {
+    auto ids = library_identities();
+    std::erase_if(ids, [](const auto& i) { return i.name == "SENS" || i.name == "SENS-CRB"; });
+    return rewrite::rules_from_identities(ids);
+  }();
+  const Derivation d = rewrite::derive(parse("d(calM)/dq_i"), rules, test::rewrite_options());
+  INFO(rewrite::explain(d));
+  check_chain(d);
+  for (const char* rule : {"NE", "product rule", "D-M", "D-H", "D-phi"}) CHECK(uses(d, rule));
+  const auto derivative_left = [](const auto& self, const ir::Expr& e) -> bool {
+    if (e.is(ir::Op::Derivative)) return true;
+    return std::any_of(e.kids().begin(), e.kids().end(), [&](const ir::Expr& k) { return self(self, k); });
+  };
+  CHECK_FALSE(derivative_left(derivative_left, d.final));
+  CHECK(d.cost.order == 2);
+  const std::string found = ir::print(rewrite::present(d.final));
+  RandomTreeOptions o;
+  o.bodies = 6;
+  o.floating = true;
+  const Robot tree = random_tree(21, o);
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  for (const Robot* robot : {&tree, &panda}) {
+    const verify::Subject subject{robot, robot->default_tips(), 0};
+    for (const std::string& claim :
+         {found + " = d(calM)/dq_i",
+          found + " = H (phitilde (X_i R + R X_i*) phitilde* + phitilde X_i phi R + R phi* X_i* phitilde*) H*"}) {
+      const auto src = std::make_shared<syntax::Source>(syntax::Source{"<test>", claim});
+      const verify::Result r = verify::check({claim, "test", syntax::parse_equation(src)}, subject, test::definitions(),
+                                             verify::Options{3, 5, 1e-9});
+      INFO(robot->source << ": " << claim << ": max rel " << r.max_rel << " " << r.note);
+      CHECK(r.verdict == verify::Verdict::Pass);
+    }
+  }
+}
+
+// 004 prints its sensitivities for revolute joints, with phi where a ball joint or a
+// free-flyer needs phitilde: the printed forms hold on the Panda and fail on such a tree.
+TEST_CASE("004's printed sensitivity forms hold for 1-dof joints and fail for ball and free joints",
+          "[rewrite][derive]") {
+  RandomTreeOptions o;
+  o.bodies = 6;
+  o.floating = true;
+  const Robot tree = random_tree(21, o);
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  for (const std::string claim :
+       {"d(calM)/dq_i = H phi (X_i phi M + M phi* X_i*) phi* H*",
+        "d(calM)/dq_i = H (phi (X_i R + R X_i*) phi* + phi X_i phitilde R + R phitilde* X_i* phi*) H*"}) {
+    const auto src = std::make_shared<syntax::Source>(syntax::Source{"<test>", claim});
+    const verify::Claim c{claim, "test", syntax::parse_equation(src)};
+    INFO(claim);
+    CHECK(
+        verify::check(c, {&panda, panda.default_tips(), 0}, test::definitions(), verify::Options{3, 5, 1e-9}).verdict ==
+        verify::Verdict::Pass);
+    CHECK(verify::check(c, {&tree, tree.default_tips(), 0}, test::definitions(), verify::Options{3, 5, 1e-9}).verdict ==
+          verify::Verdict::Fail);
+  }
+  // d(phi)/dq_i is phitilde X_i phi, not phi X_i phi (they differ by X_i phi).
+  const auto src = std::make_shared<syntax::Source>(syntax::Source{"<test>", "d(phi)/dq_i = phi X_i phi"});
+  CHECK(verify::check({"", "test", syntax::parse_equation(src)}, {&panda, panda.default_tips(), 0}, test::definitions(),
+                      verify::Options{2, 5, 1e-9})
+            .verdict == verify::Verdict::Fail);
+}
 
 TEST_CASE("derivation 1: J calM^-1 J* -> B* psi* H* D^-1 H psi B", "[rewrite][derive]") {
   const Derivation d = rewrite::derive(parse("J calM^-1 J*"), lemmas_only(), test::rewrite_options());

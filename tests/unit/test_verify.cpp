@@ -127,6 +127,16 @@ TEST_CASE("every library identity holds on badly scaled robots", "[verify][ident
     const Robot robot = heavy(file);
     const verify::Subject subject{&robot, robot.leaf_tips(), 0};
     for (const auto& c : claims) {
+      // Claims about d(...)/dq_i are judged against differences of the dense values, whose
+      // rounding on these robots (masses 1e9 apart) can reach 1e-4 of the light bodies'
+      // entries: where it does, verify says so (Skipped, with the note) rather than FAIL.
+      if (std::any_of(c.sides.begin(), c.sides.end(), ir::needs_coordinate)) {
+        const verify::Result r = verify::check(c, subject, test::definitions(), {3, 7, 1e-9});
+        INFO(file << ": " << c.name << " max rel " << r.max_rel << " " << r.note);
+        CHECK((r.verdict == verify::Verdict::Pass ||
+               (r.verdict == verify::Verdict::Skipped && r.note.find("not accurate enough") != std::string::npos)));
+        continue;
+      }
       const verify::Result r = verify::check(c, subject, test::definitions(), {3, 7, 1e-9});
       INFO(file << ": " << c.name << " max rel " << r.max_rel << " " << r.note);
       CHECK(verify::is_success(r.verdict));
