@@ -26,6 +26,15 @@ namespace {
 
 using namespace soa;
 
+// A random tree with ball, prismatic and (as its root) free joints, half its bodies branching.
+Robot mixed_tree(std::uint64_t seed, int bodies, bool floating) {
+  RandomTreeOptions o;
+  o.bodies = bodies;
+  o.floating = floating;
+  o.branching = 0.5;
+  return random_tree(seed, o);
+}
+
 // The dense interpreter's value of `e` at a state, T held at `T` (not the state's RNEA).
 MatX dense(const Robot& robot, const std::vector<int>& tips, const State& s, const VecX& T, const ir::Expr& e) {
   interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
@@ -115,11 +124,7 @@ TEST_CASE("the runtime's dual-number derivatives are the dense interpreter's fin
     }
   }
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    RandomTreeOptions o;
-    o.bodies = 3 + static_cast<int>(seed % 6);
-    o.floating = seed % 2 == 0;
-    o.branching = 0.5;
-    check_runtime_route(random_tree(seed, o), seed);
+    check_runtime_route(mixed_tree(seed, 3 + static_cast<int>(seed % 6), seed % 2 == 0), seed);
   }
 }
 
@@ -150,11 +155,7 @@ TEST_CASE("the sensitivity recursion's d tau/dq and d tau/dqd are the dual numbe
       if (!floating || r.free_flyer)
         check_sensitivity_recursion(load_urdf(test::shared_robot_path(r.file), LoadOptions{floating}), 20, 11);
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    RandomTreeOptions o;
-    o.bodies = 3 + static_cast<int>(seed % 9);
-    o.floating = seed % 2 == 0;
-    o.branching = 0.5;
-    check_sensitivity_recursion(random_tree(seed, o), 20, seed);
+    check_sensitivity_recursion(mixed_tree(seed, 3 + static_cast<int>(seed % 9), seed % 2 == 0), 20, seed);
   }
 }
 
@@ -195,11 +196,7 @@ TEST_CASE("the specialised derivative kernels are the runtime's to rounding", "[
     }
   }
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    RandomTreeOptions o;
-    o.bodies = 4 + static_cast<int>(seed % 5);
-    o.floating = seed % 2 == 1;
-    o.branching = 0.5;
-    check_kernels(random_tree(seed, o), 1000, seed);
+    check_kernels(mixed_tree(seed, 4 + static_cast<int>(seed % 5), seed % 2 == 1), 1000, seed);
   }
 }
 
@@ -228,11 +225,7 @@ TEST_CASE("derivatives of inverse and forward dynamics take the sensitivity recu
       {{"d", {"q", "qd", "qdd"}, "calM qdd + C", "out", "", {"q", "qdd"}}, DerivativeRoute::ForwardMode},
       {{"e", {"q", "qd"}, "C", "out", "", {"q", "qd"}}, DerivativeRoute::ForwardMode},
   };
-  RandomTreeOptions o;
-  o.bodies = 7;
-  o.floating = true;
-  o.branching = 0.5;
-  const Robot robot = random_tree(5, o);  // ball, prismatic and free joints
+  const Robot robot = mixed_tree(5, 7, true);
   const exec::RobotConstants<double> constants = exec::make_constants(robot, {});
   std::mt19937_64 rng(3);
   for (const auto& c : cases) {
