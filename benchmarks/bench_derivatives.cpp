@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
         if (c->kernels.lowered[i].spec.name == name) return specialise::count_ops(c->kernels.code[i].code).total();
       return 0;
     };
-    for (const std::string d : {"inverse_dynamics_derivatives", "forward_dynamics_derivatives"}) {
+    for (const std::string d :
+         {"inverse_dynamics_derivatives", "forward_dynamics_derivatives", "coriolis_matrix", "christoffel"}) {
       const std::string fm = d + "_forward_mode";
       const double ts = collector.median(c->key + "/" + d), tf = collector.median(c->key + "/" + fm);
       std::printf("| %s | %s | %d | %s | %d | %s | %s |\n", c->label.c_str(), d.c_str(), ops(d), bench::ns(ts).c_str(),

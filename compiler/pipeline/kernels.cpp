@@ -99,16 +99,15 @@ auto at_declaration(const KernelSpec& spec, F&& f) {
   }
 }
 
-// The Coriolis or Christoffel form (exec/derivative.hpp) of tau's straight-line code `tau`
-// (inputs q, qd, qdd in layout `l`): forward mode along the Coriolis directions, at qdd = 0
-// (the result does not depend on it, so qdd's inputs are dead and dropped: they come last);
-// Christoffel: that program replayed at qd = e_k for each k, the literals folding through it.
-specialise::ScalarProgram quadratic_form(const specialise::ScalarProgram& tau, const exec::Layout& l,
+// The Coriolis or Christoffel form (exec/derivative.hpp) from `cor`, tau's derivative along
+// the Coriolis directions (inputs q, qd, qdd in layout `l`), at qdd = 0 (the result does not
+// depend on it, so qdd's inputs are dead and dropped: they come last); Christoffel: that
+// program replayed at qd = e_k for each k, the literals folding through it.
+// `cor` is the Coriolis directions' derivative of tau (inputs q, qd, qdd): made by forward
+// mode from tau's code, or by the sensitivity recursion (coriolis_by_sensitivity).
+specialise::ScalarProgram quadratic_form(const specialise::ScalarProgram& cor, const exec::Layout& l,
                                          const exec::RobotConstants<double>& robot, exec::DerivativeForm form) {
   const int qd_at = l.inputs[1].offset, qdd_at = l.inputs[2].offset, nv = robot.nv;
-  specialise::ScalarProgram cor = specialise::differentiate(tau, [&](const std::vector<specialise::Traced>& in) {
-    return exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
-  });
   specialise::Tracer tracer({});
   std::vector<specialise::Traced> in;
   for (int i = 0; i < l.input_size; ++i) in.push_back(i < qdd_at ? tracer.input(i) : specialise::Traced(0.0));
@@ -139,7 +138,12 @@ bool has_input(const KernelSpec& spec, const std::string& name) {
 // The route a derivative kernel of form `form` takes (DerivativeRoute).
 DerivativeRoute route_of(const KernelSpec& spec, const ir::Expr& form, const Library& library,
                          const rewrite::Options& o) {
-  if (spec.wrt.empty() || spec.form != exec::DerivativeForm::Jacobian) return DerivativeRoute::ForwardMode;
+  if (spec.wrt.empty()) return DerivativeRoute::ForwardMode;
+  if (spec.form != exec::DerivativeForm::Jacobian)  // the Coriolis forms of tau(q, qd, qdd)
+    return spec.inputs == std::vector<std::string>{"q", "qd", "qdd"} &&
+                   form == derived_form("inverse_dynamics", library, o)
+               ? DerivativeRoute::Sensitivity
+               : DerivativeRoute::ForwardMode;
   for (const std::string& w : spec.wrt)
     if (w != "q" && w != "qd") return DerivativeRoute::ForwardMode;
   if (has_input(spec, "qdd") && form == derived_form("inverse_dynamics", library, o))
@@ -161,11 +165,14 @@ LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const
     const bool shapeless = d.final.is(ir::Op::Zero) || d.final.is(ir::Op::Identity);
     const ir::Expr form = shapeless ? spec.expression : rewrite::present(d.final);
     exec::SweepProgram p = lower::lower(form, library.algebra, {spec.name, spec.output, spec.inputs});
-    LoweredKernel k{spec, std::move(d), std::move(p), DerivativeRoute::ForwardMode, std::nullopt};
+    LoweredKernel k{spec, std::move(d), std::move(p), DerivativeRoute::ForwardMode, std::nullopt, std::nullopt};
     k.route = route_of(spec, form, library, o);
     if (k.route == DerivativeRoute::ImplicitForward)
       k.inverse_mass = lower::lower(derived_form("mass_matrix_inverse", library, o), library.algebra,
                                     {spec.name + "_calMinv", "calMinv", {"q"}});
+    if (k.route == DerivativeRoute::Sensitivity && spec.form != exec::DerivativeForm::Jacobian)
+      k.mass_matrix =
+          lower::lower(derived_form("mass_matrix", library, o), library.algebra, {spec.name + "_calM", "calM", {"q"}});
     return k;
   });
 }
@@ -300,11 +307,45 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   return tracer.finish(dqdd, plain.input_size);
 }
 
+// tau's derivative along the Coriolis directions (exec::coriolis_tangents), column k =
+// (d tau/dqd e_k + calM Z e_k) / 2, with d tau/dqd by the sensitivity recursion and calM
+// from the mass matrix's own code (only where Z is not 0: ball joints, free-flyers).
+specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+  using specialise::Traced;
+  const exec::Layout plain = exec::layout(k.program, robot);  // q, qd, qdd
+  const int q_at = plain.inputs[0].offset, qd_at = plain.inputs[1].offset, qdd_at = plain.inputs[2].offset;
+  const int nv = robot.nv;
+  specialise::Tracer tracer({});
+  const exec::RobotConstants<Traced> constants = exec::convert<Traced>(robot);
+  std::vector<Traced> in;
+  for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
+  std::vector<Traced> dtau(static_cast<std::size_t>(2 * nv * nv));
+  exec::newton_euler_derivatives(
+      constants, in.data() + q_at, in.data() + qd_at, in.data() + qdd_at, dtau.data(),
+      [&](int body, const char* what) { tracer.set_label(fmt::format("{}: {}", constants.bodies[body].name, what)); });
+  const exec::Layout m_layout = exec::layout(*k.mass_matrix, robot);
+  const std::vector<Traced> calM =
+      tracer.replay(specialise::specialise(*k.mass_matrix, robot),
+                    std::vector<Traced>(in.begin() + q_at, in.begin() + q_at + m_layout.input_size));
+  const auto tangents = exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
+  std::vector<Traced> out(static_cast<std::size_t>(nv * nv));
+  for (int c = 0; c < nv; ++c) {
+    tracer.set_label(fmt::format("column {}: (d tau/dqd + calM Z) / 2", c));
+    for (int r = 0; r < nv; ++r) {
+      Traced acc = Traced(0.5) * dtau[static_cast<std::size_t>((nv + c) * nv + r)];
+      for (const auto& [at, rate] : tangents[static_cast<std::size_t>(c)])
+        if (at >= qdd_at) acc = acc + calM[static_cast<std::size_t>((at - qdd_at) * nv + r)] * rate;
+      out[static_cast<std::size_t>(c * nv + r)] = acc;
+    }
+  }
+  return tracer.finish(out, plain.input_size);
+}
+
 }  // namespace
 
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
-    if (k.route != DerivativeRoute::ForwardMode) {
+    if (k.route != DerivativeRoute::ForwardMode && k.spec.form == exec::DerivativeForm::Jacobian) {
       specialise::Kernel kernel =
           specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
                                   k.program, kernel_layout(k, robot), sensitivity_code(k, robot));
@@ -321,8 +362,16 @@ specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotCo
         code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
           return exec::input_tangents(k.program, plain, robot, wrt, in.data());
         });
+      else if (k.route == DerivativeRoute::Sensitivity)
+        code = quadratic_form(coriolis_by_sensitivity(k, robot), plain, robot, k.spec.form);
       else
-        code = quadratic_form(code, plain, robot, k.spec.form);
+        code = quadratic_form(specialise::differentiate(code,
+                                                        [&](const std::vector<specialise::Traced>& in) {
+                                                          return exec::coriolis_tangents(
+                                                              robot, in.data() + plain.inputs[1].offset,
+                                                              plain.inputs[1].offset, plain.inputs[2].offset);
+                                                        }),
+                              plain, robot, k.spec.form);
     }
     specialise::Kernel kernel =
         specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,

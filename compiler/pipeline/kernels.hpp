@@ -56,7 +56,8 @@ enum class DerivativeRoute {
   // The chain rule on the expression's own straight-line code (specialise/differentiate).
   ForwardMode,
   // d(calM qdd + C)/d(q, qd): the Newton-Euler sensitivity recursion
-  // (exec/newton_euler_derivatives.hpp), O(N * depth) small dot products.
+  // (exec/newton_euler_derivatives.hpp), O(N * depth) small dot products; also the
+  // Coriolis matrix (d tau/dqd + calM Z) / 2 and the Christoffel symbols made from it.
   Sensitivity,
   // d(calM^-1 (T - C))/d(q, qd) = -calM^-1 d(calM qdd + C)/d(q, qd) at qdd = calM^-1 (T - C)
   // (differentiating calM qdd + C = T at fixed T): forward dynamics, the sensitivity
@@ -74,6 +75,7 @@ struct LoweredKernel {
   exec::SweepProgram program;
   DerivativeRoute route = DerivativeRoute::ForwardMode;
   std::optional<exec::SweepProgram> inverse_mass;  // ImplicitForward: calM^-1, lowered
+  std::optional<exec::SweepProgram> mass_matrix;   // Sensitivity, Coriolis forms: calM, lowered
 };
 LoweredKernel lower_kernel(const KernelSpec& spec, const Library& library, const rewrite::Options& options = {});
 
