@@ -71,7 +71,12 @@ Value eval(const Evaluation& ev, const ir::Expr& e) {
       return v;
     }
     case Op::Derivative: {
-      if (eval(ev, e.kid(0)).scalar_identity) return Value::identity(0.0);  // s I: constant
+      // Without a symbol the operand is a constant multiple of I (fold_zeros has run).
+      const auto has_symbol = [](const auto& self, const ir::Expr& x) -> bool {
+        return x.is(Op::Symbol) ||
+               std::any_of(x.kids().begin(), x.kids().end(), [&](const ir::Expr& k) { return self(self, k); });
+      };
+      if (!has_symbol(has_symbol, e.kid(0))) return Value::identity(0.0);
       return Value::matrix(derivative(ev, e.kid(0)));
     }
     case Op::Inverse: {

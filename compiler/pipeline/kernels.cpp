@@ -264,12 +264,30 @@ void run_generic(const LoweredKernel& k, const exec::RobotConstants<double>& rob
 
 namespace {
 
-// The straight-line code of a Sensitivity or ImplicitForward kernel (DerivativeRoute).
+using specialise::Traced;
+
+// The recursion's [d tau/dq, d tau/dqd] at (q, qd, qdd), recorded by `tracer`, each body's
+// operations labelled with it.
+std::vector<Traced> traced_dtau(specialise::Tracer& tracer, const exec::RobotConstants<double>& robot, const Traced* q,
+                                const Traced* qd, const Traced* qdd) {
+  const exec::RobotConstants<Traced> constants = exec::convert<Traced>(robot);
+  std::vector<Traced> dtau(static_cast<std::size_t>(2 * robot.nv * robot.nv));
+  exec::newton_euler_derivatives(constants, q, qd, qdd, dtau.data(), [&](int body, const char* what) {
+    tracer.set_label(fmt::format("{}: {}", constants.bodies[body].name, what));
+  });
+  return dtau;
+}
+
+// A program of q alone (calM, calM^-1) specialised and recorded again at `q`.
+std::vector<Traced> replayed_at(specialise::Tracer& tracer, const exec::SweepProgram& p,
+                                const exec::RobotConstants<double>& robot, const Traced* q) {
+  return tracer.replay(specialise::specialise(p, robot), std::vector<Traced>(q, q + exec::layout(p, robot).input_size));
+}
+
+// The straight-line code of a Sensitivity or ImplicitForward Jacobian kernel (DerivativeRoute).
 specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
-  using specialise::Traced;
   const exec::Layout plain = exec::layout(k.program, robot);
   specialise::Tracer tracer({});
-  const exec::RobotConstants<Traced> constants = exec::convert<Traced>(robot);
   std::vector<Traced> in;
   for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
   auto input = [&](const std::string& name) {
@@ -281,10 +299,7 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   const Traced *q = input("q"), *qd = input("qd");
   std::vector<Traced> qdd;  // forward dynamics' accelerations (ImplicitForward)
   if (k.route == DerivativeRoute::ImplicitForward) qdd = tracer.replay(specialise::specialise(k.program, robot), in);
-  std::vector<Traced> dtau(static_cast<std::size_t>(2 * nv * nv));
-  exec::newton_euler_derivatives(
-      constants, q, qd, qdd.empty() ? input("qdd") : qdd.data(), dtau.data(),
-      [&](int body, const char* what) { tracer.set_label(fmt::format("{}: {}", constants.bodies[body].name, what)); });
+  const std::vector<Traced> dtau = traced_dtau(tracer, robot, q, qd, qdd.empty() ? input("qdd") : qdd.data());
   std::vector<Traced> out;  // the directions of wrt in order, nv numbers each
   for (const std::string& w : k.spec.wrt) {
     const std::size_t block = w == "q" ? 0 : 1;
@@ -292,9 +307,7 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
                dtau.begin() + static_cast<std::ptrdiff_t>((block + 1) * nv * nv));
   }
   if (k.route == DerivativeRoute::Sensitivity) return tracer.finish(out, plain.input_size);
-  const exec::Layout minv_layout = exec::layout(*k.inverse_mass, robot);
-  const std::vector<Traced> minv =
-      tracer.replay(specialise::specialise(*k.inverse_mass, robot), std::vector<Traced>(q, q + minv_layout.input_size));
+  const std::vector<Traced> minv = replayed_at(tracer, *k.inverse_mass, robot, q);
   std::vector<Traced> dqdd(out.size());
   for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
     tracer.set_label(fmt::format("direction {}: -calM^-1 d tau", d));
@@ -311,22 +324,14 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
 // (d tau/dqd e_k + calM Z e_k) / 2, with d tau/dqd by the sensitivity recursion and calM
 // from the mass matrix's own code (only where Z is not 0: ball joints, free-flyers).
 specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
-  using specialise::Traced;
   const exec::Layout plain = exec::layout(k.program, robot);  // q, qd, qdd
   const int q_at = plain.inputs[0].offset, qd_at = plain.inputs[1].offset, qdd_at = plain.inputs[2].offset;
   const int nv = robot.nv;
   specialise::Tracer tracer({});
-  const exec::RobotConstants<Traced> constants = exec::convert<Traced>(robot);
   std::vector<Traced> in;
   for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
-  std::vector<Traced> dtau(static_cast<std::size_t>(2 * nv * nv));
-  exec::newton_euler_derivatives(
-      constants, in.data() + q_at, in.data() + qd_at, in.data() + qdd_at, dtau.data(),
-      [&](int body, const char* what) { tracer.set_label(fmt::format("{}: {}", constants.bodies[body].name, what)); });
-  const exec::Layout m_layout = exec::layout(*k.mass_matrix, robot);
-  const std::vector<Traced> calM =
-      tracer.replay(specialise::specialise(*k.mass_matrix, robot),
-                    std::vector<Traced>(in.begin() + q_at, in.begin() + q_at + m_layout.input_size));
+  const std::vector<Traced> dtau = traced_dtau(tracer, robot, in.data() + q_at, in.data() + qd_at, in.data() + qdd_at);
+  const std::vector<Traced> calM = replayed_at(tracer, *k.mass_matrix, robot, in.data() + q_at);
   const auto tangents = exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
   std::vector<Traced> out(static_cast<std::size_t>(nv * nv));
   for (int c = 0; c < nv; ++c) {
@@ -341,41 +346,38 @@ specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const 
   return tracer.finish(out, plain.input_size);
 }
 
+// The kernel's straight-line code: the sweep program specialised, or for a derivative kernel
+// the route it takes (DerivativeRoute) and the form it makes (exec::DerivativeForm).
+specialise::ScalarProgram kernel_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+  if (k.spec.wrt.empty()) return specialise::specialise(k.program, robot);
+  const bool by_sensitivity = k.route != DerivativeRoute::ForwardMode;
+  if (k.spec.form == exec::DerivativeForm::Jacobian && by_sensitivity) return sensitivity_code(k, robot);
+  // Forward mode on the straight-line code, seeded with each input's tangent directions
+  // (exec/derivative.hpp): q's quaternions move at rates that depend on q.
+  const exec::Layout plain = exec::layout(k.program, robot);
+  if (k.spec.form == exec::DerivativeForm::Jacobian) {
+    const std::vector<int> wrt = wrt_inputs(k);
+    return specialise::differentiate(specialise::specialise(k.program, robot), [&](const std::vector<Traced>& in) {
+      return exec::input_tangents(k.program, plain, robot, wrt, in.data());
+    });
+  }
+  const int qd_at = plain.inputs[1].offset, qdd_at = plain.inputs[2].offset;
+  const specialise::ScalarProgram cor =
+      by_sensitivity
+          ? coriolis_by_sensitivity(k, robot)
+          : specialise::differentiate(specialise::specialise(k.program, robot), [&](const std::vector<Traced>& in) {
+              return exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
+            });
+  return quadratic_form(cor, plain, robot, k.spec.form);
+}
+
 }  // namespace
 
 specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
   return at_declaration(k.spec, [&] {
-    if (k.route != DerivativeRoute::ForwardMode && k.spec.form == exec::DerivativeForm::Jacobian) {
-      specialise::Kernel kernel =
-          specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
-                                  k.program, kernel_layout(k, robot), sensitivity_code(k, robot));
-      kernel.col_space.reset();  // a block of columns per direction
-      return kernel;
-    }
-    specialise::ScalarProgram code = specialise::specialise(k.program, robot);
-    if (!k.spec.wrt.empty()) {
-      // Forward mode on the straight-line code, seeded with each input's tangent
-      // directions (exec/derivative.hpp): q's quaternions move at rates that depend on q.
-      const std::vector<int> wrt = wrt_inputs(k);
-      const exec::Layout plain = exec::layout(k.program, robot);
-      if (k.spec.form == exec::DerivativeForm::Jacobian)
-        code = specialise::differentiate(code, [&](const std::vector<specialise::Traced>& in) {
-          return exec::input_tangents(k.program, plain, robot, wrt, in.data());
-        });
-      else if (k.route == DerivativeRoute::Sensitivity)
-        code = quadratic_form(coriolis_by_sensitivity(k, robot), plain, robot, k.spec.form);
-      else
-        code = quadratic_form(specialise::differentiate(code,
-                                                        [&](const std::vector<specialise::Traced>& in) {
-                                                          return exec::coriolis_tangents(
-                                                              robot, in.data() + plain.inputs[1].offset,
-                                                              plain.inputs[1].offset, plain.inputs[2].offset);
-                                                        }),
-                              plain, robot, k.spec.form);
-    }
     specialise::Kernel kernel =
         specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
-                                k.program, kernel_layout(k, robot), std::move(code));
+                                k.program, kernel_layout(k, robot), kernel_code(k, robot));
     if (!k.spec.wrt.empty()) kernel.col_space.reset();  // a block of columns per direction
     return kernel;
   });

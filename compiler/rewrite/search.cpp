@@ -144,17 +144,23 @@ std::optional<ir::Shape> shape_of(const Expr& e) {
 
 // ---- derivatives ----------------------------------------------------------------------------
 
-// Under every d(...)/dq_i, the symbols the library defines (calM = H phi M phi* H*,
-// phitilde = phi - I, ...) replaced by their definitions, each recorded once in `used`.
+// The library's definition of `e` when it is a Defined or Compound symbol of the whole
+// robot (calM = H phi M phi* H*, phitilde = phi - I, ...), else null.
+const ir::Definition* defined(const Expr& e, const ir::Definitions& defs) {
+  if (!e.is(ir::Op::Symbol) || !e.info() || e.arm() != 0) return nullptr;
+  if (e.info()->role != ir::Role::Defined && e.info()->role != ir::Role::Compound) return nullptr;
+  return defs.of(e.info()->id);
+}
+
+// Under every d(...)/dq_i, the symbols the library defines replaced by their definitions,
+// each recorded once in `used`.
 Expr expand_under_derivatives(const Expr& e, const ir::Definitions& defs, bool inside, std::vector<ir::Cited>& used) {
-  if (inside && e.is(ir::Op::Symbol) && e.info()) {
-    const ir::Definition* d = defs.of(e.info()->id);
-    if (d && e.arm() == 0 && (e.info()->role == ir::Role::Defined || e.info()->role == ir::Role::Compound)) {
-      if (std::none_of(used.begin(), used.end(), [&](const ir::Cited& c) { return c.identity == d->source.identity; }))
-        used.push_back(d->source);
-      return expand_under_derivatives(d->body, defs, true, used);
-    }
-    return e;
+  if (inside && e.is(ir::Op::Symbol)) {
+    const ir::Definition* d = defined(e, defs);
+    if (!d) return e;
+    if (std::none_of(used.begin(), used.end(), [&](const ir::Cited& c) { return c.identity == d->source.identity; }))
+      used.push_back(d->source);
+    return expand_under_derivatives(d->body, defs, true, used);
   }
   if (e.kids().empty()) return e;
   std::vector<Expr> kids;
@@ -207,13 +213,7 @@ Expr push_derivatives(const Expr& e) {
 
 // Does `e` hold a derivative of something other than a single primitive operator?
 bool compound_derivative(const Expr& e, const ir::Definitions& defs) {
-  if (e.is(ir::Op::Derivative)) {
-    const Expr& k = e.kid(0);
-    const bool single =
-        k.is(ir::Op::Symbol) && !(k.info() && defs.of(k.info()->id) &&
-                                  (k.info()->role == ir::Role::Defined || k.info()->role == ir::Role::Compound));
-    return !single;
-  }
+  if (e.is(ir::Op::Derivative)) return !e.kid(0).is(ir::Op::Symbol) || defined(e.kid(0), defs);
   return std::any_of(e.kids().begin(), e.kids().end(), [&](const Expr& k) { return compound_derivative(k, defs); });
 }
 

@@ -1,6 +1,7 @@
 // Forward-mode differentiation of straight-line code: a pass from ScalarProgram to
-// ScalarProgram, how the specialised derivative kernels are made (docs/mathematics.md,
-// "Derivatives").
+// ScalarProgram, how the specialised derivative kernels are made unless the derivative of
+// inverse or forward dynamics has a route of its own (pipeline::DerivativeRoute;
+// docs/mathematics.md, "Derivatives").
 //
 // Contract
 // - differentiate(p, seeds) returns a program with p's inputs whose outputs are the

@@ -152,25 +152,28 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
                         .unaryExpr([](double x) { return std::isnan(x) ? std::numeric_limits<double>::infinity() : x; })
                         .maxCoeff()
                   : 0.0;
-          if (!(rel <= tol) && per_coordinate && !failed) {
-            // Differences judge a claim only where they are accurate: the sides again at a
-            // step 4 times longer; where either moves by more than tol, rounding (a robot
-            // whose masses are 1e9 apart) decides, not the claim.
-            interp::Evaluation longer = ev;
-            longer.step = 4 * ev.step;
-            const double noise =
-                std::max(relative_errors(first, side_value(longer, claim.sides.front(), sized)).maxCoeff(),
-                         relative_errors(other, side_value(longer, claim.sides[s], sized)).maxCoeff());
-            if (noise > tol && !inconclusive) {
-              inconclusive = true;
-              r.note = fmt::format(
-                  "d(...)/dq_i by differences is not accurate enough here to judge: steps of {:g} and {:g} give "
-                  "values {:.1e} apart (relative)",
-                  ev.step, longer.step, noise);
+          if (!(rel <= tol)) {  // NaN fails too
+            if (per_coordinate && !failed) {
+              // Differences judge a claim only where they are accurate: the sides again at a
+              // step 4 times longer; where either moves by more than tol, rounding (a robot
+              // whose masses are 1e9 apart) decides, not the claim.
+              interp::Evaluation longer = ev;
+              longer.step = 4 * ev.step;
+              const double noise =
+                  std::max(relative_errors(first, side_value(longer, claim.sides.front(), sized)).maxCoeff(),
+                           relative_errors(other, side_value(longer, claim.sides[s], sized)).maxCoeff());
+              if (noise <= tol) {
+                failed = true;
+              } else if (!inconclusive) {
+                inconclusive = true;
+                r.note = fmt::format(
+                    "d(...)/dq_i by differences is not accurate enough here to judge: steps of {:g} and {:g} give "
+                    "values {:.1e} apart (relative)",
+                    ev.step, longer.step, noise);
+              }
+            } else {
+              failed = true;
             }
-            if (noise <= tol) failed = true;
-          } else if (!(rel <= tol)) {
-            failed = true;  // NaN fails too
           }
           if (rels.size() && (rel > r.max_rel || (i == 0 && s == 1))) {
             r.max_rel = rel;

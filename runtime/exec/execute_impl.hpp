@@ -424,17 +424,7 @@ private:
   }
 
   // H*(k) u: the joint's motion subspace (reference 2).
-  SVec<S> hstar(int k, const SVec<S>& u) const {
-    const BodyConstants<S>& b = body(k);
-    const V3<S> z = v3_zero<S>();
-    switch (b.joint) {
-      case JointKind::Revolute: return spatial(scale(u[0], b.axis), z);
-      case JointKind::Prismatic: return spatial(z, scale(u[0], b.axis));
-      case JointKind::Ball: return spatial(V3<S>{u[0], u[1], u[2]}, z);
-      case JointKind::Free: return u;
-    }
-    throw InternalError("execute: unknown joint kind");
-  }
+  SVec<S> hstar(int k, const SVec<S>& u) const { return hstar_apply(body(k), u); }
 
   // H(k) x = H*(k)^T x.
   SVec<S> h(int k, const SVec<S>& x) const {

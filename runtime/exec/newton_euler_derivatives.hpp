@@ -123,15 +123,9 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
     const SVec<S>& ap = root ? base_a : parent->a;
     SVec<S> rate = none, accel = none;  // H* qd and H* qdd
     for (int c = 0; c < b.nv; ++c) {
-      SVec<S> e = none;
-      const V3<S> z = v3_zero<S>();
-      switch (b.joint) {
-        case JointKind::Revolute: e = spatial(b.axis, z); break;
-        case JointKind::Prismatic: e = spatial(z, b.axis); break;
-        case JointKind::Ball:
-        case JointKind::Free: e[c] = S(1.0); break;
-      }
-      x.H[c] = to_world(x.R, x.p, e);
+      SVec<S> e = svec_zero<S>(b.nv);
+      e[c] = S(1.0);
+      x.H[c] = to_world(x.R, x.p, hstar_apply(b, e));
       for (int i = 0; i < 6; ++i) {
         rate[i] = rate[i] + x.H[c][i] * qd[b.v_offset + c];
         accel[i] = accel[i] + x.H[c][i] * qdd[b.v_offset + c];

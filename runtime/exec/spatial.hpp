@@ -52,6 +52,19 @@ Transform<S> joint_transform(const BodyConstants<S>& b, const S* q) {
   throw InternalError("joint_transform: unknown joint kind");
 }
 
+// H*(k) u: the joint's motion subspace in its child frame (reference 2), u its nv(k) rates.
+template <class S>
+SVec<S> hstar_apply(const BodyConstants<S>& b, const SVec<S>& u) {
+  const V3<S> z = v3_zero<S>();
+  switch (b.joint) {
+    case JointKind::Revolute: return spatial(scale(u[0], b.axis), z);
+    case JointKind::Prismatic: return spatial(z, scale(u[0], b.axis));
+    case JointKind::Ball: return spatial(V3<S>{u[0], u[1], u[2]}, z);
+    case JointKind::Free: return u;
+  }
+  throw InternalError("hstar_apply: unknown joint kind");
+}
+
 // phi f = [R n + l x (R f); R f] for f = [n; f] (force transform, inward).
 template <class S>
 SVec<S> phi_apply(const Transform<S>& X, const SVec<S>& f) {
