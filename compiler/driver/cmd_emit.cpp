@@ -46,13 +46,15 @@ int run_emit(const EmitOptions& o) {
   if (!o.emit.empty() && !o.out.empty())
     throw UserError("--emit prints a stage on stdout: give --emit or --out, not both");
   if (!o.emit.empty())
-    return print_stage({o.emit, pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives), nullptr,
-                        o.library, o.robot, o.name, o.kernels, o.share_min_ops, nullptr, cpp_options(o)});
+    return print_stage({o.emit,
+                        pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives, o.robot.grasped()),
+                        nullptr, o.library, o.robot, o.name, o.kernels, o.share_min_ops, nullptr, cpp_options(o)});
   // Without --emit the files are the output: a robot and a directory are needed.
   if (!o.robot.given()) throw UserError("--robot is required (or --emit=STAGE for a stage that needs none)");
   if (o.out.empty()) throw UserError("--out is required (or --emit=STAGE to print a stage instead)");
   const pipeline::Library lib = pipeline::load_library(o.library);
-  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives);
+  const std::vector<pipeline::KernelSpec> specs =
+      pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives, o.robot.grasped());
   const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const std::vector<specialise::Kernel> kernels = pipeline::compile_for_robot(specs, lib, r.robot, r.tips).code;
   // --name is the file stem, the namespace soa_gen::<name> and the extern "C" prefix.

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <memory>
+#include <algorithm>
 #include <random>
 
 #include "driver/driver.hpp"
@@ -39,7 +40,8 @@ struct JitOptions {
 int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
   const pipeline::Library lib = pipeline::load_library(o.library);
-  const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives);
+  const std::vector<pipeline::KernelSpec> specs =
+      pipeline::kernel_set(o.kernels, o.robot.constrained(), o.derivatives, o.robot.grasped());
   const LoadedRobot r = load_robot(o.robot, declared_holds(o.kernels));
   const pipeline::RobotKernels compiled = pipeline::compile_for_robot(specs, lib, r.robot, r.tips);
   const auto& [constants, lowered, code] = compiled;
@@ -55,8 +57,10 @@ int run_jit(const JitOptions& o) {
   jit::tune_llvm_process_options();
   const jit::Kernels kernels = pipeline::jit_compile(code, jopt);
 
-  fmt::print("soac jit: {} kernels for {} on {}\n\n{:<24} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
-             "kernel", "ops", "compile", "max rel vs generic runtime");
+  std::size_t width = 24;  // the kernel column: its longest name
+  for (const auto& l : lowered) width = std::max(width, l.spec.name.size());
+  fmt::print("soac jit: {} kernels for {} on {}\n\n{:<{}} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
+             "kernel", width, "ops", "compile", "max rel vs generic runtime");
   bool ok = true;
   for (std::size_t i = 0; i < lowered.size(); ++i) {
     const auto& t = kernels.timings()[i];
@@ -79,13 +83,13 @@ int run_jit(const JitOptions& o) {
     }
     const bool pass = worst <= 1e-12;
     ok &= pass;
-    fmt::print("{:<24} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, t.ops,
+    fmt::print("{:<{}} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, width, t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
   }
   // What several kernels compute alike is compiled once (pipeline::JitOptions::share_min_ops); the
   // kernels' rows above count only their own operations.
   for (const jit::KernelTiming& t : kernels.shared_timings())
-    fmt::print("{:<24} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", t.ops,
+    fmt::print("{:<{}} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", width, t.ops,
                1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), fmt::join(t.users, ", "));
   fmt::print("\ntotal compile time {:.3f} s (wall, all kernels; {:.3f} s CPU){}\n", kernels.total_seconds(),
              kernels.cpu_seconds(), o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);

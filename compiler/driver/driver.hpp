@@ -41,6 +41,10 @@ struct RobotOptions {
   // the welds are resolved so that they can name its frames.
   std::string object;
   bool constrained() const { return !welds.empty() || !contacts.empty(); }
+  // --grasp FRAME=OTHER:KT,KR,DT,DR: compliant grasps (model/robot.hpp Spring), tips after the
+  // held frames; the kernels compliant_forward_dynamics and grasp_forces join the standard ones.
+  std::vector<std::string> grasps;
+  bool grasped() const { return !grasps.empty(); }
   std::string gravity;  // "x,y,z" in m/s^2, world axes; empty: the model's (0, 0, -9.81)
   bool given() const { return !path.empty() || !random_tree.empty(); }
   // `random`: offer --random-tree too (soac emit, jit, model: code for a tree of any size).

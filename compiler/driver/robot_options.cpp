@@ -53,6 +53,13 @@ void RobotOptions::add_to(CLI::App& cmd, bool robot_required, bool random) {
                  "its rotations free); like --weld FRAME:x,y,z")
       ->take_all()
       ->excludes("--tip");
+  cmd.add_option("--grasp", grasps,
+                 "FRAME=OTHER:KT,KR,DT,DR: a compliant grasp, a spring and damper between two frames (003's "
+                 "non-rigid grasp as a force law): stiffness KT N/m and KR N m/rad, damping DT N s/m and DR "
+                 "N m s/rad on their relative pose and twist. Both frames become tips, and the kernels "
+                 "compliant_forward_dynamics and grasp_forces are generated too")
+      ->take_all()
+      ->excludes("--tip");
   // Checked as the command line is read: a bad value is a usage error before any work.
   cmd.add_option("--gravity", gravity, "gravity x,y,z in m/s^2, world axes (default 0,0,-9.81)")
       ->check([](const std::string& text) {
@@ -96,7 +103,7 @@ namespace {
 // The frames --weld and --contact hold, then those a kernel file declares (model/tips.hpp),
 // each declaration reported at its place in the file.
 std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
-  return soa::hold_frames(robot, HoldOptions{o.welds, o.contacts, pipeline::holds_of(declared)});
+  return soa::hold_frames(robot, HoldOptions{o.welds, o.contacts, pipeline::holds_of(declared), o.grasps});
 }
 
 // The tips: the held frames when --weld, --contact or the kernel file names any, else
@@ -104,7 +111,8 @@ std::vector<int> hold_frames(Robot& robot, const RobotOptions& o, const std::vec
 std::vector<int> choose_tips(Robot& robot, const RobotOptions& o, const std::vector<syntax::Hold>& declared) {
   if (!declared.empty() && !o.tips.empty())
     syntax::fail(declared.front().where, "--tip names the tips, but this file holds frames, which are the tips");
-  return o.constrained() || !declared.empty() ? hold_frames(robot, o, declared) : resolve_tips(robot, o.tips);
+  return o.constrained() || o.grasped() || !declared.empty() ? hold_frames(robot, o, declared)
+                                                             : resolve_tips(robot, o.tips);
 }
 
 }  // namespace

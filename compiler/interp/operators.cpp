@@ -1,6 +1,7 @@
 // Dense block matrices of every vocabulary symbol (reference section 3): the ground truth.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "algebra/arms.hpp"
@@ -58,6 +59,56 @@ VecX stacked(const Evaluation& ev, Vec6 BodyBlocks::*member) {
   VecX v(6 * ev.n);
   for (int k = 0; k < ev.n; ++k) v.segment<6>(6 * k) = ev.kin.body[k].*member;
   return v;
+}
+
+// A frame's world pose (R: its axes in the world's, o: its origin) from the bodies'
+// phi(p(k), k) = [[R, l~ R], [0, R]] composed from the root, then `frame` (phi(O_k, frame)).
+struct Pose {
+  Eigen::Matrix3d R;
+  Eigen::Vector3d o;
+};
+Pose compose(const Pose& a, const Mat6& phi) {
+  const Eigen::Matrix3d R = phi.block<3, 3>(0, 0);
+  const Eigen::Matrix3d lx = phi.block<3, 3>(0, 3) * R.transpose();
+  return {a.R * R, a.o + a.R * Eigen::Vector3d(lx(2, 1), lx(0, 2), lx(1, 0))};
+}
+Pose world_pose(const Evaluation& ev, int body, const Mat6& frame) {
+  std::vector<int> path;
+  for (int k = body; k >= 0; k = ev.robot->bodies[k].parent) path.push_back(k);
+  Pose x{Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero()};
+  for (auto k = path.rbegin(); k != path.rend(); ++k) x = compose(x, ev.kin.body[*k].phi);
+  return compose(x, frame);
+}
+
+// fg (vocabulary.def): for each tip t grasping u (Frame::spring), s = [kr e + dr w; kt p + dt
+// v] at t and -phi(u,t) s at u, from the frames' world poses and twists (the executor goes
+// through their common ancestor instead).
+VecX grasp_forces(const Evaluation& ev) {
+  VecX f = VecX::Zero(6 * ev.m);
+  for (int t = 0; t < ev.m; ++t) {
+    const Spring& c = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].spring;
+    if (c.to < 0) continue;
+    const auto it = std::find(ev.tips.begin(), ev.tips.end(), c.to);
+    if (it == ev.tips.end())
+      throw UserError(fmt::format("fg: frame '{}' grasps '{}', which is not a tip",
+                                  ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].name,
+                                  ev.robot->frames[static_cast<std::size_t>(c.to)].name));
+    const int u = static_cast<int>(it - ev.tips.begin());
+    const TipBlocks &bt = ev.kin.tips[t], &bu = ev.kin.tips[u];
+    const Pose Pt = world_pose(ev, bt.body, bt.phi), Pu = world_pose(ev, bu.body, bu.phi);
+    const Eigen::Matrix3d R = Pu.R.transpose() * Pt.R;
+    const Eigen::Vector3d l = Pu.R.transpose() * (Pt.o - Pu.o);
+    const Mat6 phi_ut = make_phi(R, l);  // forces at t to u
+    const Vec6 rel = bt.phi.transpose() * ev.kin.body[bt.body].V -
+                     phi_ut.transpose() * (bu.phi.transpose() * ev.kin.body[bu.body].V);
+    const Eigen::Matrix3d A = (R - R.transpose()) / 2;
+    const Eigen::Vector3d e(A(2, 1), A(0, 2), A(1, 0)), p = R.transpose() * l;
+    Vec6 s;
+    s << c.kr * e + c.dr * rel.head<3>(), c.kt * p + c.dt * rel.tail<3>();
+    f.segment<6>(6 * t) += s;
+    f.segment<6>(6 * u) -= phi_ut * s;
+  }
+  return f;
 }
 
 }  // namespace
@@ -126,6 +177,7 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
     case Sym::abar: return stacked(ev, &BodyBlocks::abar);
     case Sym::b: return stacked(ev, &BodyBlocks::b);
     case Sym::V: return stacked(ev, &BodyBlocks::V);
+    case Sym::fg: return grasp_forces(ev);
     case Sym::alpha: return stacked(ev, &BodyBlocks::alpha);
     // Derived operators: their library definitions (calM = H phi M phi* H*, K = E_phi G, ...).
     case Sym::phitilde:

@@ -60,6 +60,37 @@ const std::vector<KernelDecl>& welded_kernels() {
   return kernels;
 }
 
+std::vector<KernelDecl> grasped_kernels(bool welded) {
+  std::vector<KernelDecl> kernels = {
+      {"grasp_forces",
+       {"q", "qd"},
+       "fg",
+       "fg",
+       "what each tip exerts on its compliant grasps' springs and dampers ([torque; force] per tip, in its "
+       "frame; f0's convention)"},
+  };
+  if (!welded) {
+    kernels.push_back({"compliant_forward_dynamics",
+                       {"q", "qd", "T"},
+                       "calM^-1 (T - C - J* fg)",
+                       "qdd",
+                       "joint accelerations under the compliant grasps' forces (003 Part II, non-rigid grasps "
+                       "as a force law)"});
+    return kernels;
+  }
+  for (KernelDecl k : welded_kernels()) {
+    if (k.expression.find("T - C") == std::string::npos) {
+      kernels.push_back(std::move(k));
+      continue;
+    }
+    for (std::size_t at = 0; (at = k.expression.find("T - C", at)) != std::string::npos; at += 14)
+      k.expression.replace(at, 5, "T - C - J* fg");
+    k.meaning += ", with the compliant grasps' forces applied";
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
 const std::vector<KernelDecl>& derivative_kernels() {
   static const std::vector<KernelDecl> kernels = {
       {"inverse_dynamics_derivatives",

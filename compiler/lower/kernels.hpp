@@ -41,6 +41,11 @@ const std::vector<KernelDecl>& standard_kernels();
 // tip-space inverse taken on the held rows (sweep_ir.hpp Solve: S* (S X S*)^-1 S, so f is 0
 // in the free rows); the rewriter turns J calM^-1 J* into its O(N) form inside the inverse.
 const std::vector<KernelDecl>& welded_kernels();
+// With compliant grasps (model/robot.hpp Spring): grasp_forces (fg) and the forward dynamics
+// under their forces, calM^-1 (T - C - J* fg); `welded`: held tips too, the constrained
+// forward dynamics and constraint forces with the springs' forces among the applied ones
+// (welded_kernels with T - C read as T - C - J* fg).
+std::vector<KernelDecl> grasped_kernels(bool welded);
 
 // The derivatives of the dynamics (docs/mathematics.md, "Derivatives"): of inverse dynamics
 // with respect to q and qd (d/dqdd is calM), of forward dynamics with respect to q and qd

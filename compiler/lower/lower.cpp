@@ -132,13 +132,27 @@ public:
     const int var_count = static_cast<int>(vars_.size());
     std::vector<exec::Stmt> pending = stmts_;
     std::vector<exec::Loop> loops;
-    for (const PendingSolve& sv : solves_) {
-      Schedule s = schedule(pending, var_count, {sv.rhs, sv.a, sv.wa}, sv.unit);
+    // Schedules what `needs` needs; the statements placed leave `pending`.
+    const auto phase = [&](const std::vector<int>& needs, int unit) {
+      Schedule s = schedule(pending, var_count, needs, unit);
       std::vector<char> done(static_cast<std::size_t>(var_count + exec::kQuantityCount), 0);
       for (const auto* part : {&s.loops, &s.column_loops})
         for (const exec::Loop& l : *part)
           for (const exec::Stmt& st : l.body) done[defined_value(st, var_count)] = 1;
       std::erase_if(pending, [&](const exec::Stmt& st) { return done[defined_value(st, var_count)]; });
+      return s;
+    };
+    if (springs_ >= 0) {
+      // fg first: it reads only the kinematics, and a solve's right-hand side may read it.
+      Schedule s = phase(
+          {var_count + static_cast<int>(Quantity::Transform), var_count + static_cast<int>(Quantity::Velocity)}, -1);
+      loops.insert(loops.end(), s.loops.begin(), s.loops.end());
+      exec::Loop springs;
+      springs.springs = springs_;
+      loops.push_back(std::move(springs));
+    }
+    for (const PendingSolve& sv : solves_) {
+      Schedule s = phase({sv.rhs, sv.a, sv.wa}, sv.unit);
       loops.insert(loops.end(), s.loops.begin(), s.loops.end());
       exec::Loop solve;
       solve.solve = std::make_shared<const exec::Solve>(
@@ -152,10 +166,10 @@ public:
   }
 
   void no_solves(const std::string& source) const {
-    if (!solves_.empty())
+    if (!solves_.empty() || springs_ >= 0)
       throw UserError(
-          fmt::format("{}: a tip-space inverse is lowered applied to a vector; an operator-valued "
-                      "expression containing one is not (apply it to a vector, e.g. a kernel input)",
+          fmt::format("{}: a tip-space inverse or fg is lowered in a vector's program; a Gram form "
+                      "containing one is not (apply it to a vector, e.g. a kernel input)",
                       source));
   }
 
@@ -164,7 +178,7 @@ public:
     const int out = output_var(apply(op, {exec::var(unit, cols), ""}));
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, vars_[out].space, cols, -1};
-    if (!solves_.empty()) {
+    if (!solves_.empty() || springs_ >= 0) {
       // With a tip-space solve ((J calM^-1 J*)^-1 itself, Lambda): every column runs the
       // whole vector program on its e_j, the factorisation included. The runtime repeats
       // it per column; specialised code computes it once (CSE: the same operations on the
@@ -206,6 +220,7 @@ private:
     int unit, a, wa, rhs, dst;
   };
   std::vector<PendingSolve> solves_;  // in the order their values are needed
+  int springs_ = -1;                  // the Tip var fg, once an expression reads it
   std::map<std::string, int> counters_;
   int q_ = -1;
 
@@ -301,6 +316,13 @@ private:
     switch (info.role) {
       case ir::Role::Input: return {exec::var(input(s.name()), space_of(info.rows)), ""};
       case ir::Role::Quantity: {
+        if (info.id == ir::Sym::fg) {  // per tip, by the springs loop (sweep_ir.hpp Loop)
+          if (springs_ < 0) {
+            require(Quantity::Velocity);
+            springs_ = fresh(Space::Tip, "fg");
+          }
+          return {exec::var(springs_, Space::Tip), ""};
+        }
         const Quantity q = quantity_of(info.id);
         require(q);
         return {exec::read(q), ""};

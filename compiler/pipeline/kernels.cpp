@@ -39,6 +39,8 @@ std::vector<Hold> holds_of(const std::vector<syntax::Hold>& declared) {
          h.kind == "contact"  ? kTranslations
          : directions.empty() ? kAllDirections
                               : parse_directions(directions).value(),
+         h.kind == "grasp" ? std::optional<Spring>(Spring{-1, h.spring[0], h.spring[1], h.spring[2], h.spring[3]})
+                           : std::nullopt,
          [h](const std::string& why) { syntax::fail(h.where, fmt::format("{} '{}': {}", h.kind, h.frame, why)); }});
   }
   return holds;
@@ -70,11 +72,13 @@ std::string kernel_expression(const KernelSpec& spec) {
   return "d(" + e + ")/d(" + wrt + ")";
 }
 
-std::vector<KernelSpec> kernel_set(const std::string& path, bool welded, bool derivatives) {
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded, bool derivatives, bool grasped) {
   if (path.empty()) {
     std::vector<KernelSpec> specs = standard_kernels();
-    if (welded)
+    if (welded && !grasped)
       for (const lower::KernelDecl& k : lower::welded_kernels()) specs.push_back(kernel_spec(k));
+    if (grasped)
+      for (const lower::KernelDecl& k : lower::grasped_kernels(welded)) specs.push_back(kernel_spec(k));
     if (derivatives)
       for (const lower::KernelDecl& k : lower::derivative_kernels()) specs.push_back(kernel_spec(k));
     return specs;

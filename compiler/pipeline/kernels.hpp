@@ -49,7 +49,8 @@ std::vector<Hold> holds_of(const std::vector<syntax::Hold>& declared);
 // The kernels a command line names: those of a .soa file, or the standard ones when `path`
 // is empty (and the welded ones, lower/kernels.hpp, when `welded`). A file that declares
 // none is a UserError.
-std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false, bool derivatives = false);
+std::vector<KernelSpec> kernel_set(const std::string& path, bool welded = false, bool derivatives = false,
+                                   bool grasped = false);
 
 // How a derivative kernel's straight-line code is made (docs/mathematics.md section 7).
 enum class DerivativeRoute {

@@ -48,13 +48,14 @@ struct word_char : p::sor<p::alnum, p::one<'_'>, unicode_letter> {};
 // peg: word_text <- word_start word_char*
 struct word_text : p::seq<word_start, p::star<word_char>> {};
 
-// peg: keyword <- ('let' / 'identity' / 'kernel' / 'weld' / 'contact') !word_char
+// peg: keyword <- ('let' / 'identity' / 'kernel' / 'weld' / 'contact' / 'grasp') !word_char
 struct kw_let : p::seq<TAO_PEGTL_STRING("let"), p::not_at<word_char>> {};
 struct kw_identity : p::seq<TAO_PEGTL_STRING("identity"), p::not_at<word_char>> {};
 struct kw_kernel : p::seq<TAO_PEGTL_STRING("kernel"), p::not_at<word_char>> {};
 struct kw_weld : p::seq<TAO_PEGTL_STRING("weld"), p::not_at<word_char>> {};
 struct kw_contact : p::seq<TAO_PEGTL_STRING("contact"), p::not_at<word_char>> {};
-struct keyword : p::sor<kw_let, kw_identity, kw_kernel, kw_weld, kw_contact> {};
+struct kw_grasp : p::seq<TAO_PEGTL_STRING("grasp"), p::not_at<word_char>> {};
+struct keyword : p::sor<kw_let, kw_identity, kw_kernel, kw_weld, kw_contact, kw_grasp> {};
 
 // Keywords are not names, so that a declaration missing its ';' ends before the next one
 // instead of swallowing its keyword as an operator name.
@@ -215,11 +216,27 @@ struct hold_decl
           p::opt<sp, p::one<':'>, sp, p::must<first_direction>, p::star<sp, p::one<','>, sp, p::must<next_direction>>>,
           p::must<hold_end>> {};
 
+// peg: grasp_decl <- 'grasp' !word_char sp frame_name sp 'to' !word_char sp frame_name sp ':' sp
+//                    'stiffness' sp number sp number sp ',' sp 'damping' sp number sp number sp ';'
+struct grasp_frame : p::seq<frame_name> {};
+struct grasp_to : p::seq<kw_to> {};
+struct grasp_partner : p::seq<frame_name> {};
+struct grasp_end : p::seq<sp, p::one<';'>> {};
+struct grasp_colon : p::one<':'> {};
+struct kw_stiffness : p::seq<TAO_PEGTL_STRING("stiffness"), p::not_at<word_char>> {};
+struct kw_damping : p::seq<TAO_PEGTL_STRING("damping"), p::not_at<word_char>> {};
+struct grasp_constant : p::seq<number> {};
+struct grasp_comma : p::one<','> {};
+struct grasp_decl : p::seq<kw_grasp, sp, p::must<grasp_frame>, sp, p::must<grasp_to>, sp, p::must<grasp_partner>, sp,
+                           p::must<grasp_colon>, sp, p::must<kw_stiffness>, sp, p::must<grasp_constant>, sp,
+                           p::must<grasp_constant>, sp, p::must<grasp_comma>, sp, p::must<kw_damping>, sp,
+                           p::must<grasp_constant>, sp, p::must<grasp_constant>, p::must<grasp_end>> {};
+
 // A module is parsed one declaration at a time (module.cpp), so that names defined by a
 // `let` are known to the declarations after it and errors come out in text order.
 // peg: module <- sp (declaration sp)* !.
-//      declaration <- let_decl / identity_decl / kernel_decl / hold_decl
-struct declaration : p::sor<let_decl, identity_decl, kernel_decl, hold_decl> {};
+//      declaration <- let_decl / identity_decl / kernel_decl / hold_decl / grasp_decl
+struct declaration : p::sor<let_decl, identity_decl, kernel_decl, hold_decl, grasp_decl> {};
 struct module_step : p::seq<sp, p::sor<p::eof, p::must<declaration>>> {};
 
 // Any character that can start a token; used to tell "bad character" from "wrong token".
@@ -230,11 +247,11 @@ struct token_start
 // ---- parse tree -------------------------------------------------------------------------
 template <typename Rule>
 using selector = p::parse_tree::selector<
-    Rule, p::parse_tree::store_content::on<expression, negated, plus_term, minus_term, product, factor, paren,
-                                           sensitivity, number, word, inverse_op, adjoint_op, equation, let_decl,
-                                           let_name, identity_decl, identity_name, citation_text, attribute, attr_key,
-                                           attr_value, kernel_decl, kernel_name, kernel_input, derivative, wrt_name,
-                                           hold_decl, hold_kind, frame_name, partner_name, hold_direction>>;
+    Rule, p::parse_tree::store_content::on<
+              expression, negated, plus_term, minus_term, product, factor, paren, sensitivity, number, word, inverse_op,
+              adjoint_op, equation, let_decl, let_name, identity_decl, identity_name, citation_text, attribute,
+              attr_key, attr_value, kernel_decl, kernel_name, kernel_input, derivative, wrt_name, hold_decl, hold_kind,
+              frame_name, partner_name, hold_direction, grasp_decl, grasp_frame, grasp_partner, grasp_constant>>;
 
 // ---- error messages ---------------------------------------------------------------------
 enum class Place {
@@ -301,7 +318,16 @@ template <> inline constexpr Expectation expect<first_direction>{"expected a dir
 template <> inline constexpr Expectation expect<next_direction>{"expected a direction (rx, ry, rz, x, y or z) after ','"};
 template <> inline constexpr Expectation expect<partner_name>{"expected the frame (link) name to weld to after 'to'"};
 template <> inline constexpr Expectation expect<hold_end>{"expected ';' to end the declaration (or ':' and the directions held)", Place::AfterPrevious, true};
-template <> inline constexpr Expectation expect<declaration>{"expected a declaration ('let', 'identity', 'kernel', 'weld' or 'contact')"};
+template <> inline constexpr Expectation expect<grasp_frame>{"expected a frame (link) name after 'grasp'"};
+template <> inline constexpr Expectation expect<grasp_to>{"expected 'to' and the frame grasped"};
+template <> inline constexpr Expectation expect<grasp_partner>{"expected the frame (link) name to grasp after 'to'"};
+template <> inline constexpr Expectation expect<grasp_end>{"expected ';' to end the grasp declaration", Place::AfterPrevious, true};
+template <> inline constexpr Expectation expect<grasp_colon>{"expected ':' and the grasp's stiffness and damping"};
+template <> inline constexpr Expectation expect<kw_stiffness>{"expected 'stiffness KT KR' (N/m, N m/rad)"};
+template <> inline constexpr Expectation expect<grasp_constant>{"expected a number (not negative: KT KR after 'stiffness', DT DR after 'damping')"};
+template <> inline constexpr Expectation expect<grasp_comma>{"expected ',' and 'damping DT DR' after the stiffness"};
+template <> inline constexpr Expectation expect<kw_damping>{"expected 'damping DT DR' (N s/m, N m s/rad)"};
+template <> inline constexpr Expectation expect<declaration>{"expected a declaration ('let', 'identity', 'kernel', 'weld', 'contact' or 'grasp')"};
 // clang-format on
 
 // What a failed must<> throws: where the input stood and what was expected there. The

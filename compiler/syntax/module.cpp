@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -70,6 +72,8 @@ public:
         identity(decl, builder);
       else if (decl.is_type<g::hold_decl>())
         hold(decl, builder);
+      else if (decl.is_type<g::grasp_decl>())
+        grasp(decl, builder);
       else
         kernel(decl, builder);
     }
@@ -201,6 +205,32 @@ private:
         fail(src_, b.span(d), fmt::format("direction '{}' is listed twice", d.string_view()));
       h.directions.push_back(d.string());
     }
+    module_.holds.push_back(std::move(h));
+  }
+
+  // `grasp FRAME to OTHER: stiffness KT KR, damping DT DR;` (children: the two frames, the
+  // four numbers).
+  void grasp(const Node& decl, const detail::Builder& b) {
+    Hold h;
+    h.kind = "grasp";
+    const Node& frame = *decl.children.at(0);
+    const Node& to = *decl.children.at(1);
+    h.frame = frame.string();
+    h.to = to.string();
+    h.where = at(frame, b);
+    for (const Hold& other : module_.holds)
+      if (other.frame == h.frame)
+        fail(src_, b.span(frame),
+             fmt::format("frame '{}' is held or grasped twice (first at {})", h.frame, location(other.where)));
+    if (h.to == h.frame) fail(src_, b.span(to), fmt::format("frame '{}' cannot grasp itself", h.frame));
+    for (std::size_t i = 0; i < 4; ++i) {
+      const Node& c = *decl.children.at(2 + i);
+      h.spring[i] = std::strtod(c.string().c_str(), nullptr);  // inf past the range of a double
+      if (!std::isfinite(h.spring[i]))
+        fail(src_, b.span(c), fmt::format("'{}' is not a finite number", c.string_view()));
+    }
+    if (h.spring == std::array<double, 4>{})
+      fail(src_, b.span(frame), "a grasp with no stiffness and no damping holds nothing");
     module_.holds.push_back(std::move(h));
   }
 

@@ -16,6 +16,7 @@
 //   and products may be of any length.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,12 +63,15 @@ struct Kernel {
 // A constraint: `weld FRAME;`, `weld FRAME: DIR, ...;` or `contact FRAME;` with the world,
 // `weld FRAME to OTHER;` (and its directions) between two frames of the robot
 // (grammar/soa.peg). Frames are checked against the robot later (soac's driver).
+// `grasp FRAME to OTHER: stiffness KT KR, damping DT DR;` is a Hold of kind "grasp": a
+// compliant grasp (a spring and damper, model/robot.hpp Spring), no constraint.
 struct Hold {
-  std::string kind;  // "weld" or "contact"
+  std::string kind;  // "weld", "contact" or "grasp"
   std::string frame;
   std::string to;                       // the frame a weld joins FRAME to; empty: the world
   std::vector<std::string> directions;  // as written, distinct; empty: all six (weld), x, y, z (contact)
   Located where;                        // the frame's name
+  std::array<double, 4> spring{};       // a grasp's KT, KR, DT, DR
 };
 
 struct Definition {

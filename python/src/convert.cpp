@@ -31,7 +31,7 @@ RobotPtr with_declared_holds(const RobotPtr& robot, const std::string& kernel_fi
   if (!robot->tip_names.empty())
     syntax::fail(declared.front().where, "tips names the tips, but this file holds frames, which are the tips");
   auto held = std::make_shared<RobotHandle>(*robot);
-  held->tips = hold_frames(held->robot, HoldOptions{{}, {}, pipeline::holds_of(declared)});
+  held->tips = hold_frames(held->robot, HoldOptions{{}, {}, pipeline::holds_of(declared), {}});
   held->held = true;
   return held;
 }

@@ -53,7 +53,7 @@ RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<
   if (tips) r->tip_names = *tips;
   r->held = !welds.empty() || !contacts.empty();
   if (r->held && tips) throw UserError("tips names the tips, but welds and contacts hold frames, which are the tips");
-  r->tips = r->held ? hold_frames(r->robot, HoldOptions{welds, contacts, {}, "welds", "contacts", "floating=True"})
+  r->tips = r->held ? hold_frames(r->robot, HoldOptions{welds, contacts, {}, {}, "welds", "contacts", "floating=True"})
                     : resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
   if (const std::string warning = mimic_warning(r->robot); !warning.empty()) warn(warning);
   return r;

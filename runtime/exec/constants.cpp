@@ -83,9 +83,20 @@ RobotConstants<double> make_constants(const Robot& robot, const std::vector<int>
       SOA_ASSERT(it != tip_frames.end(), "a weld's partner frame is not a tip");
       partner = static_cast<int>(it - tip_frames.begin());
     }
+    int spring_to = -1;
+    if (fr.spring.to >= 0) {
+      const auto it = std::find(tip_frames.begin(), tip_frames.end(), fr.spring.to);
+      SOA_ASSERT(it != tip_frames.end(), "a grasp's other frame is not a tip");
+      spring_to = static_cast<int>(it - tip_frames.begin());
+    }
     c.bodies[fr.body].tips.push_back(c.m());
-    c.tips.push_back({fr.name, fr.body, Transform<double>{rotation(fr.R), vec(fr.p)},
-                      constrained ? fr.held : kAllDirections, partner});
+    c.tips.push_back({fr.name,
+                      fr.body,
+                      Transform<double>{rotation(fr.R), vec(fr.p)},
+                      constrained ? fr.held : kAllDirections,
+                      partner,
+                      spring_to,
+                      {fr.spring.kt, fr.spring.kr, fr.spring.dt, fr.spring.dr}});
   }
   return c;
 }

@@ -16,6 +16,7 @@
 //   (reference 2). The composite-body inertia R has the same form.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct TipConstants {
   // The tip this one is welded to (Frame::held_to), -1 for the world: the constraint holds
   // the relative twist V(tip) - X(tip, partner) V(partner), docs/mathematics.md section 6.
   int partner = -1;
+  // A compliant grasp (Frame::spring): the tip at its other end (-1: none) and the spring's
+  // constants kt, kr, dt, dr (model/robot.hpp Spring).
+  int spring_to = -1;
+  std::array<S, 4> spring{};
 };
 
 template <class S>
@@ -118,7 +123,13 @@ RobotConstants<S> convert(const RobotConstants<T>& c, Make make) {
     r.bodies.push_back(std::move(o));
   }
   for (const auto& t : c.tips)
-    r.tips.push_back({t.name, t.body, Transform<S>{m3(t.X.R), v3(t.X.l)}, t.held, t.partner});
+    r.tips.push_back({t.name,
+                      t.body,
+                      Transform<S>{m3(t.X.R), v3(t.X.l)},
+                      t.held,
+                      t.partner,
+                      t.spring_to,
+                      {make(t.spring[0]), make(t.spring[1]), make(t.spring[2]), make(t.spring[3])}});
   return r;
 }
 

@@ -330,6 +330,45 @@ private:
       }
   }
 
+  // fg (sweep_ir.hpp Loop::springs): for each tip t grasping u, s = [kr e + dr w; kt p + dt v]
+  // (model/robot.hpp Spring) is what t exerts on its spring, in t's coordinates at t's
+  // origin, and u exerts the opposite, -phi(u,t) s. [e; p] is t's pose relative to u (e =
+  // vee(R - R*) / 2, the same in both frames' axes; p the origins' offset in t's axes), [w; v]
+  // t's twist relative to u's: the force law is the gradient of kt |p|^2 / 2 + kr (1 - cos
+  // angle) plus the damping.
+  void run_springs(int dst) {
+    std::vector<SVec<S>>& f = vals_[dst];
+    for (int t = 0; t < r_.m(); ++t) f[t] = svec_zero<S>(6);
+    for (int t = 0; t < r_.m(); ++t) {
+      const TipConstants<S>& tip = r_.tips[t];
+      const int u = tip.spring_to;
+      if (u < 0) continue;
+      if (obs_) obs_->enter(-1, tip.body, springs_statement());
+      const Transform<S> X = relative_pose(t, u);
+      const M3<S>& R = X.R;
+      const S half(0.5);
+      const V3<S> e{half * (R[7] - R[5]), half * (R[2] - R[6]), half * (R[3] - R[1])};
+      const V3<S> p = mul_t(R, X.l);
+      const TipConstants<S>& other = r_.tips[u];
+      const SVec<S> Vt = phi_t_apply(tip.X, V_[tip.body]);
+      const SVec<S> Vu = phi_t_apply(X, phi_t_apply(other.X, V_[other.body]));
+      const V3<S> w = top(Vt) - top(Vu), v = bottom(Vt) - bottom(Vu);
+      const auto& c = tip.spring;  // kt, kr, dt, dr
+      const SVec<S> force = spatial(scale(c[1], e) + scale(c[3], w), scale(c[0], p) + scale(c[2], v));
+      f[t] = f[t] + force;
+      f[u] = f[u] - phi_apply(X, force);
+    }
+  }
+
+  static const Stmt& springs_statement() {
+    static const Stmt s = [] {
+      Stmt x;
+      x.label = "springs";
+      return x;
+    }();
+    return s;
+  }
+
   enum class SolveStep { Factor, Substitute };
   // What the Observer is told a solve's factorisation and substitutions are.
   static const Stmt& solve_statement(SolveStep step) {
@@ -345,6 +384,10 @@ private:
   void run_loops(const std::vector<Loop>& loops) {
     const int n = r_.n();
     for (const Loop& loop : loops) {
+      if (loop.springs >= 0) {
+        run_springs(loop.springs);
+        continue;
+      }
       if (loop.solve) {
         run_solve(*loop.solve);
         continue;

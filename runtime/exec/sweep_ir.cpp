@@ -223,7 +223,7 @@ Stmt compute(Quantity q, int arg) {
 // A solve counts its matrix's column loops; the solve itself is not a sweep.
 int SweepProgram::loop_count() const {
   int count = static_cast<int>(columns ? columns->loops.size() : 0);
-  for (const Loop& l : loops) count += l.solve ? static_cast<int>(l.solve->matrix.loops.size()) : 1;
+  for (const Loop& l : loops) count += l.solve ? static_cast<int>(l.solve->matrix.loops.size()) : l.springs < 0;
   return count;
 }
 
@@ -284,6 +284,13 @@ void print_stmt(std::string& out, const Stmt& s, const std::vector<Var>& vars, i
 void print_loops(std::string& out, const std::vector<Loop>& loops, const std::vector<Var>& vars, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   for (const Loop& l : loops) {
+    if (l.springs >= 0) {
+      out += fmt::format(
+          "{}{}(t) = [kr e + dr w; kt p + dt v](t,u), -phi(u,t) of that at u, for each tip t grasping u   "
+          "[springs: relative pose [e; p], twist [w; v]]\n",
+          pad, vars[l.springs].name);
+      continue;
+    }
     if (l.solve) {
       const Solve& s = *l.solve;
       const Columns& c = s.matrix;

@@ -164,11 +164,17 @@ Stmt compute(Quantity q, int arg = -1);
 struct Solve;
 struct SweepProgram;
 
-// A sweep over the bodies, or (when `solve` is set, `body` empty) one tip-space solve.
+// A sweep over the bodies, or (when `solve` is set, `body` empty) one tip-space solve, or
+// (when `springs` is a var, `body` empty) the compliant grasps' forces: the Tip var `springs`
+// receives fg, for each tip t grasping u (TipConstants::spring_to) the force law of
+// model/robot.hpp Spring -- what t exerts on its spring, f0's convention, and the opposite
+// carried to u -- from the tips' relative pose and twist; the loops before it have computed
+// every body's Transform and Velocity.
 struct Loop {
   Direction direction = Direction::Inward;
   std::vector<Stmt> body;
   std::shared_ptr<const Solve> solve;
+  int springs = -1;
 };
 
 struct Var {

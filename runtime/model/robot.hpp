@@ -87,6 +87,16 @@ struct Body {
   int nv() const { return nv_of(joint); }
 };
 
+// A spring and damper between two frames (003 Part II's non-rigid grasp, as a force law):
+// the force it exerts on the frame is -[kr e + dr w; kt p + dt v], [e; p] the frame's pose
+// relative to `to` (e = vee(R - R*) / 2, p the offset in the frame's axes) and [w; v] its
+// twist relative to `to`; the opposite acts on `to` (docs/mathematics.md section 6).
+struct Spring {
+  int to = -1;            // the frame at the other end (Robot::frames); -1: no spring
+  double kt = 0, kr = 0;  // stiffness: N/m along, N m/rad about the axes
+  double dt = 0, dr = 0;  // damping: N s/m, N m s/rad
+};
+
 // A named frame rigidly attached to a body (a merged link, or the body's own frame).
 struct Frame {
   std::string name;
@@ -104,6 +114,8 @@ struct Frame {
   // weld between two frames is a rigid join: their relative twist is held in the directions
   // `held` (this frame's axes), docs/mathematics.md section 6.
   int held_to = -1;
+  // A compliant grasp of this frame (`grasp FRAME to OTHER`): a force law, not a constraint.
+  Spring spring{};
 };
 
 // A movable URDF joint carrying <mimic joint="mimicked">, kept independent (see above).

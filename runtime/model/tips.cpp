@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <exception>
 #include <optional>
 #include <string_view>
 
@@ -20,6 +22,10 @@ std::string LoadedRobot::describe() const {
                                directions_to_string(f.held));
     else if (f.held)
       tip_names += fmt::format(" (holding {})", directions_to_string(f.held));
+    if (f.spring.to >= 0)
+      tip_names += fmt::format(" (grasping {}: stiffness {} N/m, {} N m/rad; damping {} N s/m, {} N m s/rad)",
+                               robot.frames[static_cast<std::size_t>(f.spring.to)].name, f.spring.kt, f.spring.kr,
+                               f.spring.dt, f.spring.dr);
   }
   const bool floating = !robot.bodies.empty() && robot.bodies.back().joint == JointKind::Free;
   return fmt::format("{} ({}, {} bodies, N = {}, tips: {})", robot.source, floating ? "free-flyer" : "fixed base",
@@ -119,12 +125,79 @@ std::vector<int> hold_frames(Robot& robot, const HoldOptions& o) {
     };
     hold(fail, o.contact_option, c, "", kTranslations);
   }
-  for (const Hold& h : o.declared) hold(h.fail, "", h.frame, h.to, h.held);
+  for (const Hold& h : o.declared)
+    if (!h.spring) hold(h.fail, "", h.frame, h.to, h.held);
   const std::size_t held = tips.size();
   for (std::size_t i = 0; i < held; ++i) {
     const int to = robot.frames[static_cast<std::size_t>(tips[i])].held_to;
     if (to >= 0 && std::find(tips.begin(), tips.end(), to) == tips.end()) tips.push_back(to);
   }
+  // Compliant grasps: a force law between two frames, no constraint rows (Frame::spring).
+  std::vector<int> grasped;
+  const auto grasp = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
+                         Spring spring) {
+    const std::optional<int> f = robot.find_frame(name);
+    if (!f) {
+      if (!option.empty()) resolve_tips(robot, {name}, option, o.floating_option);
+      fail(fmt::format("{} has no link or frame of that name", robot.source));
+      return;
+    }
+    const std::optional<int> g = robot.find_frame(to);
+    if (!g) {
+      fail(fmt::format("no link or frame '{}' to grasp", to));
+      return;
+    }
+    Frame& frame = robot.frames[static_cast<std::size_t>(*f)];
+    const Frame& other = robot.frames[static_cast<std::size_t>(*g)];
+    if (*g == *f) fail(fmt::format("frame '{}' cannot grasp itself", name));
+    if (other.body == frame.body)
+      fail(fmt::format("frames '{}' and '{}' are on one body ('{}'): a spring between them never stretches", name, to,
+                       robot.bodies[static_cast<std::size_t>(frame.body)].name));
+    if (frame.held) fail(fmt::format("frame '{}' is held by a weld or contact already", name));
+    if (std::find(grasped.begin(), grasped.end(), *f) != grasped.end())
+      fail(fmt::format("frame '{}' is grasped twice (one grasp per frame)", name));
+    if (other.spring.to == *f) fail(fmt::format("frame '{}' grasps '{}' already", to, name));
+    for (const double c : {spring.kt, spring.kr, spring.dt, spring.dr})
+      if (!std::isfinite(c) || c < 0)
+        fail("stiffness and damping are finite and not negative (KT N/m, KR N m/rad, DT N s/m, DR N m s/rad)");
+    if (spring.kt == 0 && spring.kr == 0 && spring.dt == 0 && spring.dr == 0)
+      fail("a grasp with no stiffness and no damping holds nothing");
+    spring.to = *g;
+    frame.spring = spring;
+    grasped.push_back(*f);
+  };
+  for (const std::string& w : o.grasps) {
+    const auto fail = [&](const std::string& why) -> void {
+      throw UserError(fmt::format("{}: {} '{}': {}", robot.source, o.grasp_option, w, why));
+    };
+    const std::size_t colon = w.find(':'), equals = w.find('=');
+    if (equals == std::string::npos || colon == std::string::npos || equals > colon)
+      fail("expected FRAME=OTHER:KT,KR,DT,DR (stiffness N/m and N m/rad, damping N s/m and N m s/rad)");
+    std::vector<double> c;
+    for (std::string_view rest = std::string_view(w).substr(colon + 1);;) {
+      const std::size_t comma = rest.find(',');
+      const std::string item(rest.substr(0, comma));
+      std::size_t used = 0;
+      double x = 0;
+      try {
+        x = std::stod(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (item.empty() || used != item.size()) fail(fmt::format("'{}' is not a number", item));
+      c.push_back(x);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (c.size() != 4) fail(fmt::format("expected 4 numbers KT,KR,DT,DR after ':', got {}", c.size()));
+    grasp(fail, o.grasp_option, w.substr(0, equals), w.substr(equals + 1, colon - equals - 1),
+          Spring{-1, c[0], c[1], c[2], c[3]});
+  }
+  for (const Hold& h : o.declared)
+    if (h.spring) grasp(h.fail, "", h.frame, h.to, *h.spring);
+  for (const int f : grasped)
+    for (const int t : {f, robot.frames[static_cast<std::size_t>(f)].spring.to})
+      if (std::find(tips.begin(), tips.end(), t) == tips.end()) tips.push_back(t);
   return tips;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct Hold {
   std::string frame;
   std::string to;
   Directions held = kAllDirections;
+  // A compliant grasp (`grasp FRAME to OTHER: stiffness KT KR, damping DT DR;`) instead of a
+  // weld: the spring's constants (its `to` is set from `to`).
+  std::optional<Spring> spring;
   // Throws the UserError that names the declaration (its file and place) with `why`.
   std::function<void(const std::string& why)> fail;
 };
@@ -54,13 +58,17 @@ struct HoldOptions {
   std::vector<std::string> welds;     // "FRAME[=OTHER][:DIRS]": DIRS a subset of rx,ry,rz,x,y,z; all six by default
   std::vector<std::string> contacts;  // "FRAME": a point contact, x,y,z held
   std::vector<Hold> declared;         // held after the welds and contacts
-  std::string weld_option = "--weld", contact_option = "--contact", floating_option = "--floating";
+  std::vector<std::string> grasps;    // "FRAME=OTHER:KT,KR,DT,DR": compliant grasps (Spring), after those
+  std::string weld_option = "--weld", contact_option = "--contact", floating_option = "--floating",
+              grasp_option = "--grasp";
 };
 
-// Marks the frames held (Frame::held, Frame::held_to) and returns them as the tips: the
-// welds, the contacts, the declared ones, in that order, then the frames welded to that are
-// not held themselves. A frame held twice, a weld of a frame to itself or to its own body,
-// or one made twice from both ends is a UserError naming the weld.
+// Marks the frames held (Frame::held, Frame::held_to) and grasped (Frame::spring) and
+// returns them as the tips: the welds, the contacts, the declared ones, in that order, then
+// the frames welded to that are not held themselves, then each compliant grasp's two frames
+// not among those. A frame held or grasped twice, a weld or grasp of a frame to itself or to
+// its own body, one made twice from both ends, and a grasp with negative, non-finite or
+// all-zero constants are UserErrors naming the declaration.
 std::vector<int> hold_frames(Robot& robot, const HoldOptions& holds);
 
 // What `soac model` prints: the description, the sizes, one line per body (k, link, joint,
