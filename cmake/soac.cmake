@@ -1,6 +1,6 @@
 # soac_generate(<target> ROBOT <file.urdf> [KERNELS <file.soa>] [NAME <stem>]
 #               [FLOATING] [DERIVATIVES] [TIPS <link>... | [WELDS <link>[=<link>][:<dirs>]...] [CONTACTS <link>...]]
-#               [OBJECT <object.urdf>]
+#               [OBJECT <object.urdf>] [GRASPS <link>=<link>:<kt>,<kr>,<dt>,<dr>...]
 #               [GRAVITY <x> <y> <z> | GRAVITY "x,y,z"]
 #               [COMPILE_OPTIONS <option>...] [OPTIMIZE <level> | OPTIMIZE OFF]
 #               [SOURCES <n>] [EMIT_OPTIONS <soac emit option>...])
@@ -25,6 +25,10 @@
 #                     operational_space_inertia are generated too
 #   OBJECT            a free body the robot holds (soac emit --object): its URDF, given a
 #                     free-flyer, last in q and qd; weld its frames to the robot's (WELDS)
+#   GRASPS            compliant grasps (soac emit --grasp ...): a spring and damper between
+#                     two frames, stiffness kt N/m, kr N m/rad and damping dt N s/m, dr
+#                     N m s/rad; both frames become tips, and grasp_forces and
+#                     compliant_forward_dynamics are generated too
 #   GRAVITY           gravity in m/s^2, world axes (soac emit --gravity x,y,z); default
 #                     0,0,-9.81
 #   COMPILE_OPTIONS   extra options for compiling the generated source, e.g.
@@ -48,7 +52,7 @@
 # installed executable next to the package when soac came from find_package(soac)
 # (soac::compiler), or else SOAC_EXECUTABLE / the PATH.
 function(soac_generate target)
-  cmake_parse_arguments(SG "FLOATING;DERIVATIVES" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES;OBJECT" "TIPS;WELDS;CONTACTS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
+  cmake_parse_arguments(SG "FLOATING;DERIVATIVES" "ROBOT;KERNELS;NAME;OPTIMIZE;SOURCES;OBJECT" "TIPS;WELDS;CONTACTS;GRASPS;GRAVITY;COMPILE_OPTIONS;EMIT_OPTIONS" ${ARGN})
   if(SG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "soac_generate(${target}): unknown arguments: ${SG_UNPARSED_ARGUMENTS}")
   endif()
@@ -95,6 +99,9 @@ function(soac_generate target)
   endforeach()
   foreach(contact IN LISTS SG_CONTACTS)
     list(APPEND args --contact ${contact})
+  endforeach()
+  foreach(grasp IN LISTS SG_GRASPS)
+    list(APPEND args --grasp ${grasp})
   endforeach()
   if(SG_OBJECT)
     get_filename_component(object "${SG_OBJECT}" ABSOLUTE)

@@ -909,6 +909,14 @@ Target make_target(const Robot& robot, const std::vector<int>& tip_frames, std::
     else if (std::any_of(robot.frames.begin(), robot.frames.end(),
                          [&](const Frame& g) { return g.held && g.held_to == f; }))
       note = "a weld's partner, not held itself: its force is the reactions of the welds to it";
+    const auto grasp_note = [&](const std::string& text) { note += (note.empty() ? "" : "; ") + text; };
+    if (frame.spring.to >= 0)
+      grasp_note(fmt::format(
+          "grasps {} by a spring and damper (stiffness {} N/m, {} N m/rad; damping {} N s/m, {} "
+          "N m s/rad): fg's rows here are what this frame exerts on them",
+          robot.frames[frame.spring.to].name, frame.spring.kt, frame.spring.kr, frame.spring.dt, frame.spring.dr));
+    for (const Frame& g : robot.frames)
+      if (g.spring.to == f) grasp_note(fmt::format("grasped by {}'s spring and damper", g.name));
     t.tip_notes.push_back(note);
   }
   t.robot_summary =
