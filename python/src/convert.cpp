@@ -25,9 +25,9 @@ RobotPtr with_declared_holds(const RobotPtr& robot, const std::string& kernel_fi
   if (kernel_file.empty()) return robot;
   const std::vector<syntax::Hold> declared = syntax::load_module(kernel_file).holds;
   if (declared.empty()) return robot;
-  if (robot->held)
+  if (robot->held || robot->grasped)
     syntax::fail(declared.front().where,
-                 "the robot holds frames already (welds=, contacts=): declare the holds in one place");
+                 "the robot holds frames already (welds=, contacts=, grasps=): declare the holds in one place");
   if (!robot->tip_names.empty())
     syntax::fail(declared.front().where, "tips names the tips, but this file holds frames, which are the tips");
   auto held = std::make_shared<RobotHandle>(*robot);

@@ -34,6 +34,7 @@ struct RobotHandle : LoadedRobot {
   bool floating = false;               // a free-flyer was added
   std::vector<std::string> tip_names;  // the tips named by the caller (empty: the default ones)
   bool held = false;                   // welds or contacts hold some frames: the constrained kernels apply
+  bool grasped = false;                // compliant grasps join frames: grasp_forces, compliant_forward_dynamics
 };
 using RobotPtr = std::shared_ptr<RobotHandle>;  // never changed once made
 

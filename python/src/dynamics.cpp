@@ -60,8 +60,8 @@ std::optional<std::string> kernel_file(const py::object& kernels) {
 // The kernels `compile` is asked for: the standard ones (and the derivatives), those a .soa
 // file declares (the frames it holds are held by compile(): with_declared_holds), or some of
 // the standard and derivative ones by name.
-std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool welded, bool derivatives) {
-  if (kernels.is_none()) return pipeline::kernel_set("", welded, derivatives);
+std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool welded, bool derivatives, bool grasped) {
+  if (kernels.is_none()) return pipeline::kernel_set("", welded, derivatives, grasped);
   if (const auto file = kernel_file(kernels)) return pipeline::kernel_set(*file, false, derivatives);
   std::vector<std::string> names;
   if (py::isinstance<py::str>(kernels) || py::hasattr(kernels, "__fspath__")) {
@@ -69,7 +69,7 @@ std::vector<pipeline::KernelSpec> kernel_specs(const py::object& kernels, bool w
   } else {
     names = kernels.cast<std::vector<std::string>>();
   }
-  const std::vector<pipeline::KernelSpec> known = pipeline::kernel_set("", welded, true);
+  const std::vector<pipeline::KernelSpec> known = pipeline::kernel_set("", welded, true, grasped);
   std::vector<pipeline::KernelSpec> specs;
   for (const std::string& name : names) {
     const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.name == name; });
@@ -192,7 +192,7 @@ py::object compile(const py::object& robot_object, const py::object& kernels, co
   else
     throw UserError(
         fmt::format("backend '{}': expected 'jit' (LLVM machine code) or 'runtime' (the generic runtime)", backend));
-  const std::vector<pipeline::KernelSpec> specs = kernel_specs(kernels, robot->held, derivatives);
+  const std::vector<pipeline::KernelSpec> specs = kernel_specs(kernels, robot->held, derivatives, robot->grasped);
   std::shared_ptr<PyDynamics> made;
   {
     py::gil_scoped_release released;

@@ -31,7 +31,8 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
     py::gil_scoped_release released;
     const RobotPtr robot = with_declared_holds(given, kernels);
     const pipeline::Library lib = pipeline::load_library(library_path ? library_path->string() : "");
-    const std::vector<pipeline::KernelSpec> specs = pipeline::kernel_set(kernels, robot->held, derivatives);
+    const std::vector<pipeline::KernelSpec> specs =
+        pipeline::kernel_set(kernels, robot->held, derivatives, robot->grasped);
     const std::vector<specialise::Kernel> code =
         pipeline::compile_for_robot(specs, lib, robot->robot, robot->tips).code;
     emit::Target target =

@@ -44,17 +44,23 @@ Eigen::Vector3d gravity_arg(const py::handle& g) {
 // warning.
 // welds and contacts (soac's --weld, --contact; model/tips.hpp) make the held frames the tips.
 // `object` (soac's --object): a free body the robot holds, added before the welds name its frames.
+// grasps (soac's --grasp): compliant grasps, springs and dampers between frames.
 RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<std::string>>& tips,
                 const py::object& gravity, const std::vector<std::string>& welds = {},
                 const std::vector<std::string>& contacts = {},
-                const std::optional<std::filesystem::path>& object = std::nullopt) {
+                const std::optional<std::filesystem::path>& object = std::nullopt,
+                const std::vector<std::string>& grasps = {}) {
   if (!gravity.is_none()) r->robot.gravity = gravity_arg(gravity);
   if (object) r->robot = with_object(r->robot, load_urdf(object->string(), LoadOptions{true}));
   if (tips) r->tip_names = *tips;
   r->held = !welds.empty() || !contacts.empty();
-  if (r->held && tips) throw UserError("tips names the tips, but welds and contacts hold frames, which are the tips");
-  r->tips = r->held ? hold_frames(r->robot, HoldOptions{welds, contacts, {}, {}, "welds", "contacts", "floating=True"})
-                    : resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
+  r->grasped = !grasps.empty();
+  if ((r->held || r->grasped) && tips)
+    throw UserError("tips names the tips, but welds, contacts and grasps hold frames, which are the tips");
+  r->tips = r->held || r->grasped
+                ? hold_frames(r->robot,
+                              HoldOptions{welds, contacts, {}, grasps, "welds", "contacts", "floating=True", "grasps"})
+                : resolve_tips(r->robot, r->tip_names, "tips", "floating=True");
   if (const std::string warning = mimic_warning(r->robot); !warning.empty()) warn(warning);
   return r;
 }
@@ -62,12 +68,12 @@ RobotPtr finish(std::shared_ptr<RobotHandle> r, const std::optional<std::vector<
 RobotPtr from_urdf(const std::filesystem::path& path, bool floating,
                    const std::optional<std::vector<std::string>>& tips, const py::object& gravity,
                    const std::vector<std::string>& welds, const std::vector<std::string>& contacts,
-                   const std::optional<std::filesystem::path>& object) {
+                   const std::optional<std::filesystem::path>& object, const std::vector<std::string>& grasps) {
   auto r = std::make_shared<RobotHandle>();
   r->robot = load_urdf(path.string(), LoadOptions{floating});
   r->path = path.string();
   r->floating = floating;
-  return finish(std::move(r), tips, gravity, welds, contacts, object);
+  return finish(std::move(r), tips, gravity, welds, contacts, object, grasps);
 }
 
 RobotPtr make_random_tree(int bodies, std::uint64_t seed, bool floating,
@@ -106,7 +112,7 @@ std::vector<FrameRow> frame_rows(const Robot& robot) {
 }  // namespace
 
 RobotPtr load_robot(const std::filesystem::path& path) {
-  return from_urdf(path, false, std::nullopt, py::none(), {}, {}, std::nullopt);
+  return from_urdf(path, false, std::nullopt, py::none(), {}, {}, std::nullopt, {});
 }
 
 void init_robot(py::module_& m) {
@@ -149,6 +155,9 @@ void init_robot(py::module_& m) {
       "  constrained_forward_dynamics and constraint_forces (as soac's --weld and --contact).\n"
       "object: a URDF of a free body the robot holds (soac's --object), last in q and qd; welds name its\n"
       "  frames ('bar_left=left_gripper').\n"
+      "grasps: compliant grasps (soac's --grasp), 'FRAME=OTHER:KT,KR,DT,DR': a spring and damper between two\n"
+      "  frames, stiffness KT N/m and KR N m/rad, damping DT N s/m and DR N m s/rad; both frames are tips, and\n"
+      "  compile() and emit() add the kernels grasp_forces and compliant_forward_dynamics.\n"
       "Raises soac.Error with soac's message for a bad URDF or an unknown tip; mimic joints (kept\n"
       "independent) are named in a UserWarning.";
   py::class_<RobotHandle, RobotPtr>(
@@ -158,10 +167,11 @@ void init_robot(py::module_& m) {
       "[angular; linear]. str(robot) is what `soac model` prints. Immutable.")
       .def(py::init(&from_urdf), "path"_a, "floating"_a = false, "tips"_a = py::none(), "gravity"_a = py::none(),
            "welds"_a = std::vector<std::string>{}, "contacts"_a = std::vector<std::string>{}, "object"_a = py::none(),
-           load_doc)
+           "grasps"_a = std::vector<std::string>{}, load_doc)
       .def_static("from_urdf", &from_urdf, "path"_a, "floating"_a = false, "tips"_a = py::none(),
                   "gravity"_a = py::none(), "welds"_a = std::vector<std::string>{},
-                  "contacts"_a = std::vector<std::string>{}, "object"_a = py::none(), load_doc)
+                  "contacts"_a = std::vector<std::string>{}, "object"_a = py::none(),
+                  "grasps"_a = std::vector<std::string>{}, load_doc)
       .def_static("random_tree", &make_random_tree, "bodies"_a = 8, "seed"_a = 1, "floating"_a = false,
                   "tips"_a = py::none(), "gravity"_a = py::none(),
                   "A random tree of `bodies` bodies with mixed joint types, arbitrary axes and valid inertias\n"

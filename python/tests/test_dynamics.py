@@ -254,8 +254,36 @@ def test_welds_add_the_constrained_kernels():
     assert np.abs(Lambda @ dyn.lambda_(s["q"]) - np.eye(12)).max() < 1e-9
     with pytest.raises(soac.Error, match=r"nope"):
         soac.Robot(TALOS, floating=True, welds=["nope"])
-    with pytest.raises(soac.Error, match=r"^tips names the tips, but welds and contacts hold frames"):
+    with pytest.raises(soac.Error, match=r"^tips names the tips, but welds, contacts and grasps hold frames"):
         soac.Robot(TALOS, floating=True, tips=["left_sole_link"], contacts=["right_sole_link"])
+
+
+def test_compliant_grasps():
+    """Baxter holding the bar by springs and dampers (soac's --grasp): grasp_forces and
+    compliant_forward_dynamics join the standard kernels, and the motion satisfies the
+    equations of motion with the springs' forces as the tips' (T = calM qdd + C + J* fg)."""
+    with pytest.warns(UserWarning, match="mimic joints"):
+        robot = soac.Robot(
+            source("examples", "robots", "baxter.urdf"),
+            object=source("examples", "robots", "bar.urdf"),
+            grasps=["bar_left=left_gripper:2e4,50,200,1", "bar_right=right_gripper:2e4,50,200,1"],
+        )
+    assert robot.tips == ["bar_left", "left_gripper", "bar_right", "right_gripper"]
+    dyn = soac.compile(robot, backend="runtime")
+    assert dyn.kernels[-2:] == ["grasp_forces", "compliant_forward_dynamics"]
+    s = robot.random_state(4)
+    T = np.linspace(-5.0, 5.0, robot.nv)
+    fg = dyn.grasp_forces(s["q"], s["qd"])
+    assert fg.shape == (24,) and np.abs(fg).max() > 1.0
+    qdd = dyn.compliant_forward_dynamics(s["q"], s["qd"], T)
+    residual = dyn.inverse_dynamics(s["q"], s["qd"], qdd) + dyn.jacobian(s["q"]).T @ fg - T
+    assert np.abs(residual).max() < 1e-9 * max(1.0, np.abs(fg).max())
+    with pytest.raises(soac.Error, match=r"grasps 'bar_left=bar_left:1,1,1,1': frame 'bar_left' cannot grasp itself"):
+        soac.Robot(
+            source("examples", "robots", "baxter.urdf"),
+            object=source("examples", "robots", "bar.urdf"),
+            grasps=["bar_left=bar_left:1,1,1,1"],
+        )
 
 
 def test_a_held_object():
