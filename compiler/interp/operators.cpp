@@ -111,6 +111,27 @@ VecX grasp_forces(const Evaluation& ev) {
   return f;
 }
 
+// ex (vocabulary.def): for each tip t welded to u (Frame::held_to), [vee(R - R*) / 2; R* l]
+// of t's pose relative to u's, from the frames' world poses; 0 at the other tips.
+VecX weld_errors(const Evaluation& ev) {
+  VecX e = VecX::Zero(6 * ev.m);
+  for (int t = 0; t < ev.m; ++t) {
+    const Frame& frame = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])];
+    if (!frame.held || frame.held_to < 0) continue;
+    const auto it = std::find(ev.tips.begin(), ev.tips.end(), frame.held_to);
+    if (it == ev.tips.end())
+      throw UserError(fmt::format("ex: frame '{}' is welded to '{}', which is not a tip", frame.name,
+                                  ev.robot->frames[static_cast<std::size_t>(frame.held_to)].name));
+    const TipBlocks &bt = ev.kin.tips[t], &bu = ev.kin.tips[static_cast<std::size_t>(it - ev.tips.begin())];
+    const Pose Pt = world_pose(ev, bt.body, bt.phi), Pu = world_pose(ev, bu.body, bu.phi);
+    const Eigen::Matrix3d R = Pu.R.transpose() * Pt.R;
+    const Eigen::Matrix3d A = (R - R.transpose()) / 2;
+    e.segment<3>(6 * t) = Eigen::Vector3d(A(2, 1), A(0, 2), A(1, 0));
+    e.segment<3>(6 * t + 3) = Pt.R.transpose() * (Pt.o - Pu.o);
+  }
+  return e;
+}
+
 }  // namespace
 
 MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
@@ -178,6 +199,7 @@ MatX dense_symbol(const Evaluation& ev, const ir::Expr& symbol) {
     case Sym::b: return stacked(ev, &BodyBlocks::b);
     case Sym::V: return stacked(ev, &BodyBlocks::V);
     case Sym::fg: return grasp_forces(ev);
+    case Sym::ex: return weld_errors(ev);
     case Sym::alpha: return stacked(ev, &BodyBlocks::alpha);
     // Derived operators: their library definitions (calM = H phi M phi* H*, K = E_phi G, ...).
     case Sym::phitilde:

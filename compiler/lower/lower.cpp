@@ -142,14 +142,15 @@ public:
       std::erase_if(pending, [&](const exec::Stmt& st) { return done[defined_value(st, var_count)]; });
       return s;
     };
-    if (springs_ >= 0) {
-      // fg first: it reads only the kinematics, and a solve's right-hand side may read it.
-      Schedule s = phase(
-          {var_count + static_cast<int>(Quantity::Transform), var_count + static_cast<int>(Quantity::Velocity)}, -1);
+    if (springs_ >= 0 || errors_ >= 0) {
+      // fg and ex first: they read only the kinematics, and a solve's right-hand side may
+      // read them.
+      std::vector<int> needs = {var_count + static_cast<int>(Quantity::Transform)};
+      if (springs_ >= 0) needs.push_back(var_count + static_cast<int>(Quantity::Velocity));
+      Schedule s = phase(needs, -1);
       loops.insert(loops.end(), s.loops.begin(), s.loops.end());
-      exec::Loop springs;
-      springs.springs = springs_;
-      loops.push_back(std::move(springs));
+      if (springs_ >= 0) loops.push_back(exec::Loop{exec::Direction::Inward, {}, nullptr, springs_, -1});
+      if (errors_ >= 0) loops.push_back(exec::Loop{exec::Direction::Inward, {}, nullptr, -1, errors_});
     }
     for (const PendingSolve& sv : solves_) {
       Schedule s = phase({sv.rhs, sv.a, sv.wa}, sv.unit);
@@ -166,9 +167,9 @@ public:
   }
 
   void no_solves(const std::string& source) const {
-    if (!solves_.empty() || springs_ >= 0)
+    if (!solves_.empty() || springs_ >= 0 || errors_ >= 0)
       throw UserError(
-          fmt::format("{}: a tip-space inverse or fg is lowered in a vector's program; a Gram form "
+          fmt::format("{}: a tip-space inverse, fg or ex is lowered in a vector's program; a Gram form "
                       "containing one is not (apply it to a vector, e.g. a kernel input)",
                       source));
   }
@@ -178,7 +179,7 @@ public:
     const int out = output_var(apply(op, {exec::var(unit, cols), ""}));
     exec::SweepProgram p = program(std::move(source));
     p.output = {opt_.output, vars_[out].space, cols, -1};
-    if (!solves_.empty() || springs_ >= 0) {
+    if (!solves_.empty() || springs_ >= 0 || errors_ >= 0) {
       // With a tip-space solve ((J calM^-1 J*)^-1 itself, Lambda): every column runs the
       // whole vector program on its e_j, the factorisation included. The runtime repeats
       // it per column; specialised code computes it once (CSE: the same operations on the
@@ -221,6 +222,7 @@ private:
   };
   std::vector<PendingSolve> solves_;  // in the order their values are needed
   int springs_ = -1;                  // the Tip var fg, once an expression reads it
+  int errors_ = -1;                   // the Tip var ex, likewise
   std::map<std::string, int> counters_;
   int q_ = -1;
 
@@ -298,16 +300,18 @@ private:
   Value materialize(const Value& v) {
     if (trivial(v.e)) return v;
     const int id = fresh(v.e.space());
-    stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
+    stmts_.push_back(v.e.space() == Space::Tip ? exec::tip_assign(id, v.e, v.label.empty() ? "tips" : v.label)
+                                               : exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
     return {exec::var(id, v.e.space()), ""};
   }
 
   // The var holding v: v's own, or a new one called `name` (default: the output's name).
   int output_var(const Value& v, const std::string& name = {}) {
     if (v.e.kind() == VKind::Var) return v.e.var();
-    if (v.e.space() == Space::Tip) throw NotImplemented("lower: a tip-space output that is not a single B* term");
     const int id = fresh(v.e.space(), name.empty() ? opt_.output : name);
-    stmts_.push_back(exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
+    // A tip-space value is a combination of tip vars (B* terms are vars already: PickOff).
+    stmts_.push_back(v.e.space() == Space::Tip ? exec::tip_assign(id, v.e, v.label.empty() ? "tips" : v.label)
+                                               : exec::assign(id, v.e, v.label.empty() ? "copy" : v.label));
     return id;
   }
 
@@ -322,6 +326,13 @@ private:
             springs_ = fresh(Space::Tip, "fg");
           }
           return {exec::var(springs_, Space::Tip), ""};
+        }
+        if (info.id == ir::Sym::ex) {  // per tip, by the errors loop (sweep_ir.hpp Loop)
+          if (errors_ < 0) {
+            require(Quantity::Transform);
+            errors_ = fresh(Space::Tip, "ex");
+          }
+          return {exec::var(errors_, Space::Tip), ""};
         }
         const Quantity q = quantity_of(info.id);
         require(q);

@@ -345,10 +345,7 @@ private:
       if (u < 0) continue;
       if (obs_) obs_->enter(-1, tip.body, springs_statement());
       const Transform<S> X = relative_pose(t, u);
-      const M3<S>& R = X.R;
-      const S half(0.5);
-      const V3<S> e{half * (R[7] - R[5]), half * (R[2] - R[6]), half * (R[3] - R[1])};
-      const V3<S> p = mul_t(R, X.l);
+      const V3<S> e = vee_half(X.R), p = mul_t(X.R, X.l);
       const TipConstants<S>& other = r_.tips[u];
       const SVec<S> Vt = phi_t_apply(tip.X, V_[tip.body]);
       const SVec<S> Vu = phi_t_apply(X, phi_t_apply(other.X, V_[other.body]));
@@ -358,6 +355,26 @@ private:
       f[t] = f[t] + force;
       f[u] = f[u] - phi_apply(X, force);
     }
+  }
+
+  // ex (sweep_ir.hpp Loop::errors): for each tip t welded to u, [e; p] of t's pose relative
+  // to u's as in run_springs; 0 at the other tips.
+  void run_errors(int dst) {
+    std::vector<SVec<S>>& out = vals_[dst];
+    for (int t = 0; t < r_.m(); ++t) {
+      out[t] = svec_zero<S>(6);
+      const TipConstants<S>& tip = r_.tips[t];
+      if (tip.partner < 0 || !tip.held) continue;
+      if (obs_) obs_->enter(-1, tip.body, springs_statement());
+      const Transform<S> X = relative_pose(t, tip.partner);
+      out[t] = spatial(vee_half(X.R), mul_t(X.R, X.l));
+    }
+  }
+
+  // vee(R - R*) / 2: sin(angle) times the axis of R.
+  static V3<S> vee_half(const M3<S>& R) {
+    const S half(0.5);
+    return {half * (R[7] - R[5]), half * (R[2] - R[6]), half * (R[3] - R[1])};
   }
 
   static const Stmt& springs_statement() {
@@ -388,6 +405,10 @@ private:
         run_springs(loop.springs);
         continue;
       }
+      if (loop.errors >= 0) {
+        run_errors(loop.errors);
+        continue;
+      }
       if (loop.solve) {
         run_solve(*loop.solve);
         continue;
@@ -408,6 +429,10 @@ private:
       case Stmt::Kind::Assign: vals_[s.dst][k] = eval(s.rhs, k); return;
       case Stmt::Kind::TipAssign: {
         if (body(k).tips.empty()) return;
+        if (s.rhs.space() == Space::Tip) {
+          for (int t : body(k).tips) vals_[s.dst][t] = eval_tip(s.rhs, t);
+          return;
+        }
         const SVec<S> x = eval(s.rhs, k);
         for (int t : body(k).tips) vals_[s.dst][t] = phi_t_apply(r_.tips[t].X, x);  // B*
         return;
@@ -417,6 +442,32 @@ private:
   }
 
   // ---- vector expressions ---------------------------------------------------------------
+
+  // A tip-space combination (sums of Tip vars) at tip t.
+  SVec<S> eval_tip(const VExpr& e, int t) const {
+    switch (e.kind()) {
+      case VKind::Var: return vals_[e.var()][t];
+      case VKind::Zero: return svec_zero<S>(6);
+      case VKind::Sum: return combine(e, [&](const VExpr& term) { return eval_tip(term, t); });
+      default: break;
+    }
+    throw InternalError("eval_tip: a tip-space value is a var or a sum of them");
+  }
+
+  // sum_i c_i term_i of a Sum, each term evaluated by `value`.
+  template <class Value>
+  static SVec<S> combine(const VExpr& e, Value value) {
+    SVec<S> acc;
+    bool first = true;
+    for (const auto& [c, term] : e.terms()) {
+      SVec<S> x = value(term);
+      if (c != 1.0)
+        for (int i = 0; i < x.n; ++i) x[i] = c == -1.0 ? S(-x[i]) : S(S(c) * x[i]);
+      acc = first ? x : acc + x;
+      first = false;
+    }
+    return acc;
+  }
 
   SVec<S> eval(const VExpr& e, int k) const {
     switch (e.kind()) {
@@ -429,18 +480,7 @@ private:
           default: return b_[k];
         }
       case VKind::Zero: return svec_zero<S>(e.space() == Space::Joint ? body(k).nv : 6);
-      case VKind::Sum: {
-        SVec<S> acc;
-        bool first = true;
-        for (const auto& [c, t] : e.terms()) {
-          SVec<S> x = eval(t, k);
-          if (c != 1.0)
-            for (int i = 0; i < x.n; ++i) x[i] = c == -1.0 ? S(-x[i]) : S(S(c) * x[i]);
-          acc = first ? x : acc + x;
-          first = false;
-        }
-        return acc;
-      }
+      case VKind::Sum: return combine(e, [&](const VExpr& term) { return eval(term, k); });
       case VKind::Apply: return apply_block(e.block(), k, eval(e.operand(), k));
       case VKind::EdgeIn: {  // sum_c phi(k,c) x(c): phi(k,c) is stored at the child
         const auto& ch = body(k).children;

@@ -202,7 +202,8 @@ Stmt assign(int dst, VExpr rhs, std::string label) {
 }
 
 Stmt tip_assign(int dst, VExpr rhs, std::string label) {
-  SOA_ASSERT(rhs.space() == Space::Spatial, "tip_assign: B* needs a spatial operand");
+  SOA_ASSERT(rhs.space() == Space::Spatial || rhs.space() == Space::Tip,
+             "tip_assign: B* needs a spatial operand, a combination tip vars");
   Stmt s = assign(dst, std::move(rhs), std::move(label));
   s.kind = Stmt::Kind::TipAssign;
   return s;
@@ -223,7 +224,8 @@ Stmt compute(Quantity q, int arg) {
 // A solve counts its matrix's column loops; the solve itself is not a sweep.
 int SweepProgram::loop_count() const {
   int count = static_cast<int>(columns ? columns->loops.size() : 0);
-  for (const Loop& l : loops) count += l.solve ? static_cast<int>(l.solve->matrix.loops.size()) : l.springs < 0;
+  for (const Loop& l : loops)
+    count += l.solve ? static_cast<int>(l.solve->matrix.loops.size()) : l.springs < 0 && l.errors < 0;
   return count;
 }
 
@@ -274,7 +276,10 @@ void print_stmt(std::string& out, const Stmt& s, const std::vector<Var>& vars, i
   switch (s.kind) {
     case Stmt::Kind::Assign: line += fmt::format("{}(k) = {}", vars[s.dst].name, print(s.rhs, vars, "k")); break;
     case Stmt::Kind::TipAssign:
-      line += fmt::format("{}(t) = B*(t,k) {}  for the tips t at k", vars[s.dst].name, bracket(s.rhs, vars, "k"));
+      if (s.rhs.space() == Space::Tip)
+        line += fmt::format("{}(t) = {}  for the tips t at k", vars[s.dst].name, print(s.rhs, vars, "t"));
+      else
+        line += fmt::format("{}(t) = B*(t,k) {}  for the tips t at k", vars[s.dst].name, bracket(s.rhs, vars, "k"));
       break;
     case Stmt::Kind::Compute: line += compute_text(s.quantity); break;
   }
@@ -284,6 +289,13 @@ void print_stmt(std::string& out, const Stmt& s, const std::vector<Var>& vars, i
 void print_loops(std::string& out, const std::vector<Loop>& loops, const std::vector<Var>& vars, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   for (const Loop& l : loops) {
+    if (l.errors >= 0) {
+      out += fmt::format(
+          "{}{}(t) = [vee(R - R*) / 2; R* l](t,u) for each tip t welded to u, 0 elsewhere   [weld errors: "
+          "t's pose (R, l) relative to u's]\n",
+          pad, vars[l.errors].name);
+      continue;
+    }
     if (l.springs >= 0) {
       out += fmt::format(
           "{}{}(t) = [kr e + dr w; kt p + dt v](t,u), -phi(u,t) of that at u, for each tip t grasping u   "

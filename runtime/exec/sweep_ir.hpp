@@ -146,7 +146,8 @@ VExpr tip_in(int tip_var);
 struct Stmt {
   enum class Kind : std::uint8_t {
     Assign,     // dst(k) = rhs(k)
-    TipAssign,  // for every tip t at body k: dst(t) = B*(t,k) rhs(k)   (rhs Spatial)
+    TipAssign,  // for every tip t at body k: dst(t) = B*(t,k) rhs(k) (rhs Spatial), or
+                // dst(t) = rhs(t) (rhs a sum of Tip vars: a tip-space combination)
     Compute,    // the model quantity `quantity` at k
   };
   Kind kind = Kind::Assign;
@@ -169,12 +170,15 @@ struct SweepProgram;
 // receives fg, for each tip t grasping u (TipConstants::spring_to) the force law of
 // model/robot.hpp Spring -- what t exerts on its spring, f0's convention, and the opposite
 // carried to u -- from the tips' relative pose and twist; the loops before it have computed
-// every body's Transform and Velocity.
+// every body's Transform and Velocity. Likewise (when `errors` is a var) the welds' pose
+// errors ex: for each tip t welded to u (TipConstants::partner), [vee(R - R*) / 2; R* l] of
+// t's pose (R, l) relative to u's, 0 at the other tips.
 struct Loop {
   Direction direction = Direction::Inward;
   std::vector<Stmt> body;
   std::shared_ptr<const Solve> solve;
   int springs = -1;
+  int errors = -1;
 };
 
 struct Var {

@@ -473,3 +473,63 @@ TEST_CASE("a held direction that repeats others is named in the error", "[constr
       run("constrained_forward_dynamics", constants, s, VecX::Zero(talos.nv)),
       Catch::Contains("singular at tip frame 'leg_left_6_link' (its direction z depends on the ones before)"));
 }
+
+TEST_CASE("ex, the welds' pose errors: the runtime equals world poses, and its rate is the relative twist",
+          "[constraints]") {
+  const lower::KernelDecl errors{"weld_errors", {"q"}, "ex", "ex", "the welds' pose errors"};
+  // Against the dense interpreter (world poses), and the specialised code against the runtime,
+  // on random trees with welds between random frames (one in five with the world: 0 there).
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    RandomTreeOptions o;
+    o.bodies = 12 + static_cast<int>(seed % 5);
+    o.floating = seed % 2 == 0;
+    o.branching = 0.35;
+    Robot tree = random_tree(700 + seed, o);
+    std::mt19937_64 rng(seed);
+    std::vector<Weld> welds;
+    for (int tries = 0; tries < 100 && welds.size() < 3; ++tries) {
+      const Frame& a = tree.frames[rng() % tree.frames.size()];
+      const Frame& b = tree.frames[rng() % tree.frames.size()];
+      bool taken = a.body == b.body;
+      for (const Weld& w : welds) taken = taken || std::get<0>(w) == a.name || std::get<1>(w) == a.name;
+      if (!taken) welds.emplace_back(a.name, rng() % 5 == 0 ? "" : b.name, kAllDirections);
+    }
+    const std::vector<int> tips = join(tree, welds);
+    const exec::RobotConstants<double> constants = exec::make_constants(tree, tips);
+    const specialise::Kernel code = test::build_kernel(errors, constants);
+    for (int i = 0; i < 5; ++i) {
+      const State s = random_state(tree, static_cast<int>(tips.size()), rng);
+      const interp::Evaluation ev = interp::prepare(tree, s, tips, test::definitions());
+      const std::vector<double> in(s.q.data(), s.q.data() + s.q.size());
+      const VecX got = exec::run(test::kernel_program(errors), constants, in).col(0);
+      const VecX want = interp::eval_dense(ev, test::parse("ex"));
+      INFO("seed " << seed << ", state " << i);
+      CHECK(want.norm() > 1e-3);
+      CHECK(test::relative_difference(got, want) < 1e-12);
+      VecX specialised(got.size());
+      specialise::evaluate(code.code, in.data(), specialised.data());
+      CHECK(test::relative_difference(specialised, got) < 1e-12);
+    }
+  }
+  // The four-bar at q = 0, its coupler's halves coinciding: ex is 0, and along any motion its
+  // rate is the halves' relative twist, J_a qd - J_b qd (their frames coincide), all six rows.
+  Robot fourbar = load_urdf(test::shared_robot_path("fourbar.urdf"));
+  const std::vector<int> tips = join(fourbar, {{"coupler_a_mid", "coupler_b_mid", *parse_directions("x,z,ry")}});
+  const exec::RobotConstants<double> constants = exec::make_constants(fourbar, tips);
+  const auto ex = [&](const VecX& q) {
+    const std::vector<double> in(q.data(), q.data() + q.size());
+    return VecX(exec::run(test::kernel_program(errors), constants, in).col(0));
+  };
+  const VecX q0 = neutral_configuration(fourbar);
+  CHECK(ex(q0).norm() < 1e-12);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 5; ++i) {
+    const VecX qd = random_state(fourbar, 2, rng).qd;
+    const double h = 1e-5;
+    const VecX rate = (ex(q0 + h * qd) - ex(q0 - h * qd)) / (2 * h);
+    const VecX twists = tip_twists(fourbar, q0, qd, tips);
+    INFO("motion " << i);
+    CHECK((rate.head<6>() - (twists.head<6>() - twists.tail<6>())).norm() < 1e-8 * std::max(1.0, qd.norm()));
+    CHECK(rate.tail<6>().norm() == 0.0);  // the partner's rows
+  }
+}
