@@ -9,7 +9,9 @@
 //   code, runtime, dense reference;
 // - baxter (19 dof) with its grippers welded to each other (--weld left_gripper=right_gripper,
 //   a loop; MuJoCo with the same weld between the two bodies), and baxter carrying a bar
-//   (--object bar.urdf, its grasp frames welded to the grippers: 25 dof);
+//   (--object bar.urdf, its grasp frames welded to the grippers: 25 dof), and by compliant
+//   grasps instead (--grasp: springs and dampers, compliant_forward_dynamics, checked
+//   against calM^-1 (T - C - J* fg) formed densely);
 // - random trees of 50 to 400 bodies on a free-flyer with 4 leaves welded: the LLVM
 //   back-end's code of both kernels (soac jit; as fast as the generated C++, soa_bench's JIT
 //   column), to show how the time grows with the bodies.
@@ -40,6 +42,7 @@
 #include "pipeline/kernels.hpp"
 #include "baxter_bar.hpp"
 #include "baxter_loop.hpp"
+#include "baxter_springs.hpp"
 #include "solo_contacts.hpp"
 #include "support/error.hpp"
 #include "support/mujoco_oracle.hpp"
@@ -68,6 +71,7 @@ struct Case {
   std::vector<State> states;
   KernelFn fd = nullptr, cfd = nullptr;  // generated C++, or the JIT's code
   bool dense = true;                     // check against (and time) the dense reference
+  bool compliant = false;                // cfd is compliant_forward_dynamics (grasps, no welds)
   std::unique_ptr<test::MujocoOracle> mujoco;
 #ifdef SOA_HAVE_LLVM_JIT
   std::unique_ptr<jit::Kernels> jit;  // owns fd and cfd of the random trees
@@ -91,9 +95,14 @@ exec::SweepProgram lower(const std::vector<lower::KernelDecl>& set, const std::s
 
 // The dense reference: qdd of [[calM, Jc*], [Jc, 0]] [qdd; fc] = [T - C; -Jc_dot qd], Jdot qd
 // the tips' twist rates at qdd = 0 without gravity (B* phi* abar, formed densely).
+// With compliant grasps: calM^-1 (T - C - J* fg), every operator and fg formed densely.
 Eigen::VectorXd dense_reference(const Case& c, int s) {
-  const interp::Evaluation ev = interp::prepare(c.robot, c.states[s], c.tips, library().algebra.definitions);
+  interp::Evaluation ev = interp::prepare(c.robot, c.states[s], c.tips, library().algebra.definitions);
   const Eigen::Map<const VecX> T(c.inputs[s].data() + c.robot.nq + c.robot.nv, c.robot.nv);
+  if (c.compliant) {
+    ev.kin.T = T;
+    return interp::eval_dense(ev, parse("calM^-1 (T - C - J* fg)")).col(0);
+  }
   return interp::saddle_point(ev, T, interp::eval_dense(ev, parse("B* phi* abar")).col(0)).qdd;
 }
 
@@ -128,6 +137,22 @@ std::unique_ptr<Case> make_case(std::string key, std::string label, Robot robot,
     c->states.push_back(std::move(st));
     c->inputs.push_back(std::move(in));
   }
+  return c;
+}
+
+// `robot` with compliant grasps ("FRAME=OTHER:KT,KR,DT,DR", soac's --grasp): its tips, the
+// compliant forward dynamics, kStates states.
+std::unique_ptr<Case> make_compliant_case(std::string key, std::string label, Robot robot,
+                                          const std::vector<std::string>& grasps) {
+  HoldOptions holds;
+  holds.grasps = grasps;
+  auto c = make_case(std::move(key), std::move(label), robot, {});
+  c->robot = std::move(robot);
+  c->tips = hold_frames(c->robot, holds);
+  c->constants = exec::make_constants(c->robot, c->tips);
+  c->program = lower(lower::grasped_kernels(false), "compliant_forward_dynamics");
+  c->compliant = true;
+  for (State& st : c->states) st.f0 = VecX::Zero(6 * static_cast<int>(c->tips.size()));
   return c;
 }
 
@@ -195,8 +220,9 @@ double check(const Case& c) {
     vs_runtime = std::max(vs_runtime, (g - r).cwiseAbs().maxCoeff() / scale);
     if (c.dense && s < 8) vs_dense = std::max(vs_dense, (g - dense_reference(c, s)).cwiseAbs().maxCoeff() / scale);
   }
-  std::printf("check %s, %d states: generated vs runtime %.1e, vs dense saddle point %s\n", c.label.c_str(), kStates,
-              vs_runtime, c.dense ? fmt::format("{:.1e} (8 states)", vs_dense).c_str() : "(not formed)");
+  std::printf("check %s, %d states: generated vs runtime %.1e, vs dense %s %s\n", c.label.c_str(), kStates, vs_runtime,
+              c.compliant ? "calM^-1 (T - C - J* fg)" : "saddle point",
+              c.dense ? fmt::format("{:.1e} (8 states)", vs_dense).c_str() : "(not formed)");
   if (!(vs_runtime < 1e-9 && vs_dense < 1e-9)) throw std::runtime_error(c.label + ": constrained dynamics disagree");
   if (!c.mujoco) return std::nan("");
   const State st = mujoco_state(c);
@@ -278,6 +304,12 @@ int main(int argc, char** argv) {
                   {{"bar_left=left_gripper", kAllDirections}, {"bar_right=right_gripper", kAllDirections}}));
     cases.back()->fd = baxter_bar_forward_dynamics;
     cases.back()->cfd = baxter_bar_constrained_forward_dynamics;
+    cases.push_back(
+        make_compliant_case("springs", "baxter holding the bar by springs and dampers (compliant FD, 25 dof)",
+                            with_object(load_urdf(SOA_BENCH_BAXTER), load_urdf(SOA_BENCH_BAR, LoadOptions{true})),
+                            {"bar_left=left_gripper:2e4,50,200,1", "bar_right=right_gripper:2e4,50,200,1"}));
+    cases.back()->fd = baxter_springs_forward_dynamics;
+    cases.back()->cfd = baxter_springs_compliant_forward_dynamics;
 #ifdef SOA_HAVE_LLVM_JIT
     jit::tune_llvm_process_options();
     for (int bodies : {50, 100, 200, 400}) cases.push_back(random_tree_case(bodies));
