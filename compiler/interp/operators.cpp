@@ -80,6 +80,34 @@ Pose world_pose(const Evaluation& ev, int body, const Mat6& frame) {
   return compose(x, frame);
 }
 
+// The tip index of frame `other`, the partner of tip t in `what` (fg, ex).
+int partner_tip(const Evaluation& ev, int t, int other, const char* what, const char* relation) {
+  const auto it = std::find(ev.tips.begin(), ev.tips.end(), other);
+  if (it == ev.tips.end())
+    throw UserError(fmt::format("{}: frame '{}' {} '{}', which is not a tip", what,
+                                ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].name, relation,
+                                ev.robot->frames[static_cast<std::size_t>(other)].name));
+  return static_cast<int>(it - ev.tips.begin());
+}
+
+// Tip t's pose relative to tip u's, from their world poses: R (t's axes in u's) and l (t's
+// origin in u's coordinates); e = vee(R - R*) / 2 and p = R* l, t's pose error (fg, ex).
+struct Relative {
+  Eigen::Matrix3d R;
+  Eigen::Vector3d l, e, p;
+};
+Relative relative_pose(const Evaluation& ev, int t, int u) {
+  const TipBlocks &bt = ev.kin.tips[t], &bu = ev.kin.tips[u];
+  const Pose Pt = world_pose(ev, bt.body, bt.phi), Pu = world_pose(ev, bu.body, bu.phi);
+  Relative r;
+  r.R = Pu.R.transpose() * Pt.R;
+  r.l = Pu.R.transpose() * (Pt.o - Pu.o);
+  const Eigen::Matrix3d A = (r.R - r.R.transpose()) / 2;
+  r.e = Eigen::Vector3d(A(2, 1), A(0, 2), A(1, 0));
+  r.p = r.R.transpose() * r.l;
+  return r;
+}
+
 // fg (vocabulary.def): for each tip t grasping u (Frame::spring), s = [kr e + dr w; kt p + dt
 // v] at t and -phi(u,t) s at u, from the frames' world poses and twists (the executor goes
 // through their common ancestor instead).
@@ -88,46 +116,29 @@ VecX grasp_forces(const Evaluation& ev) {
   for (int t = 0; t < ev.m; ++t) {
     const Spring& c = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].spring;
     if (c.to < 0) continue;
-    const auto it = std::find(ev.tips.begin(), ev.tips.end(), c.to);
-    if (it == ev.tips.end())
-      throw UserError(fmt::format("fg: frame '{}' grasps '{}', which is not a tip",
-                                  ev.robot->frames[static_cast<std::size_t>(ev.tips[t])].name,
-                                  ev.robot->frames[static_cast<std::size_t>(c.to)].name));
-    const int u = static_cast<int>(it - ev.tips.begin());
+    const int u = partner_tip(ev, t, c.to, "fg", "grasps");
+    const Relative x = relative_pose(ev, t, u);
+    const Mat6 phi_ut = make_phi(x.R, x.l);  // forces at t to u
     const TipBlocks &bt = ev.kin.tips[t], &bu = ev.kin.tips[u];
-    const Pose Pt = world_pose(ev, bt.body, bt.phi), Pu = world_pose(ev, bu.body, bu.phi);
-    const Eigen::Matrix3d R = Pu.R.transpose() * Pt.R;
-    const Eigen::Vector3d l = Pu.R.transpose() * (Pt.o - Pu.o);
-    const Mat6 phi_ut = make_phi(R, l);  // forces at t to u
     const Vec6 rel = bt.phi.transpose() * ev.kin.body[bt.body].V -
                      phi_ut.transpose() * (bu.phi.transpose() * ev.kin.body[bu.body].V);
-    const Eigen::Matrix3d A = (R - R.transpose()) / 2;
-    const Eigen::Vector3d e(A(2, 1), A(0, 2), A(1, 0)), p = R.transpose() * l;
     Vec6 s;
-    s << c.kr * e + c.dr * rel.head<3>(), c.kt * p + c.dt * rel.tail<3>();
+    s << c.kr * x.e + c.dr * rel.head<3>(), c.kt * x.p + c.dt * rel.tail<3>();
     f.segment<6>(6 * t) += s;
     f.segment<6>(6 * u) -= phi_ut * s;
   }
   return f;
 }
 
-// ex (vocabulary.def): for each tip t welded to u (Frame::held_to), [vee(R - R*) / 2; R* l]
-// of t's pose relative to u's, from the frames' world poses; 0 at the other tips.
+// ex (vocabulary.def): for each tip t welded to u (Frame::held_to), [e; p] of t's pose
+// relative to u's, from the frames' world poses; 0 at the other tips.
 VecX weld_errors(const Evaluation& ev) {
   VecX e = VecX::Zero(6 * ev.m);
   for (int t = 0; t < ev.m; ++t) {
     const Frame& frame = ev.robot->frames[static_cast<std::size_t>(ev.tips[t])];
     if (!frame.held || frame.held_to < 0) continue;
-    const auto it = std::find(ev.tips.begin(), ev.tips.end(), frame.held_to);
-    if (it == ev.tips.end())
-      throw UserError(fmt::format("ex: frame '{}' is welded to '{}', which is not a tip", frame.name,
-                                  ev.robot->frames[static_cast<std::size_t>(frame.held_to)].name));
-    const TipBlocks &bt = ev.kin.tips[t], &bu = ev.kin.tips[static_cast<std::size_t>(it - ev.tips.begin())];
-    const Pose Pt = world_pose(ev, bt.body, bt.phi), Pu = world_pose(ev, bu.body, bu.phi);
-    const Eigen::Matrix3d R = Pu.R.transpose() * Pt.R;
-    const Eigen::Matrix3d A = (R - R.transpose()) / 2;
-    e.segment<3>(6 * t) = Eigen::Vector3d(A(2, 1), A(0, 2), A(1, 0));
-    e.segment<3>(6 * t + 3) = Pt.R.transpose() * (Pt.o - Pu.o);
+    const Relative x = relative_pose(ev, t, partner_tip(ev, t, frame.held_to, "ex", "is welded to"));
+    e.segment<6>(6 * t) << x.e, x.p;
   }
   return e;
 }

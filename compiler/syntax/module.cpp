@@ -172,16 +172,23 @@ private:
     id.attributes.emplace_back(key, value);
   }
 
+  // A frame is held or grasped by one declaration.
+  void first_declaration(const Hold& h, const Node& frame, const detail::Builder& b) const {
+    for (const Hold& other : module_.holds)
+      if (other.frame == h.frame)
+        fail(src_, b.span(frame),
+             fmt::format("frame '{}' is {} twice (first at {})", h.frame,
+                         h.kind == "grasp" || other.kind == "grasp" ? "held or grasped" : "held",
+                         location(other.where)));
+  }
+
   void hold(const Node& decl, const detail::Builder& b) {
     Hold h;
     h.kind = decl.children.at(0)->string();
     const Node& frame = *decl.children.at(1);
     h.frame = frame.string();
     h.where = at(frame, b);
-    for (const Hold& other : module_.holds)
-      if (other.frame == h.frame)
-        fail(src_, b.span(frame),
-             fmt::format("frame '{}' is held twice (first at {})", h.frame, location(other.where)));
+    first_declaration(h, frame, b);
     std::size_t i = 2;
     if (i < decl.children.size() && decl.children[i]->is_type<g::partner_name>()) {
       const Node& to = *decl.children[i++];
@@ -218,10 +225,7 @@ private:
     h.frame = frame.string();
     h.to = to.string();
     h.where = at(frame, b);
-    for (const Hold& other : module_.holds)
-      if (other.frame == h.frame)
-        fail(src_, b.span(frame),
-             fmt::format("frame '{}' is held or grasped twice (first at {})", h.frame, location(other.where)));
+    first_declaration(h, frame, b);
     if (h.to == h.frame) fail(src_, b.span(to), fmt::format("frame '{}' cannot grasp itself", h.frame));
     for (std::size_t i = 0; i < 4; ++i) {
       const Node& c = *decl.children.at(2 + i);

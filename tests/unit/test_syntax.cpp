@@ -511,7 +511,8 @@ TEST_CASE("grammar/identities.soa loads and every side round-trips", "[syntax][i
       "INV-L",        "MINV",      "RNEA",      "L4",           "LAMBDA",  "OMEGA",   "TIPF",      "ACC",
       "def-phitilde", "def-phi",   "def-psi",   "def-psitilde", "def-D",   "def-G",   "def-tau",   "def-taubar",
       "def-K",        "def-E_psi", "def-Omega", "def-J",        "def-C",   "def-V",   "def-alpha", "L4-adjoint",
-      "D-E_phi",      "D-phi",     "D-H",       "D-M",          "SENS",    "SENS-CRB"};
+      "D-E_phi",      "D-phi",     "D-H",       "D-M",          "D-P",     "D-D",     "D-G",       "D-taubar",
+      "D-K",          "D-E_psi",   "D-psi",     "D-R",          "SENS",    "SENS-CRB"};
   REQUIRE(m.identities.size() == names.size());
   for (std::size_t i = 0; i < names.size(); ++i) CHECK(m.identities[i].name == names[i]);
 
