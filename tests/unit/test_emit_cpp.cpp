@@ -165,13 +165,13 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
 
 namespace {
 
-// The derivative kernels (soac --derivatives), cut up as above: warning-free, the SSA
-// interpreter's bits, the runtime's dual numbers to rounding.
-void check_derivatives(const Robot& robot, const std::string& id) {
-  const std::vector<int> tips = robot.default_tips();
+// Kernels cut up as above: warning-free, the SSA interpreter's bits, the runtime's numbers
+// (for derivative kernels, its dual numbers) to rounding.
+void check_kernels(const Robot& robot, const std::vector<int>& tips, const std::vector<lower::KernelDecl>& decls,
+                   const std::string& id) {
   const auto constants = exec::make_constants(robot, tips);
   Generated g;
-  for (const auto& k : lower::derivative_kernels()) g.kernels.push_back(test::build_kernel(k, constants));
+  for (const auto& k : decls) g.kernels.push_back(test::build_kernel(k, constants));
   g.target = emit::make_target(robot, tips);
   g.target.robot = id;
   g.target.file_stem = id + "_kernels";
@@ -179,7 +179,7 @@ void check_derivatives(const Robot& robot, const std::string& id) {
   const Compiled lib(g);
   std::mt19937_64 rng(5);
   for (std::size_t i = 0; i < g.kernels.size(); ++i) {
-    const lower::KernelDecl& decl = lower::derivative_kernels()[i];
+    const lower::KernelDecl& decl = decls[i];
     INFO(id << ": " << decl.name);
     const KernelFn fn = lib.get(id + "_" + decl.name);
     REQUIRE(fn != nullptr);
@@ -202,8 +202,35 @@ void check_derivatives(const Robot& robot, const std::string& id) {
 }  // namespace
 
 TEST_CASE("generated derivative kernels compile warning-free and equal the runtime's dual numbers", "[emit-cpp]") {
-  check_derivatives(load_urdf(test::shared_robot_path("panda.urdf")), "panda_d");
-  check_derivatives(random_tree(3, RandomTreeOptions{6, true, true, true, 0.5}), "tree3_d");  // ball, prismatic, free
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  check_kernels(panda, panda.default_tips(), lower::derivative_kernels(), "panda_d");
+  const Robot tree = random_tree(3, RandomTreeOptions{6, true, true, true, 0.5});  // ball, prismatic, free
+  check_kernels(tree, tree.default_tips(), lower::derivative_kernels(), "tree3_d");
+}
+
+TEST_CASE("generated kernels of compliant grasps and stabilised welds compile warning-free and equal the runtime",
+          "[emit-cpp]") {
+  // Baxter holding the bar by a weld and a spring: fg, the constrained kernels with fg
+  // applied, and Baumgarte's terms with ex (the weld's pose error).
+  Robot baxter = with_object(load_urdf(test::shared_robot_path("baxter.urdf")),
+                             load_urdf(test::shared_robot_path("bar.urdf"), LoadOptions{true}));
+  HoldOptions holds;
+  holds.welds = {"bar_left=left_gripper"};
+  holds.grasps = {"bar_right=right_gripper:2e4,50,200,1"};
+  const std::vector<int> tips = hold_frames(baxter, holds);
+  std::vector<lower::KernelDecl> decls;
+  for (lower::KernelDecl k : lower::grasped_kernels(true)) {
+    k.name = "g_" + k.name;  // test::lowered() caches by name: not the welded kernels' own
+    decls.push_back(std::move(k));
+  }
+  decls.push_back({"weld_errors", {"q"}, "ex", "ex", "the welds' pose errors"});
+  decls.push_back({"stabilised_forward_dynamics",
+                   {"q", "qd", "T"},
+                   "calM^-1 (T - C - J* fg - J* (J calM^-1 J*)^-1 (J calM^-1 (T - C - J* fg) + B* phi* abar + 20 J qd "
+                   "+ 100 ex))",
+                   "qdd",
+                   "stabilised"});
+  check_kernels(baxter, tips, decls, "baxter_g");
 }
 
 TEST_CASE("kernels of at most whole_ops operations stay one function; longer ones are cut into parts", "[emit-cpp]") {
