@@ -130,18 +130,49 @@ mjModel* load(const fs::path& path, const std::string& what) {
 // `welds` and a connect (the body
 // origin held) for each of `points` (MuJoCo bodies, which are the URDF links: fusestatic is
 // off).
-mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const std::vector<std::string>& welds,
-                     const std::vector<std::string>& points, double impedance, const std::string& what) {
-  const fs::path saved = dir.file("saved.xml");
+// The last model MuJoCo loaded (mj_saveLastXML saves the last one parsed, whatever `m`), saved
+// as MJCF to `file`.
+void save_last(const mjModel* m, const fs::path& file, const std::string& what) {
   char error[1000] = "";
-  if (!mj_saveLastXML(saved.c_str(), m, error, sizeof error)) fail(what + ": mj_saveLastXML failed: " + error);
+  if (!mj_saveLastXML(file.c_str(), m, error, sizeof error)) fail(what + ": mj_saveLastXML failed: " + error);
+}
+
+// A saved MJCF read back as XML, with its worldbody.
+struct SavedXml {
   XMLDocument doc;
-  if (doc.LoadFile(saved.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot read the saved XML");
-  XMLElement* world = doc.RootElement() ? doc.RootElement()->FirstChildElement("worldbody") : nullptr;
-  if (!world) fail(what + ": the saved XML has no worldbody");
+  XMLElement* world = nullptr;
+};
+void read_xml(const fs::path& file, SavedXml& out, const std::string& what) {
+  if (out.doc.LoadFile(file.c_str()) != tinyxml2::XML_SUCCESS) fail(what + ": cannot read the saved XML");
+  out.world = out.doc.RootElement() ? out.doc.RootElement()->FirstChildElement("worldbody") : nullptr;
+  if (!out.world) fail(what + ": the saved XML has no worldbody");
+}
+
+// `m` must be the last model loaded; `object`, a held object's model, saved before as
+// `object_xml`.
+mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const std::vector<std::string>& welds,
+                     const std::vector<std::string>& points, double impedance, const std::string& what,
+                     const mjModel* object = nullptr, const fs::path& object_xml = {}) {
+  SavedXml saved;
+  save_last(m, dir.file("saved.xml"), what);
+  read_xml(dir.file("saved.xml"), saved, what);
+  XMLDocument& doc = saved.doc;
+  XMLElement* world = saved.world;
+  if (object) {
+    // The object's body tree, with a free joint named as with_object names it.
+    SavedXml o;
+    read_xml(object_xml, o, what);
+    XMLElement* root = o.world->FirstChildElement("body");
+    if (!root || root->NextSiblingElement("body")) fail(what + ": expected exactly one object root body");
+    tinyxml2::XMLNode* copy = root->DeepClone(&doc);
+    XMLElement* free = doc.NewElement("freejoint");
+    free->SetAttribute("name", "root_joint");
+    copy->InsertFirstChild(free);
+    world->InsertEndChild(copy);
+  }
   if (floating) {
     XMLElement* root = world->FirstChildElement("body");
-    if (!root || root->NextSiblingElement("body")) fail(what + ": expected exactly one root body");
+    if (!root || (root->NextSiblingElement("body") && !object)) fail(what + ": expected exactly one root body");
     XMLElement* free = doc.NewElement("freejoint");
     free->SetAttribute("name", "root_joint");
     root->InsertFirstChild(free);
@@ -154,7 +185,8 @@ mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const 
       const std::string link = held.substr(0, equals);
       const std::string to = equals == std::string::npos ? "" : held.substr(equals + 1);
       for (const std::string& body : {link, to})
-        if (!body.empty() && mj_name2id(m, mjOBJ_BODY, body.c_str()) < 0)
+        if (!body.empty() && mj_name2id(m, mjOBJ_BODY, body.c_str()) < 0 &&
+            !(object && mj_name2id(object, mjOBJ_BODY, body.c_str()) >= 0))
           fail(what + ": MuJoCo has no body '" + body + "' to hold");
       XMLElement* e = doc.NewElement(kind);
       e->SetAttribute("body1", link.c_str());
@@ -172,23 +204,33 @@ mjModel* reload_with(const mjModel* m, const TempDir& dir, bool floating, const 
   return load(reloaded, what);
 }
 
-// The saved XML rounds numbers to about 6 digits: copy the exact geometry back by name.
-void copy_geometry(const mjModel* from, mjModel* to, const std::string& what) {
+// The saved XML rounds numbers to about 6 digits: copy the exact geometry back by name, from
+// `from` or (a held object's bodies) `also`.
+void copy_geometry(const mjModel* from, mjModel* to, const std::string& what, const mjModel* also = nullptr) {
   for (int b = 1; b < to->nbody; ++b) {
-    const int src = mj_name2id(from, mjOBJ_BODY, mj_id2name(to, mjOBJ_BODY, b));
+    const char* name = mj_id2name(to, mjOBJ_BODY, b);
+    if (also && mj_name2id(from, mjOBJ_BODY, name) < 0 && mj_name2id(also, mjOBJ_BODY, name) >= 0) {
+      const int src = mj_name2id(also, mjOBJ_BODY, name);
+      for (int i = 0; i < 3; ++i) to->body_pos[3 * b + i] = also->body_pos[3 * src + i];
+      for (int i = 0; i < 4; ++i) to->body_quat[4 * b + i] = also->body_quat[4 * src + i];
+      continue;
+    }
+    const int src = mj_name2id(from, mjOBJ_BODY, name);
     if (src < 0) fail(what + ": body lost in the reload");
     for (int i = 0; i < 3; ++i) to->body_pos[3 * b + i] = from->body_pos[3 * src + i];
     for (int i = 0; i < 4; ++i) to->body_quat[4 * b + i] = from->body_quat[4 * src + i];
   }
   for (int j = 0; j < to->njnt; ++j) {
     if (to->jnt_type[j] == mjJNT_FREE) continue;
-    const int src = mj_name2id(from, mjOBJ_JOINT, mj_id2name(to, mjOBJ_JOINT, j));
-    if (src < 0 || from->jnt_type[src] != to->jnt_type[j]) fail(what + ": joint lost in the reload");
+    const mjModel* source = from;
+    int src = mj_name2id(from, mjOBJ_JOINT, mj_id2name(to, mjOBJ_JOINT, j));
+    if (src < 0 && also) src = mj_name2id(source = also, mjOBJ_JOINT, mj_id2name(to, mjOBJ_JOINT, j));
+    if (src < 0 || source->jnt_type[src] != to->jnt_type[j]) fail(what + ": joint lost in the reload");
     for (int i = 0; i < 3; ++i) {
-      to->jnt_pos[3 * j + i] = from->jnt_pos[3 * src + i];
-      to->jnt_axis[3 * j + i] = from->jnt_axis[3 * src + i];
+      to->jnt_pos[3 * j + i] = source->jnt_pos[3 * src + i];
+      to->jnt_axis[3 * j + i] = source->jnt_axis[3 * src + i];
     }
-    to->qpos0[to->jnt_qposadr[j]] = from->qpos0[from->jnt_qposadr[src]];
+    to->qpos0[to->jnt_qposadr[j]] = source->qpos0[source->jnt_qposadr[src]];
   }
 }
 
@@ -249,17 +291,30 @@ void MujocoOracle::FreeModel::operator()(mjModel* m) const { mj_deleteModel(m); 
 void MujocoOracle::FreeData::operator()(mjData* d) const { mj_deleteData(d); }
 
 MujocoOracle::MujocoOracle(const Robot& robot, const std::string& urdf_path, const std::vector<std::string>& welds,
-                           const std::vector<std::string>& points, double impedance) {
-  const bool floating =
-      std::any_of(robot.bodies.begin(), robot.bodies.end(), [](const Body& b) { return b.joint == JointKind::Free; });
+                           const std::vector<std::string>& points, double impedance, const std::string& object_path) {
+  // With a held object, the robot's own free joint would be a second 'root_joint'.
+  const int free_joints = static_cast<int>(std::count_if(robot.bodies.begin(), robot.bodies.end(),
+                                                         [](const Body& b) { return b.joint == JointKind::Free; }));
+  if (!object_path.empty() && free_joints != 1) fail(urdf_path + ": a held object needs a fixed-base robot here");
+  const bool floating = free_joints > 0 && object_path.empty();
   const TempDir dir;
+  std::map<std::string, LinkInertia> inertias;
+  // The object first: saving a model's XML needs it to be the last loaded.
+  std::unique_ptr<mjModel, FreeModel> object;
+  if (!object_path.empty()) {
+    const fs::path object_stripped = dir.file("object.urdf");
+    inertias = prepare_urdf(object_path, object_stripped);
+    object.reset(load(object_stripped, object_path));
+    save_last(object.get(), dir.file("object.xml"), object_path);
+  }
   const fs::path stripped = dir.file("robot.urdf");
-  const std::map<std::string, LinkInertia> inertias = prepare_urdf(urdf_path, stripped);
+  inertias.merge(prepare_urdf(urdf_path, stripped));
   model_.reset(load(stripped, urdf_path));
-  if (floating || !welds.empty() || !points.empty()) {
+  if (floating || object || !welds.empty() || !points.empty()) {
     std::unique_ptr<mjModel, FreeModel> first = std::move(model_);
-    model_.reset(reload_with(first.get(), dir, floating, welds, points, impedance, urdf_path));
-    copy_geometry(first.get(), model_.get(), urdf_path);
+    model_.reset(reload_with(first.get(), dir, floating, welds, points, impedance, urdf_path, object.get(),
+                             dir.file("object.xml")));
+    copy_geometry(first.get(), model_.get(), urdf_path, object.get());
   }
   m_ = model_.get();
   write_exact_inertias(m_, inertias, urdf_path);

@@ -48,8 +48,13 @@ public:
   // link b, holding their relative pose at qpos0: <weld body1=a body2=b>); `points`: links
   // whose origin is held there (<connect body1=link anchor="0 0 0">, a point contact).
   // They are soft (solref, solimp): an impedance near 1 (`impedance`) approaches ideal ones.
+  // `object_path`: the URDF of the free body `robot` holds (model/robot.hpp with_object, its
+  // free joint 'root_joint'; a fixed-base robot): added to MuJoCo's model as one more body
+  // tree with a free joint of that name, at the world origin at qpos0 (our neutral
+  // configuration), so that welds may name its links.
   MujocoOracle(const Robot& robot, const std::string& urdf_path, const std::vector<std::string>& welds = {},
-               const std::vector<std::string>& points = {}, double impedance = 0.9999);
+               const std::vector<std::string>& points = {}, double impedance = 0.9999,
+               const std::string& object_path = "");
 
   int nv() const { return nv_; }
   // The loaded model and its data, for callers that time MuJoCo's own calls (benchmarks/).
