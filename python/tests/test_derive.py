@@ -1,6 +1,7 @@
 """soac.derive: the goldens soac derive is held to, the steps as data, errors as soac's."""
 
 import shlex
+import warnings
 
 import pytest
 
@@ -17,12 +18,36 @@ def goldens():
             yield pytest.param(name, shlex.split(args), id=name)
 
 
+def robot_of(options):
+    """The soac.Robot a golden's --robot, --object, --weld and --grasp options describe (None
+    without --robot; paths relative to the source tree, as goldens.sh runs soac there), and
+    the other options."""
+    given, rest, key = {}, [], None
+    for word in options:
+        if word in ("--robot", "--object", "--weld", "--grasp"):
+            key = word
+        elif key in ("--robot", "--object"):
+            given[key[2:]], key = word, None
+        elif key in ("--weld", "--grasp") and not word.startswith("--"):
+            given.setdefault("welds" if key == "--weld" else "grasps", []).append(word)
+        else:
+            key = None
+            rest.append(word)
+    if "robot" not in given:
+        return None, rest
+    with warnings.catch_warnings():  # Baxter's mimic joints
+        warnings.simplefilter("ignore")
+        return soac.Robot(given.pop("robot"), **given), rest
+
+
 @pytest.mark.parametrize("name,args", goldens())
-def test_golden(name, args):
+def test_golden(name, args, monkeypatch):
     expression, options = args[0], args[1:]
+    monkeypatch.chdir(source())
+    robot, options = robot_of(options)
     fmt = options[options.index("--format") + 1] if "--format" in options else "text"
     assert set(options) <= {"--check", "--format", fmt}, options
-    d = soac.derive(expression, check="--check" in options)
+    d = soac.derive(expression, robot, check="--check" in options)
     text = {"text": str, "latex": soac.Derivation.latex, "json": soac.Derivation.json}[fmt](d)
     with open(source("tests", "golden", "derive", name), encoding="utf-8") as f:
         assert text == f.read()

@@ -66,6 +66,14 @@ inline specialise::Kernel build_kernel(const lower::KernelDecl& k, const exec::R
   return pipeline::specialise_kernel(lowered(k), robot);
 }
 
+// Joint forces uniform in [-10, 10] (N m, N): a constrained or compliant kernel's T.
+inline VecX random_forces(int nv, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VecX T(nv);
+  for (int j = 0; j < nv; ++j) T[j] = 10.0 * u(rng);
+  return T;
+}
+
 // A random valid input vector for a program (unit quaternions where the robot needs them).
 inline std::vector<double> random_input(const exec::SweepProgram& p, const Robot& robot, int tips,
                                         std::mt19937_64& rng) {

@@ -146,12 +146,10 @@ void check_welds(const Robot& robot, const std::vector<int>& tips, int states, s
   const specialise::Kernel cfd = test::build_kernel(welded("constrained_forward_dynamics"), constants);
   const specialise::Kernel forces = test::build_kernel(welded("constraint_forces"), constants);
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int i = 0; i < states; ++i) {
     const State s = random_state(robot, static_cast<int>(tips.size()), rng);
     const interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
-    VecX T(robot.nv);
-    for (int j = 0; j < robot.nv; ++j) T[j] = 10.0 * u(rng);
+    const VecX T = test::random_forces(robot.nv, rng);
     const interp::SaddlePoint ref = interp::saddle_point(ev, T, tip_bias(robot, s, tips));
     const VecX qdd = run("constrained_forward_dynamics", constants, s, T);
     const VecX f = run("constraint_forces", constants, s, T);

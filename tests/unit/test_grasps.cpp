@@ -90,12 +90,10 @@ void check_grasps(const Robot& robot, const std::vector<int>& tips, int states, 
   const specialise::Kernel forces_code = test::build_kernel(forces, constants),
                            cfd_code = test::build_kernel(cfd, constants);
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int i = 0; i < states; ++i) {
     const State s = random_state(robot, static_cast<int>(tips.size()), rng);
     const interp::Evaluation ev = interp::prepare(robot, s, tips, test::definitions());
-    VecX T(robot.nv);
-    for (int j = 0; j < robot.nv; ++j) T[j] = 10.0 * u(rng);
+    const VecX T = test::random_forces(robot.nv, rng);
     INFO(robot.name << ", state " << i);
     const VecX fg = run(forces, constants, s);
     const VecX fg_dense = interp::eval_dense(ev, test::parse("fg"));
