@@ -78,14 +78,15 @@ std::vector<KernelDecl> grasped_kernels(bool welded) {
                        "as a force law)"});
     return kernels;
   }
+  // The applied forces T - C of the welded kernels become T - C - J* fg.
+  const std::string applied = "T - C", with_springs = "T - C - J* fg";
   for (KernelDecl k : welded_kernels()) {
-    if (k.expression.find("T - C") == std::string::npos) {
-      kernels.push_back(std::move(k));
-      continue;
+    bool replaced = false;
+    for (std::size_t at = 0; (at = k.expression.find(applied, at)) != std::string::npos; at += with_springs.size()) {
+      k.expression.replace(at, applied.size(), with_springs);
+      replaced = true;
     }
-    for (std::size_t at = 0; (at = k.expression.find("T - C", at)) != std::string::npos; at += 14)
-      k.expression.replace(at, 5, "T - C - J* fg");
-    k.meaning += ", with the compliant grasps' forces applied";
+    if (replaced) k.meaning += ", with the compliant grasps' forces applied";
     kernels.push_back(std::move(k));
   }
   return kernels;

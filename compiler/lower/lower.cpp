@@ -320,19 +320,15 @@ private:
     switch (info.role) {
       case ir::Role::Input: return {exec::var(input(s.name()), space_of(info.rows)), ""};
       case ir::Role::Quantity: {
-        if (info.id == ir::Sym::fg) {  // per tip, by the springs loop (sweep_ir.hpp Loop)
-          if (springs_ < 0) {
-            require(Quantity::Velocity);
-            springs_ = fresh(Space::Tip, "fg");
+        // Per tip, by the springs and weld-errors steps (sweep_ir.hpp Loop), made on first use.
+        if (info.id == ir::Sym::fg || info.id == ir::Sym::ex) {
+          const bool springs = info.id == ir::Sym::fg;
+          int& var = springs ? springs_ : errors_;
+          if (var < 0) {
+            require(springs ? Quantity::Velocity : Quantity::Transform);
+            var = fresh(Space::Tip, std::string(info.name));
           }
-          return {exec::var(springs_, Space::Tip), ""};
-        }
-        if (info.id == ir::Sym::ex) {  // per tip, by the errors loop (sweep_ir.hpp Loop)
-          if (errors_ < 0) {
-            require(Quantity::Transform);
-            errors_ = fresh(Space::Tip, "ex");
-          }
-          return {exec::var(errors_, Space::Tip), ""};
+          return {exec::var(var, Space::Tip), ""};
         }
         const Quantity q = quantity_of(info.id);
         require(q);

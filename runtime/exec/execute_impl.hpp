@@ -343,7 +343,7 @@ private:
       const TipConstants<S>& tip = r_.tips[t];
       const int u = tip.spring_to;
       if (u < 0) continue;
-      if (obs_) obs_->enter(-1, tip.body, springs_statement());
+      if (obs_) obs_->enter(-1, tip.body, law_statement(true));
       const Transform<S> X = relative_pose(t, u);
       const V3<S> e = vee_half(X.R), p = mul_t(X.R, X.l);
       const TipConstants<S>& other = r_.tips[u];
@@ -365,7 +365,7 @@ private:
       out[t] = svec_zero<S>(6);
       const TipConstants<S>& tip = r_.tips[t];
       if (tip.partner < 0 || !tip.held) continue;
-      if (obs_) obs_->enter(-1, tip.body, springs_statement());
+      if (obs_) obs_->enter(-1, tip.body, law_statement(false));
       const Transform<S> X = relative_pose(t, tip.partner);
       out[t] = spatial(vee_half(X.R), mul_t(X.R, X.l));
     }
@@ -377,13 +377,15 @@ private:
     return {half * (R[7] - R[5]), half * (R[2] - R[6]), half * (R[3] - R[1])};
   }
 
-  static const Stmt& springs_statement() {
-    static const Stmt s = [] {
-      Stmt x;
-      x.label = "springs";
-      return x;
+  // What the Observer is told the springs' and the weld errors' steps are.
+  static const Stmt& law_statement(bool springs) {
+    static const std::array<Stmt, 2> laws = [] {
+      std::array<Stmt, 2> s;
+      s[0].label = "weld errors";
+      s[1].label = "springs";
+      return s;
     }();
-    return s;
+    return laws[springs ? 1 : 0];
   }
 
   enum class SolveStep { Factor, Substitute };

@@ -70,14 +70,18 @@ std::vector<int> hold_frames(Robot& robot, const HoldOptions& o) {
   std::vector<int> tips;
   // `fail(message)` reports at the declaration: the option or the file's place. `option`
   // (non-empty for an option) reports an unknown frame as --tip would.
-  const auto hold = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
-                        Directions held) {
+  const auto find = [&](const auto& fail, const std::string& option, const std::string& name) {
     const std::optional<int> f = robot.find_frame(name);
     if (!f) {
       if (!option.empty()) resolve_tips(robot, {name}, option, o.floating_option);  // its message
       fail(fmt::format("{} has no link or frame of that name", robot.source));
-      return;
     }
+    return f;
+  };
+  const auto hold = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
+                        Directions held) {
+    const std::optional<int> f = find(fail, option, name);
+    if (!f) return;
     if (std::find(tips.begin(), tips.end(), *f) != tips.end())
       fail(fmt::format("frame '{}' is held twice (one weld or contact per frame)", name));
     Frame& frame = robot.frames[static_cast<std::size_t>(*f)];
@@ -136,12 +140,8 @@ std::vector<int> hold_frames(Robot& robot, const HoldOptions& o) {
   std::vector<int> grasped;
   const auto grasp = [&](const auto& fail, const std::string& option, const std::string& name, const std::string& to,
                          Spring spring) {
-    const std::optional<int> f = robot.find_frame(name);
-    if (!f) {
-      if (!option.empty()) resolve_tips(robot, {name}, option, o.floating_option);
-      fail(fmt::format("{} has no link or frame of that name", robot.source));
-      return;
-    }
+    const std::optional<int> f = find(fail, option, name);
+    if (!f) return;
     const std::optional<int> g = robot.find_frame(to);
     if (!g) {
       fail(fmt::format("no link or frame '{}' to grasp", to));
