@@ -28,6 +28,7 @@ struct JitOptions {
   std::uint64_t seed = 1;
   int level = 2;
   int lanes = 4;
+  int fast_isel_min_ops = -1;  // -1: jit::Options' default
   std::string cpu;
   std::string passes;
   std::string library;
@@ -36,6 +37,9 @@ struct JitOptions {
 };
 
 #ifdef SOA_HAVE_LLVM_JIT
+// The instruction selector that made a kernel's code (jit::Options::fast_isel_min_ops).
+const char* isel(const jit::KernelTiming& t) { return t.fast_isel ? "FastISel" : "DAG"; }
+
 // A kernel's inputs from a random state, in its layout (T random like the others).
 int run_jit(const JitOptions& o) {
   if (!o.name.empty()) specialise::check_name(o.name, "--name", true);
@@ -48,6 +52,7 @@ int run_jit(const JitOptions& o) {
   pipeline::JitOptions jopt;
   jopt.codegen_level = o.level;
   jopt.lanes = o.lanes;
+  if (o.fast_isel_min_ops >= 0) jopt.fast_isel_min_ops = o.fast_isel_min_ops;
   jopt.cpu = o.cpu;
   jopt.passes = o.passes;
   jopt.ir_file = o.ir_file;
@@ -59,8 +64,8 @@ int run_jit(const JitOptions& o) {
 
   std::size_t width = 24;  // the kernel column: its longest name
   for (const auto& l : lowered) width = std::max(width, l.spec.name.size());
-  fmt::print("soac jit: {} kernels for {} on {}\n\n{:<{}} {:>8} {:>10}  {}\n", code.size(), r.describe(), kernels.cpu(),
-             "kernel", width, "ops", "compile", "max rel vs generic runtime");
+  fmt::print("soac jit: {} kernels for {} on {}\n\n{:<{}} {:>8} {:>10} {:<8}  {}\n", code.size(), r.describe(),
+             kernels.cpu(), "kernel", width, "ops", "compile", "  isel", "max rel vs generic runtime");
   bool ok = true;
   for (std::size_t i = 0; i < lowered.size(); ++i) {
     const auto& t = kernels.timings()[i];
@@ -83,14 +88,14 @@ int run_jit(const JitOptions& o) {
     }
     const bool pass = worst <= 1e-12;
     ok &= pass;
-    fmt::print("{:<{}} {:>8} {:>8.1f} ms  {:.2e} {}\n", lowered[i].spec.name, width, t.ops,
-               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), worst, pass ? "PASS" : "FAIL");
+    fmt::print("{:<{}} {:>8} {:>8.1f} ms  {:<8}  {:.2e} {}\n", lowered[i].spec.name, width, t.ops,
+               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), isel(t), worst, pass ? "PASS" : "FAIL");
   }
   // What several kernels compute alike is compiled once (pipeline::JitOptions::share_min_ops); the
   // kernels' rows above count only their own operations.
   for (const jit::KernelTiming& t : kernels.shared_timings())
-    fmt::print("{:<{}} {:>8} {:>8.1f} ms  shared by {}\n", "(shared)", width, t.ops,
-               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), fmt::join(t.users, ", "));
+    fmt::print("{:<{}} {:>8} {:>8.1f} ms  {:<8}  shared by {}\n", "(shared)", width, t.ops,
+               1e3 * (t.emit_seconds + t.optimise_seconds + t.codegen_seconds), isel(t), fmt::join(t.users, ", "));
   fmt::print("\ntotal compile time {:.3f} s (wall, all kernels; {:.3f} s CPU){}\n", kernels.total_seconds(),
              kernels.cpu_seconds(), o.ir_file.empty() ? "" : "; IR written to " + o.ir_file);
   return ok ? kOk : kCheckFailed;
@@ -122,6 +127,10 @@ void add_jit(CLI::App& app, Runner& run) {
   cmd->add_option("--level", opts->level, "code generator optimisation level")->check(CLI::Range(0, 3));
   cmd->add_option("--lanes", opts->lanes, "compute sums of products this many outputs at a time (1: one at a time)")
       ->check(CLI::Range(1, 4));
+  cmd->add_option("--fast-isel-min-ops", opts->fast_isel_min_ops,
+                  "select instructions with FastISel (quick to compile, slower code) only in programs of at least "
+                  "this many operations, with SelectionDAG in smaller ones (default 20000); 0: FastISel everywhere")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--cpu", opts->cpu, "LLVM CPU to generate for (default: this machine's), e.g. x86-64-v3");
   cmd->add_option("--passes", opts->passes,
                   "LLVM IR passes before code generation, as `opt -passes=`: e.g. \"default<O3>\" "

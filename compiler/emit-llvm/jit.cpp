@@ -115,6 +115,8 @@ llvm::orc::JITTargetMachineBuilder target_builder(const Options& options) {
   if (options.codegen_level < 0 || options.codegen_level > 3)
     throw UserError(fmt::format("jit: code generation level {} is not one of 0, 1, 2, 3", options.codegen_level));
   if (options.part_ops < 0) throw UserError(fmt::format("jit: part size {} is negative", options.part_ops));
+  if (options.fast_isel_min_ops < 0)
+    throw UserError(fmt::format("jit: FastISel threshold {} is negative", options.fast_isel_min_ops));
   const bool host = options.cpu.empty() || options.cpu == "host" || options.cpu == "native";
   const std::vector<std::string> features = split_features(options.features);
   const llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -173,34 +175,53 @@ struct Record {
   struct Entry {
     double optimise_seconds = 0, codegen_seconds = 0;
     int instructions = 0;
+    bool fast_isel = false;
   };
   std::mutex mutex;
   std::map<std::string, Entry> modules;
   Entry& operator[](const std::string& name) { return modules[name]; }  // under `mutex`
 };
 
-// LLJIT's thread-safe compiler (a TargetMachine per call), timed.
+// The module flag of a module whose code SelectionDAG selects although the builder says
+// FastISel (Options::fast_isel_min_ops).
+constexpr const char* kSelectionDag = "soa.selection-dag";
+
+llvm::orc::JITTargetMachineBuilder without_fast_isel(llvm::orc::JITTargetMachineBuilder builder) {
+  builder.getOptions().EnableFastISel = false;
+  return builder;
+}
+
+// LLJIT's thread-safe compiler (a TargetMachine per call), timed; FastISel or SelectionDAG
+// per module, as the module's flag says.
 class TimedCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
 public:
-  TimedCompiler(llvm::orc::JITTargetMachineBuilder builder, std::shared_ptr<Record> record)
+  // level0: code generation at -O0, where FastISel selects whatever the options say.
+  TimedCompiler(llvm::orc::JITTargetMachineBuilder builder, bool level0, std::shared_ptr<Record> record)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(builder.getOptions())),
-        compile_(std::move(builder)),
+        flagged_fast_isel_(level0),
+        unflagged_fast_isel_(builder.getOptions().EnableFastISel || level0),
+        compile_(builder),
+        compile_dag_(without_fast_isel(builder)),
         record_(std::move(record)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
     const int instructions = instruction_count(m);
+    const bool dag = m.getModuleFlag(kSelectionDag) != nullptr;
     const Clock::time_point t = Clock::now();
-    auto object = compile_(m);
+    auto object = dag ? compile_dag_(m) : compile_(m);
     const double s = seconds_since(t);
     const std::lock_guard<std::mutex> lock(record_->mutex);
     Record::Entry& e = (*record_)[m.getModuleIdentifier()];
     e.codegen_seconds = s;
     e.instructions = instructions;
+    e.fast_isel = dag ? flagged_fast_isel_ : unflagged_fast_isel_;
     return object;
   }
 
 private:
-  llvm::orc::ConcurrentIRCompiler compile_;
+  // FastISel or not: in the flagged modules, in the others
+  bool flagged_fast_isel_, unflagged_fast_isel_;
+  llvm::orc::ConcurrentIRCompiler compile_, compile_dag_;
   std::shared_ptr<Record> record_;
 };
 
@@ -353,7 +374,8 @@ void write_ir(const Code& code, const Options& options, llvm::TargetMachine& tm)
 // formed from a sin and a cos of one value -- come from its C library, as for the
 // generated C++), and options.passes as the IR transform layer.
 std::unique_ptr<llvm::orc::LLJIT> make_jit(const llvm::orc::JITTargetMachineBuilder& builder, unsigned threads,
-                                           const std::string& passes, const std::shared_ptr<Record>& record) {
+                                           bool level0, const std::string& passes,
+                                           const std::shared_ptr<Record>& record) {
   auto jit = take(
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(builder)
@@ -364,9 +386,9 @@ std::unique_ptr<llvm::orc::LLJIT> make_jit(const llvm::orc::JITTargetMachineBuil
                                             -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
             return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
           })
-          .setCompileFunctionCreator([record](llvm::orc::JITTargetMachineBuilder b)
+          .setCompileFunctionCreator([record, level0](llvm::orc::JITTargetMachineBuilder b)
                                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-            return std::make_unique<TimedCompiler>(std::move(b), record);
+            return std::make_unique<TimedCompiler>(std::move(b), level0, record);
           })
           .create(),
       "creating the JIT");
@@ -456,6 +478,7 @@ public:
     timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
     const emit::LlvmOptions kernel_options = llvm_options(options_, *unit.program);
+    const bool dag = options_.fast_isel && timing.ops < options_.fast_isel_min_ops;
     const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(*unit.program, kernel_options);
     const int parts = emit::part_count(*plan);
     const int per_module = options_.module_ops > 0 && options_.part_ops > 0 && parts > 1
@@ -472,6 +495,7 @@ public:
       auto m =
           new_module(first == 0 ? unit.module : fmt::format("{}.slice{}", unit.module, first / per_module), context);
       emit::emit_llvm_function(*m, unit.symbol, *unit.program, lo, plan.get());
+      if (dag) m->addModuleFlag(llvm::Module::Warning, kSelectionDag, 1);
       add_module(std::move(m), std::move(context), fmt::format("kernel '{}'", timing.name));
       // A slice without the entry function refers to nothing outside itself: it can be
       // compiled while the next is emitted. The entry's module calls every slice's parts,
@@ -505,6 +529,7 @@ public:
         timing.optimise_seconds += e.optimise_seconds;
         timing.codegen_seconds += e.codegen_seconds;
         timing.instructions += e.instructions;
+        if (module == module_name) timing.fast_isel = e.fast_isel;
       }
     };
     for (KernelTiming& timing : impl_.shared_timings) add_up(timing, timing.name);
@@ -577,7 +602,7 @@ Kernels compile(const Code& code, const Options& options) {
   impl->tm = take(builder.createTargetMachine(), "creating the target machine");
   const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   auto record = std::make_shared<Record>();
-  impl->jit = make_jit(builder, threads, options.passes, record);
+  impl->jit = make_jit(builder, threads, options.codegen_level == 0, options.passes, record);
   {
     // One module (and context) per function or slice: each is optimised and compiled on
     // its own -- concurrently with the others when there are compile threads -- and timed

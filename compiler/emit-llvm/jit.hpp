@@ -29,8 +29,9 @@
 //   figures, and the commands that measure them: docs/performance.md, "The JIT's compile
 //   time"): no IR passes (specialise() has folded, CSE'd and DCE'd the code), kernels split
 //   into parts (LLVM's register allocator is superlinear in a block's size) sliced into
-//   modules compiled concurrently, FastISel, the generic scheduling model, lane groups in
-//   large kernels, the small code model.
+//   modules compiled concurrently, FastISel in large programs (SelectionDAG, slower to
+//   compile and faster to run, in the rest: the O(N) kernels), the generic scheduling
+//   model, lane groups in large kernels, the small code model.
 // - options.ir_file: also write every function into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
 //   Written outside the timed region.
@@ -59,6 +60,11 @@ struct Options {
   // compile, slower code), 1..3 = -O1..-O3 (greedy register allocation, scheduling).
   int codegen_level = 2;
   bool fast_isel = true;  // at codegen_level > 0: FastISel instead of SelectionDAG
+  // ...for programs of at least this many operations; smaller ones get SelectionDAG, whose
+  // code is 10-25% faster (docs/performance.md, "The JIT's compile time") for 2-3x the code
+  // generation time: what a robot's O(N) kernels cost to compile, not its O(N^2) ones.
+  // 0: FastISel for every program.
+  int fast_isel_min_ops = 20000;
   // IR passes before code generation, in `opt -passes=` syntax: "" (none), "default<O2>"
   // (clang -O2's pipeline), "function(instcombine,early-cse)", ...
   std::string passes;
@@ -124,6 +130,7 @@ struct KernelTiming {
   double emit_seconds = 0;      // ScalarProgram -> verified IR
   double optimise_seconds = 0;  // options.passes
   double codegen_seconds = 0;   // IR -> object code
+  bool fast_isel = false;       // its code was selected by FastISel (Options::fast_isel_min_ops)
   // A shared program's (Kernels::shared_timings()): the kernels calling it.
   std::vector<std::string> users;
 };

@@ -307,6 +307,41 @@ TEST_CASE("random programs over every operation equal the interpreter bit for bi
   }
 }
 
+TEST_CASE("programs below fast_isel_min_ops operations get SelectionDAG, larger ones FastISel, same bits", "[jit]") {
+  std::mt19937_64 rng(5);
+  const NamedPrograms programs = {{"small", random_program(rng, 3, 40)}, {"large", random_program(rng, 3, 400)}};
+  const auto ops = [&](int i) { return specialise::count_ops(programs[static_cast<std::size_t>(i)].second).total(); };
+  REQUIRE(ops(0) < 100);
+  REQUIRE(ops(1) >= 100);
+  struct Setting {
+    bool fast_isel;
+    int min_ops, level;
+    bool small_fast, large_fast;  // what each program's timing must say
+  };
+  for (const Setting& s :
+       {Setting{true, 100, 2, false, true}, Setting{true, 0, 2, true, true}, Setting{false, 100, 2, false, false},
+        Setting{true, 1000000, 2, false, false}, Setting{false, 100, 0, true, true}}) {
+    INFO("fast_isel " << s.fast_isel << ", fast_isel_min_ops " << s.min_ops << ", level " << s.level);
+    jit::Options o;
+    o.fast_isel = s.fast_isel;
+    o.fast_isel_min_ops = s.min_ops;
+    o.codegen_level = s.level;
+    o.part_ops = 30;  // several modules per program: each takes its program's selector
+    o.module_ops = 60;
+    const jit::Kernels k = jit::compile(programs, o);
+    CHECK(k.timings()[0].fast_isel == s.small_fast);
+    CHECK(k.timings()[1].fast_isel == s.large_fast);
+    for (const auto& [name, p] : programs)
+      for (int sample = 0; sample < 10; ++sample) {
+        const std::vector<double> in = random_vector(rng, p.input_count);
+        CHECK(identical(run(k.lookup(name), p, in), interpret(p, in)));
+      }
+  }
+  jit::Options bad;
+  bad.fast_isel_min_ops = -1;
+  CHECK_THAT(message_of<UserError>([&] { jit::compile(programs, bad); }), Catch::Contains("FastISel threshold -1"));
+}
+
 TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no AVX-512), contraction allowed",
           "[jit]") {
   const ScalarProgram p = every_op();
