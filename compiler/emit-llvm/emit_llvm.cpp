@@ -438,6 +438,18 @@ private:
                                llvm::Align(32));
   }
 
+  // -v lane by lane, as the sign bits flipped by an integer xor (what FastISel selects; IEEE
+  // negation is exactly that).
+  llvm::Value* negate(llvm::IRBuilder<>& b, llvm::Value* v, int w) {
+    if (!signs_) {
+      const std::vector<std::uint64_t> row(kMaxLanes, std::uint64_t{1} << 63);
+      table(signs_, "lane.signs", llvm::ConstantDataArray::get(context_, row));
+    }
+    auto* ivec = llvm::FixedVectorType::get(b.getInt64Ty(), static_cast<unsigned>(w));
+    llvm::Value* sign = b.CreateAlignedLoad(ivec, signs_, llvm::Align(32));
+    return b.CreateBitCast(b.CreateXor(b.CreateBitCast(v, ivec), sign), v->getType());
+  }
+
   // Lane part k: its groups (lanes.hpp), each a chain of W-wide steps
   //   product = (lane factors) * (shared factor, W copies)
   //   acc     = lane by lane: product (a lane's first term), acc + product, acc - product,
@@ -495,6 +507,7 @@ private:
         if (first) next = blend(next, product, first);
         acc = next;
       }
+      if (g.negate) acc = negate(b, acc, w);
       b.CreateAlignedStore(acc, address(b, out, g.first_output), llvm::Align(alignof(double)));
       if (plan_.result_slot[gi] >= 0)
         b.CreateAlignedStore(acc, address(b, scratch, plan_.result_slot[gi]), llvm::Align(alignof(double)));
@@ -686,6 +699,7 @@ private:
   llvm::GlobalVariable* literals_ = nullptr;  // lane parts' tables (module-private)
   llvm::GlobalVariable* zero_table_ = nullptr;
   llvm::GlobalVariable* masks_ = nullptr;
+  llvm::GlobalVariable* signs_ = nullptr;
   std::vector<int> literal_offset_;  // per literal row: its first element in literals_
 };
 

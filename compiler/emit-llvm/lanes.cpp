@@ -33,9 +33,14 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
   std::array<bool, kMaxLanes> pair{};
   links_out.clear();
   products_out.clear();
+  // A root -(chain) is its chain negated at the end (exact): every lane of a group or none.
+  const auto negated = [&](int root) { return f.op(root) == ScalarOp::Neg; };
   for (int l = 0; l < width; ++l) {
-    if (!linearise(f, roots[l], terms[l], links, pair[l])) return false;
+    if (negated(roots[l]) != negated(roots[0])) return false;
+    const int chain = negated(roots[l]) ? f.p.nodes[roots[l]].a : roots[l];
+    if (!linearise(f, chain, terms[l], links, pair[l])) return false;
     links_out.insert(links_out.end(), links.begin(), links.end());
+    if (chain != roots[l]) links_out.push_back(chain);  // a chain of one term: the product
   }
   // How many lanes mention each node as a term or a factor of one: a factor in two or
   // more lanes is what they share.
@@ -122,6 +127,7 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
 
   g = LaneGroup{};
   g.width = width;
+  g.negate = negated(roots[0]);
   for (int l = 0; l < width; ++l) g.root[l] = roots[l];
   std::map<int, int> step_of;
   for (int key : order) {
@@ -152,8 +158,16 @@ LanePlan plan_lanes(const ScalarProgram& p, int width) {
   for (std::size_t o = 0; o < p.outputs.size(); ++o) last[p.outputs[o]] = static_cast<int>(o);
   const auto considered = [&](int o) {
     const int n = p.outputs[o];
-    const ScalarOp op = p.nodes[n].op;
-    return last[n] == o && f.uses[n] == 0 && (op == ScalarOp::Add || op == ScalarOp::Sub || op == ScalarOp::Mul);
+    const auto chain = [&](int x) {
+      const ScalarOp op = p.nodes[x].op;
+      return op == ScalarOp::Add || op == ScalarOp::Sub || op == ScalarOp::Mul;
+    };
+    // -(chain): the chain used by the negation alone.
+    const auto negated_chain = [&](int x) {
+      const int c = p.nodes[x].a;
+      return p.nodes[x].op == ScalarOp::Neg && chain(c) && f.uses[c] == 1 && !f.output[c];
+    };
+    return last[n] == o && f.uses[n] == 0 && (chain(n) || negated_chain(n));
   };
   std::vector<char> candidate(size, 0), needed(size, 0);
   std::vector<int> links, products;
@@ -219,6 +233,8 @@ std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vect
       const double product = s.shared == kOne ? x : x * value[s.shared];
       acc[l] = t.first ? product : t.sub ? acc[l] - product : acc[l] + product;
     }
+  if (g.negate)
+    for (int l = 0; l < g.width; ++l) acc[l] = -acc[l];
   return acc;
 }
 

@@ -20,7 +20,9 @@
 //   value (a blend); a lane's first term starts it. So each lane performs exactly its
 //   root's operations, in their order (a chain starting t1 + t2 may take those two in
 //   either order): the same bits as specialise::evaluate (a + b = b + a and
-//   a - b = a + (-b) exactly, in IEEE arithmetic).
+//   a - b = a + (-b) exactly, in IEEE arithmetic). A root may also be -(chain), its chain
+//   used by the negation alone (forward dynamics' derivatives, -calM^-1 d tau): the
+//   lanes of a group are all such roots or none, and end negated (`negate`, exact).
 // - Roots are taken at their last output position (a Gram entry is stored twice, in the
 //   upper and the lower triangle: the upper is its last), and groups are formed greedily
 //   in runs of consecutive such positions from the start of each run (a column's rows
@@ -56,6 +58,7 @@ struct LaneStep {
 
 struct LaneGroup {
   int width = 0;
+  bool negate = false;                // the roots are -(chain): the lanes end negated
   int first_output = 0;               // lane l is out[first_output + l]
   std::array<int, kMaxLanes> root{};  // lane l's node
   std::vector<LaneStep> steps;

@@ -183,6 +183,67 @@ TEST_CASE("a Gram matrix's entries are computed W at a time, each lane as its ow
   CHECK(masked > 50);
 }
 
+// out(r, d) = -(sum over j of x(r, j) s(j, d)) for r < rows, d < cols, column-major, as
+// forward dynamics' derivatives end (-calM^-1 d tau): each column skips some j, some terms
+// are subtracted; the tracer's folding leaves such entries as Neg(chain).
+ScalarProgram negated_product(std::mt19937_64& rng, int rows, int inner, int cols) {
+  Builder b(rows * inner + inner * cols);
+  std::uniform_int_distribution<int> percent(0, 99);
+  std::vector<int> x, s, out;
+  for (int i = 0; i < rows * inner; ++i) x.push_back(b.in(i));
+  for (int i = 0; i < inner * cols; ++i) s.push_back(b.in(rows * inner + i));
+  for (int d = 0; d < cols; ++d) {
+    std::vector<int> js;
+    std::vector<bool> sub;
+    for (int j = 0; j < inner; ++j)
+      if (percent(rng) < 70) js.push_back(j), sub.push_back(!js.empty() && js.size() > 1 && percent(rng) < 25);
+    for (int r = 0; r < rows; ++r) {
+      int acc = -1;
+      for (std::size_t k = 0; k < js.size(); ++k) {
+        const int term = b.add(ScalarOp::Mul, x[r * inner + js[k]], s[js[k] * cols + d]);
+        acc = acc < 0 ? term : b.add(sub[k] ? ScalarOp::Sub : ScalarOp::Add, acc, term);
+      }
+      out.push_back(acc < 0 ? b.lit(0.0) : b.add(ScalarOp::Neg, acc));
+    }
+  }
+  b.p.outputs = out;
+  specialise::check(b.p);
+  return b.p;
+}
+
+TEST_CASE("negated sums of products, -(X S), are computed W at a time and negated at the end", "[lanes]") {
+  std::mt19937_64 rng(7);
+  int negated = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    const ScalarProgram p = negated_product(rng, 9, 6, 5);
+    const std::vector<double> in = random_vector(rng, p.input_count);
+    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    check_plan(p, plan, in);
+    for (const emit::LaneGroup& g : plan.groups) negated += g.negate;
+    check_jit(p, in, 4, 1 + 13 * trial);
+  }
+  CHECK(negated > 20);
+  SECTION("a negation of a chain something else reads, or a group of negated and plain roots, is not a group") {
+    Builder b(8);
+    std::vector<int> in, chains, roots;
+    for (int i = 0; i < 8; ++i) in.push_back(b.in(i));
+    for (int l = 0; l < 4; ++l) {
+      const int t1 = b.add(ScalarOp::Mul, in[l], in[4]), t2 = b.add(ScalarOp::Mul, in[l + 1], in[5]);
+      const int t3 = b.add(ScalarOp::Mul, in[l + 2], in[6]);
+      chains.push_back(b.add(ScalarOp::Sub, b.add(ScalarOp::Add, t1, t2), t3));
+      roots.push_back(l == 2 ? chains.back() : b.add(ScalarOp::Neg, chains.back()));
+    }
+    const int user = b.add(ScalarOp::Mul, chains[1], in[7]);
+    b.p.outputs = {roots[0], roots[1], roots[2], roots[3], user};
+    const emit::LanePlan plan = emit::plan_lanes(b.p, 4);
+    for (const emit::LaneGroup& g : plan.groups)
+      for (int l = 0; l < g.width; ++l) {
+        CHECK(g.root[l] != roots[1]);  // its chain is read by `user`
+        CHECK(g.negate == (b.p.nodes[g.root[l]].op == ScalarOp::Neg));
+      }
+  }
+}
+
 TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]") {
   SECTION("a root another node uses") {
     Builder b(8);
