@@ -315,10 +315,31 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   std::vector<Traced> dqdd(out.size());
   for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
     tracer.set_label(fmt::format("direction {}: -calM^-1 d tau", d));
+    // Entry r = -sum_j m(r,j) t(j), with the signs of the t that are negations (-u) taken
+    // into the sum: a chain of products m u, + or -, from a + one when there is one, else
+    // the negated chain of all. Folding would otherwise turn some entries' chains inside
+    // out, and the back-ends compute chains as dot products (lane groups, dot tables).
+    std::vector<std::pair<Traced, bool>> terms;  // (m u, added)
     for (int r = 0; r < nv; ++r) {
+      terms.clear();
+      for (int j = 0; j < nv; ++j) {
+        const Traced& t = out[d * nv + j];
+        if (t.is_literal() && t.literal() == 0.0) continue;
+        const Traced& m = minv[static_cast<std::size_t>(j * nv + r)];
+        const std::optional<Traced> u = tracer.negated(t);
+        terms.emplace_back(m * (u ? *u : t), u.has_value());
+      }
+      const auto first = std::find_if(terms.begin(), terms.end(), [](const auto& x) { return x.second; });
       Traced acc(0.0);
-      for (int j = 0; j < nv; ++j) acc = acc + minv[static_cast<std::size_t>(j * nv + r)] * out[d * nv + j];
-      dqdd[d * nv + static_cast<std::size_t>(r)] = -acc;
+      if (first == terms.end()) {
+        for (const auto& [p, added] : terms) acc = acc + p;
+        acc = -acc;
+      } else {
+        acc = first->first;
+        for (auto it = terms.begin(); it != terms.end(); ++it)
+          if (it != first) acc = it->second ? acc + it->first : acc - it->first;
+      }
+      dqdd[d * nv + static_cast<std::size_t>(r)] = acc;
     }
   }
   return tracer.finish(dqdd, plain.input_size);

@@ -103,6 +103,11 @@ bool Tracer::is(const Traced& x, ScalarOp op) const { return !x.is_literal() && 
 
 Traced Tracer::operand(const Traced& x) { return {this, nodes_[x.node()].a}; }
 
+std::optional<Traced> Tracer::negated(const Traced& x) const {
+  if (x.tracer() != this || !is(x, ScalarOp::Neg)) return std::nullopt;
+  return Traced(const_cast<Tracer*>(this), nodes_[x.node()].a);
+}
+
 Traced Tracer::record(ScalarOp op, const Traced& a, const Traced& b) {
   int x = materialise(a), y = materialise(b);
   if ((op == ScalarOp::Add || op == ScalarOp::Mul) && y < x) std::swap(x, y);  // canonical order for CSE

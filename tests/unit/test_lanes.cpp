@@ -16,6 +16,7 @@
 #include "emit-llvm/jit.hpp"
 #include "emit-llvm/lanes.hpp"
 #include "exec/constants.hpp"
+#include "pipeline/kernels.hpp"
 #include "specialise/specialise.hpp"
 #include "support/pipeline.hpp"
 #include "support/scalar_builder.hpp"
@@ -309,4 +310,25 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
     std::mt19937_64 rng(5);
     check_plan(p, plan, random_vector(rng, p.input_count));
   }
+}
+
+TEST_CASE("forward dynamics' derivatives end in -calM^-1 d tau, whose entries are lane work", "[lanes]") {
+  // The pipeline writes each entry of the product as a chain the planner takes (with the
+  // signs of d tau's negated entries inside it): folding must not turn them inside out.
+  const Robot robot = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+  std::vector<pipeline::KernelSpec> specs;
+  for (const pipeline::KernelSpec& k : pipeline::kernel_set("", false, true))
+    if (k.name == "forward_dynamics_derivatives") specs.push_back(k);
+  REQUIRE(specs.size() == 1);
+  const pipeline::RobotKernels kernels =
+      pipeline::compile_for_robot(specs, pipeline::load_library(), robot, robot.default_tips());
+  const ScalarProgram& p = kernels.code.at(0).code;
+  const emit::LanePlan plan = emit::plan_lanes(p, 4);
+  int computed = 0, grouped = 0;
+  for (int o : p.outputs) computed += specialise::arity(p.nodes[o].op) > 0;
+  for (const emit::LaneGroup& g : plan.groups) grouped += g.width;
+  INFO(grouped << " of " << computed << " computed entries in " << plan.groups.size() << " groups");
+  CHECK(grouped > 9 * computed / 10);
+  std::mt19937_64 rng(3);
+  check_plan(p, plan, random_vector(rng, p.input_count));
 }
