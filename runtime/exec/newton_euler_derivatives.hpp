@@ -59,23 +59,13 @@ S sdot(const SVec<S>& a, const SVec<S>& b) {
   return acc;
 }
 
-// a . b - c . d as one sum of twelve products, term after term: an entry of d tau is then a
-// single chain, which the back-ends compute several entries at a time (the LLVM back-end's
-// lane groups: the rows of one column share b and d).
+// a . b + c . d (or a . b - c . d) as one sum of twelve products, term after term: an entry
+// of d tau is then a single chain, which the back-ends compute several entries at a time
+// (the LLVM back-end's lane groups: the rows of one column share b and d).
 template <class S>
-S sdot_minus(const SVec<S>& a, const SVec<S>& b, const SVec<S>& c, const SVec<S>& d) {
-  S acc = a[0] * b[0];
-  for (int i = 1; i < 6; ++i) acc = acc + a[i] * b[i];
-  for (int i = 0; i < 6; ++i) acc = acc - c[i] * d[i];
-  return acc;
-}
-
-// a . b + c . d, likewise.
-template <class S>
-S sdot_plus(const SVec<S>& a, const SVec<S>& b, const SVec<S>& c, const SVec<S>& d) {
-  S acc = a[0] * b[0];
-  for (int i = 1; i < 6; ++i) acc = acc + a[i] * b[i];
-  for (int i = 0; i < 6; ++i) acc = acc + c[i] * d[i];
+S sdot2(const SVec<S>& a, const SVec<S>& b, const SVec<S>& c, const SVec<S>& d, bool subtract) {
+  S acc = sdot(a, b);
+  for (int i = 0; i < 6; ++i) acc = subtract ? acc - c[i] * d[i] : acc + c[i] * d[i];
   return acc;
 }
 
@@ -184,8 +174,8 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
         const BodyConstants<S>& bi = r.bodies[static_cast<std::size_t>(i)];
         const Body& xi = B[static_cast<std::size_t>(i)];
         for (int e = 0; e < bi.nv; ++e) {
-          dq(col, bi.v_offset + e) = sdot_minus(Z, xi.w[e], Y, xi.beta[e]);
-          dqd(col, bi.v_offset + e) = -sdot_plus(Z, xi.H[e], Y, xi.gamma[e]);
+          dq(col, bi.v_offset + e) = sdot2(Z, xi.w[e], Y, xi.beta[e], true);
+          dqd(col, bi.v_offset + e) = -sdot2(Z, xi.H[e], Y, xi.gamma[e], false);
         }
       }
       // The proper ancestors a of k: their rows, k's columns, through dF_k.
