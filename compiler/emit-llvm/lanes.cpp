@@ -40,7 +40,8 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
     const int chain = negated(roots[l]) ? f.p.nodes[roots[l]].a : roots[l];
     if (!linearise(f, chain, terms[l], links, pair[l])) return false;
     links_out.insert(links_out.end(), links.begin(), links.end());
-    if (chain != roots[l]) links_out.push_back(chain);  // a chain of one term: the product
+    // The negated chain's own node (a one-term chain is no link of its own).
+    if (chain != roots[l]) links_out.push_back(chain);
   }
   // How many lanes mention each node as a term or a factor of one: a factor in two or
   // more lanes is what they share.

@@ -103,9 +103,9 @@ bool Tracer::is(const Traced& x, ScalarOp op) const { return !x.is_literal() && 
 
 Traced Tracer::operand(const Traced& x) { return {this, nodes_[x.node()].a}; }
 
-std::optional<Traced> Tracer::negated(const Traced& x) const {
+std::optional<Traced> Tracer::negated(const Traced& x) {
   if (x.tracer() != this || !is(x, ScalarOp::Neg)) return std::nullopt;
-  return Traced(const_cast<Tracer*>(this), nodes_[x.node()].a);
+  return operand(x);
 }
 
 Traced Tracer::record(ScalarOp op, const Traced& a, const Traced& b) {

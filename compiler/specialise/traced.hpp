@@ -71,7 +71,7 @@ public:
   Traced unary(ScalarOp op, const Traced& a);
   // y when x is recorded as the negation -y (folding moves negations outward: a caller
   // building a sum can take -y's sign into the sum's own operations), else nullopt.
-  std::optional<Traced> negated(const Traced& x) const;
+  std::optional<Traced> negated(const Traced& x);
 
   // The program computing `outputs`, without dead nodes.
   ScalarProgram finish(const std::vector<Traced>& outputs, int input_count);
