@@ -169,7 +169,7 @@ private:
       const S* wa = WA + static_cast<std::ptrdiff_t>(j) * rows;
       for (int i = 0; i <= j; ++i) {
         const S* a = A + static_cast<std::ptrdiff_t>(i) * rows;
-        if (obs_) obs_->enter(j, owner[which ? (*which)[i] : i], gram_statement());
+        if (obs_) obs_->enter(j, owner[which ? (*which)[i] : i], step_statement(Step::Gram));
         S x = a[0] * wa[0];
         for (int r = 1; r < rows; ++r) x = x + a[r] * wa[r];
         out[static_cast<std::ptrdiff_t>(j) * cols + i] = x;
@@ -191,15 +191,6 @@ private:
       done(column_);
     }
     column_ = -1;
-  }
-
-  static const Stmt& gram_statement() {
-    static const Stmt s = [] {
-      Stmt g;
-      g.label = "Gram (A e_i)* W (A e_j)";
-      return g;
-    }();
-    return s;
   }
 
   // ---- loops ----------------------------------------------------------------------------
@@ -277,7 +268,7 @@ private:
     if constexpr (std::is_same_v<S, double>)
       for (int j = 0; j < cols; ++j) largest = std::max(largest, std::fabs(X[at(j, j)]));
     for (int j = 0; j < cols; ++j) {
-      if (obs_) obs_->enter(-1, tip_body(j), solve_statement(SolveStep::Factor));
+      if (obs_) obs_->enter(-1, tip_body(j), step_statement(Step::Factor));
       S d = X[at(j, j)];
       for (int k = 0; k < j; ++k) d = d - X[at(j, k)] * X[at(j, k)] * X[at(k, k)];
       if constexpr (std::is_same_v<S, double>)
@@ -308,13 +299,13 @@ private:
     // L u = Q y, then D L* u' = u.
     S* v_ = unit.data();
     for (int i = 0; i < cols; ++i) {
-      if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
+      if (obs_) obs_->enter(-1, tip_body(i), step_statement(Step::Substitute));
       S v = solve_own_[held[i] / 6][held[i] % 6];
       for (int k = 0; k < i; ++k) v = v - X[at(i, k)] * v_[k];
       v_[i] = v;
     }
     for (int i = cols - 1; i >= 0; --i) {
-      if (obs_) obs_->enter(-1, tip_body(i), solve_statement(SolveStep::Substitute));
+      if (obs_) obs_->enter(-1, tip_body(i), step_statement(Step::Substitute));
       S v = v_[i] / X[at(i, i)];
       for (int k = i + 1; k < cols; ++k) v = v - X[at(k, i)] * v_[k];
       v_[i] = v;
@@ -343,7 +334,7 @@ private:
       const TipConstants<S>& tip = r_.tips[t];
       const int u = tip.spring_to;
       if (u < 0) continue;
-      if (obs_) obs_->enter(-1, tip.body, law_statement(true));
+      if (obs_) obs_->enter(-1, tip.body, step_statement(Step::Springs));
       const Transform<S> X = relative_pose(t, u);
       const V3<S> e = vee_half(X.R), p = mul_t(X.R, X.l);
       const TipConstants<S>& other = r_.tips[u];
@@ -365,7 +356,7 @@ private:
       out[t] = svec_zero<S>(6);
       const TipConstants<S>& tip = r_.tips[t];
       if (tip.partner < 0 || !tip.held) continue;
-      if (obs_) obs_->enter(-1, tip.body, law_statement(false));
+      if (obs_) obs_->enter(-1, tip.body, step_statement(Step::WeldErrors));
       const Transform<S> X = relative_pose(t, tip.partner);
       out[t] = spatial(vee_half(X.R), mul_t(X.R, X.l));
     }
@@ -377,24 +368,16 @@ private:
     return {half * (R[7] - R[5]), half * (R[2] - R[6]), half * (R[3] - R[1])};
   }
 
-  // What the Observer is told the springs' and the weld errors' steps are.
-  static const Stmt& law_statement(bool springs) {
-    static const std::array<Stmt, 2> laws = [] {
-      std::array<Stmt, 2> s;
-      s[0].label = "weld errors";
-      s[1].label = "springs";
-      return s;
-    }();
-    return laws[springs ? 1 : 0];
-  }
-
-  enum class SolveStep { Factor, Substitute };
-  // What the Observer is told a solve's factorisation and substitutions are.
-  static const Stmt& solve_statement(SolveStep step) {
-    static const std::array<Stmt, 2> steps = [] {
-      std::array<Stmt, 2> s;
-      s[0].label = "X = L D L*";
-      s[1].label = "L D L* z = y";
+  // The steps no Stmt of the program stands for -- a Gram entry, the weld errors, the
+  // springs, a solve's factorisation and substitutions -- as the Observer is told them: one
+  // Stmt per label.
+  enum class Step { Gram, WeldErrors, Springs, Factor, Substitute };
+  static const Stmt& step_statement(Step step) {
+    static const std::array<Stmt, 5> steps = [] {
+      std::array<Stmt, 5> s;
+      const std::array<const char*, 5> labels = {"Gram (A e_i)* W (A e_j)", "weld errors", "springs", "X = L D L*",
+                                                 "L D L* z = y"};
+      for (std::size_t i = 0; i < s.size(); ++i) s[i].label = labels[i];
       return s;
     }();
     return steps[static_cast<std::size_t>(step)];
