@@ -1,6 +1,7 @@
 // soa_bench_loops: what step loops (specialise/step_loops.hpp) cost at run time. The same
 // kernels in two forms of generated C++, same run, interleaved: the columns' repeated steps
-// as loops over tables, and written out. A 100-body random tree with a free-flyer (soac
+// (and, in the tree's large set, per-body loops: the sweeps' steps alike up to their bodies'
+// constants) as loops over tables, and written out. A 100-body random tree with a free-flyer (soac
 // emit --random-tree 100 --floating) and talos_reduced with a free-flyer, each with loops
 // wherever steps repeat (--loop-min-ops 1; the default, 3000, gives the same form for the
 // tree and for talos all but the Jacobian's loops) and written out (--loop-min-ops 0). Each
@@ -20,6 +21,8 @@
 using KernelFn = void (*)(const double*, double*);
 
 #define SOA_KERNELS(ns)                                             \
+  extern "C" void ns##_inverse_dynamics(const double*, double*);    \
+  extern "C" void ns##_forward_dynamics(const double*, double*);    \
   extern "C" void ns##_mass_matrix(const double*, double*);         \
   extern "C" void ns##_mass_matrix_inverse(const double*, double*); \
   extern "C" void ns##_jacobian(const double*, double*);            \
@@ -34,38 +37,46 @@ namespace {
 using namespace soa;
 
 constexpr int kStates = 64;
-const char* const kNames[] = {"mass_matrix", "mass_matrix_inverse", "jacobian", "lambda"};
+constexpr int kKernels = 6;
+const char* const kNames[kKernels] = {"inverse_dynamics",    "forward_dynamics", "mass_matrix",
+                                      "mass_matrix_inverse", "jacobian",         "lambda"};
 
 struct Case {
   std::string key, label, loops_form, straight_form;
   Robot robot;
   int tips = 0;
-  std::array<KernelFn, 4> loops{}, straight{};
-  std::vector<std::vector<double>> q;
+  std::array<KernelFn, kKernels> loops{}, straight{};
+  std::vector<std::vector<double>> q, qqdv;  // per state: q; and q, qd, qdd (or T)
   int output_size(int k) const {
     const int n = robot.nv, m = 6 * tips;
-    return k < 2 ? n * n : k == 2 ? m * n : m * m;
+    return k < 2 ? n : k < 4 ? n * n : k == 4 ? m * n : m * m;
   }
+  const std::vector<std::vector<double>>& inputs(int k) const { return k < 2 ? qqdv : q; }
 };
 
 void add(Case& c) {
   std::mt19937_64 rng(1);
   for (int s = 0; s < kStates; ++s) {
-    const VecX q = random_state(c.robot, c.tips, rng).q;
-    c.q.emplace_back(q.data(), q.data() + q.size());
+    const State x = random_state(c.robot, c.tips, rng);
+    c.q.emplace_back(x.q.data(), x.q.data() + x.q.size());
+    std::vector<double> all = c.q.back();
+    all.insert(all.end(), x.qd.data(), x.qd.data() + x.qd.size());
+    all.insert(all.end(), x.qdd.data(), x.qdd.data() + x.qdd.size());
+    c.qqdv.push_back(std::move(all));
   }
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kKernels; ++k) {
+    const std::vector<std::vector<double>>& in = c.inputs(k);
     std::vector<double> a(c.output_size(k)), b(c.output_size(k));
     for (int s = 0; s < 8; ++s) {
-      c.loops[k](c.q[s].data(), a.data());
-      c.straight[k](c.q[s].data(), b.data());
+      c.loops[k](in[s].data(), a.data());
+      c.straight[k](in[s].data(), b.data());
       if (std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) != 0)
         throw std::runtime_error(fmt::format("{} {}: the two forms differ", c.key, kNames[k]));
     }
     std::printf("check %s %s on 8 states: loops = written out, bit for bit\n", c.key.c_str(), kNames[k]);
     for (const bool loops : {true, false}) {
       const KernelFn f = loops ? c.loops[k] : c.straight[k];
-      const auto* q = &c.q;
+      const auto* q = &in;
       bench::add_benchmark(fmt::format("{}/{}/{}", c.key, kNames[k], loops ? "loops" : "straight"), kStates,
                            c.output_size(k), [f, q](int s, double* out) { f((*q)[s].data(), out); });
     }
@@ -87,18 +98,20 @@ int main(int argc, char** argv) {
     tree.loops_form = "default";
     tree.straight_form = "--loop-min-ops 0";
     tree.robot = random_tree(1, o);
-    tree.loops = {tree_mass_matrix, tree_mass_matrix_inverse, tree_jacobian, tree_lambda};
-    tree.straight = {tree_straight_mass_matrix, tree_straight_mass_matrix_inverse, tree_straight_jacobian,
-                     tree_straight_lambda};
+    tree.loops = {tree_inverse_dynamics,    tree_forward_dynamics, tree_mass_matrix,
+                  tree_mass_matrix_inverse, tree_jacobian,         tree_lambda};
+    tree.straight = {tree_straight_inverse_dynamics,    tree_straight_forward_dynamics, tree_straight_mass_matrix,
+                     tree_straight_mass_matrix_inverse, tree_straight_jacobian,         tree_straight_lambda};
     Case& talos = cases[1];
     talos.key = "talos";
     talos.label = "talos_reduced, free-flyer (38 dof)";
     talos.loops_form = "--loop-min-ops 1";
     talos.straight_form = "--loop-min-ops 0";
     talos.robot = load_urdf(SOA_BENCH_TALOS, LoadOptions{true});
-    talos.loops = {talos_loops_mass_matrix, talos_loops_mass_matrix_inverse, talos_loops_jacobian, talos_loops_lambda};
-    talos.straight = {talos_straight_mass_matrix, talos_straight_mass_matrix_inverse, talos_straight_jacobian,
-                      talos_straight_lambda};
+    talos.loops = {talos_loops_inverse_dynamics,    talos_loops_forward_dynamics, talos_loops_mass_matrix,
+                   talos_loops_mass_matrix_inverse, talos_loops_jacobian,         talos_loops_lambda};
+    talos.straight = {talos_straight_inverse_dynamics,    talos_straight_forward_dynamics, talos_straight_mass_matrix,
+                      talos_straight_mass_matrix_inverse, talos_straight_jacobian,         talos_straight_lambda};
     for (Case& c : cases) {
       c.tips = static_cast<int>(c.robot.default_tips().size());
       add(c);

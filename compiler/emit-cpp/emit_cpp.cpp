@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -282,6 +283,13 @@ struct Unit {
   std::string out_array;           // output o is out_array[out_offset + o]
   int out_offset = 0;
   std::string output(int o) const { return fmt::format("{}[{}]", out_array, out_offset + o); }
+  // Input i's array and index ("q[3]": q, 3), for a loop that reads it by its index.
+  std::pair<std::string, int> input_place(int i) const {
+    const std::string& spelled = input[static_cast<std::size_t>(i)];
+    const std::size_t open = spelled.find('[');
+    SOA_ASSERT(open != std::string::npos && spelled.back() == ']', "emit-cpp: an input spelled without an index");
+    return {spelled.substr(0, open), std::stoi(spelled.substr(open + 1))};
+  }
   std::string params, args;        // of its part functions
   std::vector<std::string> ports;  // its parts' parameters: those a part leaves alone get (void)
   specialise::Partition parts;
@@ -405,12 +413,15 @@ private:
 
   // A loop part (specialise/step_loops.hpp): the step written once, as instance 0's
   // operations, run for each instance with a row of the table saying where the values it
-  // takes from outside are (scratch slots) and where its values go (scratch slots, the dot
-  // table's factors, output positions).
+  // takes from outside are (scratch slots, or input positions for a per-body loop) and where
+  // its values go (scratch slots, the dot table's factors, output positions); a per-body
+  // loop's literals that differ from body to body are a second table's row.
   std::string loop(const specialise::StepLoops::Loop& l) {
     const specialise::Partition& plan = u_.parts;
     std::vector<std::vector<int>> rows(l.instances);
-    std::map<int, int> column_of;  // instance 0's outside value -> its column
+    std::vector<std::vector<double>> literals(l.instances);
+    std::map<std::vector<int>, int> column_of, literal_of;  // the nodes an operand is, per instance -> its column
+    bool by_index = false;                                  // some input is read by its index
     const auto node = [&](int k, int t) { return l.first + k * l.size + t; };
     std::vector<std::vector<std::vector<int>>> positions_of(l.instances, std::vector<std::vector<int>>(l.size));
     for (std::size_t o = 0; o < p_.outputs.size(); ++o) {
@@ -423,21 +434,39 @@ private:
       const ScalarNode& n = p_.nodes[node(0, t)];
       const int x = which == 0 ? n.a : n.b;
       if (x >= l.first && x < l.first + l.size) return fmt::format("v{}", x - l.first);
-      const ScalarNode& o = p_.nodes[x];
-      if (o.op == ScalarOp::Const || o.op == ScalarOp::Input) return value(x);
-      bool fixed = true;
-      for (int k = 1; k < l.instances && fixed; ++k) {
+      std::vector<int> xs(static_cast<std::size_t>(l.instances));
+      for (int k = 0; k < l.instances; ++k) {
         const ScalarNode& nk = p_.nodes[node(k, t)];
-        fixed = (which == 0 ? nk.a : nk.b) == x;
+        xs[static_cast<std::size_t>(k)] = which == 0 ? nk.a : nk.b;
       }
+      const ScalarNode& o = p_.nodes[x];
+      const bool fixed = std::all_of(xs.begin(), xs.end(), [&](int xk) {
+        return xk == x || (o.op == ScalarOp::Const && p_.nodes[xk].op == ScalarOp::Const &&
+                           std::memcmp(&p_.nodes[xk].value, &o.value, sizeof o.value) == 0);
+      });
       if (fixed) return value(x);
-      const auto [it, added] = column_of.emplace(x, static_cast<int>(rows[0].size()));
+      if (o.op == ScalarOp::Const) {
+        const auto [it, added] = literal_of.emplace(xs, static_cast<int>(literals[0].size()));
+        if (added)
+          for (int k = 0; k < l.instances; ++k) literals[k].push_back(p_.nodes[xs[k]].value);
+        return fmt::format("soa_lit[{}]", it->second);
+      }
+      const auto [it, added] = column_of.emplace(xs, static_cast<int>(rows[0].size()));
+      if (o.op == ScalarOp::Input) {
+        const auto [array, index] = u_.input_place(o.a);
+        by_index = true;
+        if (added)
+          for (int k = 0; k < l.instances; ++k) {
+            const auto [array_k, index_k] = u_.input_place(p_.nodes[xs[k]].a);
+            SOA_ASSERT(array_k == array, "emit-cpp: a loop reads inputs of different arrays");
+            rows[k].push_back(index_k);
+          }
+        return fmt::format("{}[soa_row[{}]]", array, it->second);
+      }
       if (added)
         for (int k = 0; k < l.instances; ++k) {
-          const ScalarNode& nk = p_.nodes[node(k, t)];
-          const int xk = which == 0 ? nk.a : nk.b;
-          SOA_ASSERT(plan.slot[xk] >= 0, "emit-cpp: a loop reads a value with no scratch slot");
-          rows[k].push_back(plan.slot[xk]);
+          SOA_ASSERT(plan.slot[xs[k]] >= 0, "emit-cpp: a loop reads a value with no scratch slot");
+          rows[k].push_back(plan.slot[xs[k]]);
         }
       return fmt::format("w[soa_row[{}]]", it->second);
     };
@@ -472,14 +501,32 @@ private:
     const int last_node = node(l.instances - 1, 0);
     const std::string last_label =
         p_.nodes[last_node].label >= 0 ? p_.labels[p_.nodes[last_node].label] : std::string("the last");
+    SOA_ASSERT(!rows[0].empty(), "emit-cpp: a loop with nothing to tell its steps apart");
     std::string table;
     for (int k = 0; k < l.instances; ++k) table += fmt::format("      {{{}}},\n", fmt::join(rows[k], ", "));
-    return '\n' +
-           comment("  // ", fmt::format("{} ... {}: {} steps alike, {} operations each, one loop over their table",
-                                        first_label, last_label, l.instances, l.size)) +
-           "  // (a row per step: where it reads its varying inputs in w, then where its values go)\n" +
-           fmt::format("  static constexpr int soa_table[{}][{}] = {{\n{}  }};\n", l.instances, rows[0].size(), table) +
-           "  for (const auto& soa_row : soa_table) {\n" + b + "  }\n";
+    std::string head =
+        '\n' +
+        comment("  // ", fmt::format("{} ... {}: {} steps alike, {} operations each, one loop over their table",
+                                     first_label, last_label, l.instances, l.size)) +
+        (by_index ? "  // (a row per step: where it reads its varying inputs in w or the ports, then "
+                    "where its values go)\n"
+                  : "  // (a row per step: where it reads its varying inputs in w, then where its "
+                    "values go)\n") +
+        fmt::format("  static constexpr int soa_table[{}][{}] = {{\n{}  }};\n", l.instances, rows[0].size(), table);
+    if (literals[0].empty()) return head + "  for (const auto& soa_row : soa_table) {\n" + b + "  }\n";
+    // A per-body loop: the bodies' own constants (their transforms, inertias), a row each.
+    std::string values;
+    for (int k = 0; k < l.instances; ++k) {
+      std::vector<std::string> spelled;
+      for (double v : literals[k]) spelled.push_back(literal(v));
+      values += fmt::format("      {{{}}},\n", fmt::join(spelled, ", "));
+    }
+    return head + "  // (and a row per step of the literals that differ from step to step)\n" +
+           fmt::format("  static constexpr double soa_literals[{}][{}] = {{\n{}  }};\n", l.instances,
+                       literals[0].size(), values) +
+           fmt::format("  for (int soa_i = 0; soa_i < {}; ++soa_i) {{\n", l.instances) +
+           "    const int* soa_row = soa_table[soa_i];\n    const double* soa_lit = soa_literals[soa_i];\n" + b +
+           "  }\n";
   }
 
   std::string value(int x) const {
@@ -572,6 +619,22 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
                                 ? std::min(options.share_min_ops, options.large_share_min_ops)
                                 : options.share_min_ops;
   const specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? share_min_ops : 0);
+  // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
+  // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
+  const bool body_loops = total_ops >= options.large_set_ops;
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code) {
+    if (options.loop_min_ops <= 0 || specialise::count_ops(code).total() < options.loop_min_ops) return;
+    specialise::LoopOptions lo;
+    lo.vary = body_loops;
+    std::map<std::string, int> group_of;  // an input array -> its group
+    for (const std::string& spelled : u.input)
+      lo.input_group.push_back(
+          group_of.emplace(spelled.substr(0, spelled.find('[')), static_cast<int>(group_of.size())).first->second);
+    u.steps = specialise::step_loops(code, u.dots, lo);
+    if (u.steps.empty()) return;
+    u.dots = specialise::renumbered(u.dots, u.steps.new_of);
+    u.code = &u.steps.program;
+  };
   const int base = sharing.base;
   int shared_size = 0;
   for (const specialise::SharedProgram& sp : sharing.programs)
@@ -593,8 +656,35 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // Part functions of a unit, then its entry's statements calling them (or its whole body).
   const auto parts_of = [&](Unit& u, std::vector<int>& part_defs) {
     std::vector<std::pair<int, int>> atomic;
-    for (const auto& l : u.steps.loops) atomic.emplace_back(l.first, l.first + l.size * l.instances);
-    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic);
+    std::vector<char> slotted;  // values a later instance of their (per-body) loop reads
+    for (const auto& l : u.steps.loops) {
+      const int end = l.first + l.size * l.instances;
+      atomic.emplace_back(l.first, end);
+      for (int i = l.first; i < end; ++i) {
+        const ScalarNode& n = u.code->nodes[i];
+        for (int x : {n.a, specialise::arity(n.op) == 2 ? n.b : -1})
+          if (x >= l.first && x < end && (x - l.first) / l.size != (i - l.first) / l.size) {
+            slotted.resize(u.code->nodes.size(), 0);
+            slotted[x] = 1;
+          }
+      }
+    }
+    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted);
+    // A loop stores a value of every instance or of none: where only some instances' values
+    // have a slot (a sweep's last body's is read by no later one), every instance's gets one.
+    bool again = false;
+    for (const auto& l : u.steps.loops)
+      for (int t = 0; t < l.size; ++t) {
+        const auto slot = [&](int k) { return u.parts.slot[l.first + k * l.size + t]; };
+        int with = 0;
+        for (int k = 0; k < l.instances; ++k) with += slot(k) >= 0;
+        if (with == 0 || with == l.instances) continue;
+        slotted.resize(u.code->nodes.size(), 0);
+        for (int k = 0; k < l.instances; ++k) slotted[l.first + k * l.size + t] = 1;
+        again = true;
+      }
+    if (again)
+      u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted);
     u.ordinal.assign(u.code->nodes.size(), -1);
     for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
       if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);
@@ -652,6 +742,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.params = "const double* in, double* s, double* w";
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
+    if (body_loops) with_loops(u, sp.code);
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -700,13 +791,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       names.push_back("s");
     }
     u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    if (options.loop_min_ops > 0 && specialise::count_ops(f.code).total() >= options.loop_min_ops) {
-      u.steps = specialise::step_loops(f.code, u.dots);
-      if (!u.steps.empty()) {
-        u.dots = specialise::renumbered(u.dots, u.steps.new_of);
-        u.code = &u.steps.program;
-      }
-    }
+    with_loops(u, f.code);
     const bool dots = !u.dots.empty();
     if (dots) {
       u.params += "double* g, ";
@@ -722,7 +807,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     parts_of(u, part_defs);
     Definition d;
     std::string body;
-    int scratch = u.parts.parts > 1 ? u.parts.slots : 0;
+    int scratch = u.parts.slots;
     if (uses) {
       // Shared programs read the kernel's inputs concatenated: the first port itself when
       // they read nothing beyond it, else a copy.
@@ -947,7 +1032,8 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
   static constexpr std::array<std::string_view, 7> reserved = {
       "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "detail"};
   // The names the generated functions give their own parameters besides the ports.
-  static constexpr std::array<std::string_view, 6> internal = {"s", "w", "in", "g", "soa_table", "soa_row"};
+  static constexpr std::array<std::string_view, 9> internal = {
+      "s", "w", "in", "g", "soa_table", "soa_row", "soa_lit", "soa_literals", "soa_i"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));

@@ -53,9 +53,13 @@
 //     column after column (specialise/step_loops.hpp) as loops, a part each: the step's
 //     operations written once, `for (const auto& soa_row : soa_table)`, each row where one
 //     step reads its varying inputs in `w` and where its values go (w, g, the output).
-//     O(N depth) copies of a step become O(N depth) rows.
+//     O(N depth) copies of a step become O(N depth) rows. In a kernel set of at least
+//     `large_set_ops` operations, per-body loops too, in kernels and shared programs: the
+//     steps alike up to their bodies' literals and input indices (a sweep's step at bodies
+//     of one joint type, each reading the one before), the differing literals a second table
+//     `soa_literals`, one row per body, read through `soa_lit`.
 //   Each kernel's names are its own: kernels named detail, or with a port named s, w, in, g,
-//   soa_table or soa_row (the arrays above), are refused.
+//   soa_table, soa_row, soa_literals, soa_lit or soa_i (the arrays above), are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
 //   define it: they need no Eigen).
@@ -161,7 +165,8 @@ struct CppOptions {
   // read as straight-line code and gains little.
   int loop_min_ops = 3000;
   // A kernel set of at least `large_set_ops` operations (a 100-body tree's: 940,000) shares
-  // from `large_share_min_ops` instead: there g++'s time is the limit, and the velocities
+  // from `large_share_min_ops` instead, and runs per-body loops (see Step loops): there
+  // g++'s time is the limit, and the velocities
   // inverse and forward dynamics both compute are 10,000 operations compiled once.
   long large_set_ops = 300000;
   int large_share_min_ops = 1000;

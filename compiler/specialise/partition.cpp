@@ -5,7 +5,7 @@
 namespace soa::specialise {
 
 Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed, int whole_ops,
-                    const std::vector<std::pair<int, int>>& atomic) {
+                    const std::vector<std::pair<int, int>>& atomic, const std::vector<char>& slotted) {
   Partition plan;
   const int size = static_cast<int>(p.nodes.size());
   const auto is_removed = [&](int i) { return !removed.empty() && removed[i]; };
@@ -44,7 +44,8 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
   for (std::size_t o = 0; o < p.outputs.size(); ++o)
     if (!is_removed(p.outputs[o])) plan.outputs[plan.part[p.outputs[o]]].push_back(static_cast<int>(o));
   plan.slot.assign(size, -1);
-  if (plan.parts <= 1) return plan;
+  const auto marked = [&](int i) { return !slotted.empty() && slotted[i]; };
+  if (plan.parts <= 1 && std::none_of(slotted.begin(), slotted.end(), [](char c) { return c != 0; })) return plan;
 
   std::vector<int> last_part(size, -1);  // the last part reading a value
   for (int i = 0; i < size; ++i) {
@@ -57,7 +58,7 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
   std::vector<int> free;
   int next_part = 0;
   for (int i = 0; i < size; ++i) {
-    if (arity(p.nodes[i].op) == 0 || is_removed(i) || last_part[i] <= plan.part[i]) continue;
+    if (arity(p.nodes[i].op) == 0 || is_removed(i) || (last_part[i] <= plan.part[i] && !marked(i))) continue;
     for (; next_part <= plan.part[i]; ++next_part)
       for (int s : expiring[next_part]) free.push_back(s);
     if (free.empty()) {
@@ -66,7 +67,7 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
       plan.slot[i] = free.back();
       free.pop_back();
     }
-    expiring[last_part[i] + 1].push_back(plan.slot[i]);
+    expiring[std::max(last_part[i], plan.part[i]) + 1].push_back(plan.slot[i]);
   }
   return plan;
 }

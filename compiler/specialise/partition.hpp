@@ -18,7 +18,9 @@
 //   value, so `slots` is at most the number of values live across one part boundary.
 //   Outputs are not given slots for being outputs: outputs[k] lists the output positions
 //   whose node part k computes, for it to store. A node read only by its own part, or by
-//   removed nodes, has no slot (a back-end computing removed nodes tracks their operands).
+//   removed nodes, has no slot (a back-end computing removed nodes tracks their operands),
+//   unless `slotted` marks it (a per-body loop's value that a later instance reads).
+//   Without a slot to give, a program of one part has none.
 // - atomic: ranges [first, last) of nodes (ascending, disjoint, operations only, none
 //   removed) that are each exactly one part, whatever their size (step_loops.hpp: a loop
 //   is a function of its own); with any, the program is cut even when short.
@@ -41,6 +43,6 @@ struct Partition {
 };
 
 Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {}, int whole_ops = 0,
-                    const std::vector<std::pair<int, int>>& atomic = {});
+                    const std::vector<std::pair<int, int>>& atomic = {}, const std::vector<char>& slotted = {});
 
 }  // namespace soa::specialise

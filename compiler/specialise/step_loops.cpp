@@ -44,7 +44,7 @@ Facts facts_of(const ScalarProgram& p, const DotTable& dots) {
 // The step's operations as integers: two steps are alike when these are equal. Values
 // from outside the step are numbered in order of first use; `externals` receives them.
 std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<int>& nodes, int region, const Facts& f,
-                                     const DotTable& dots, std::vector<int>& externals) {
+                                     const DotTable& dots, const LoopOptions& options, std::vector<int>& externals) {
   std::vector<std::uint64_t> sig;
   sig.reserve(nodes.size() * 8);
   std::map<int, int> position, external;
@@ -58,9 +58,10 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
       if (o.op == ScalarOp::Const) {
         std::uint64_t bits = 0;
         std::memcpy(&bits, &o.value, sizeof bits);
-        sig.insert(sig.end(), {1, bits});
+        sig.insert(sig.end(), {1, options.vary ? 0 : bits});
       } else if (o.op == ScalarOp::Input) {
-        sig.insert(sig.end(), {2, static_cast<std::uint64_t>(o.a)});
+        const int group = options.input_group.empty() ? 0 : options.input_group[static_cast<std::size_t>(o.a)];
+        sig.insert(sig.end(), {2, static_cast<std::uint64_t>(options.vary ? group : o.a)});
       } else if (f.region[x] == region && position.count(x)) {
         sig.insert(sig.end(), {3, static_cast<std::uint64_t>(position[x])});
       } else {
@@ -70,7 +71,9 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
       }
     }
     const int factor = dots.factor_of.empty() ? -1 : dots.factor_of[i];
-    sig.push_back(static_cast<std::uint64_t>(f.outside[i]) |
+    // Whether a value is read outside its step does not tell per-body steps apart: a sweep's
+    // last body's values are read by no later one (a back-end stores them all alike).
+    sig.push_back(static_cast<std::uint64_t>(options.vary ? 0 : f.outside[i]) |
                   (factor < 0             ? 0u
                    : dots.negated[factor] ? 4u
                                           : 2u) |
@@ -78,6 +81,54 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
     position.emplace(i, static_cast<int>(position.size()));
   }
   return sig;
+}
+
+// Per vertex of the graph `next`: whether it lies on a cycle (a strongly connected component
+// of more than one vertex; the program's own nodes have no self-edges), among the vertices
+// not `done`. Tarjan's algorithm, iteratively.
+std::vector<char> on_cycle(const std::vector<std::vector<int>>& next, const std::vector<char>& done) {
+  const int n = static_cast<int>(next.size());
+  std::vector<int> index(n, -1), low(n, 0), stack;
+  std::vector<char> on_stack(n, 0), cyclic(n, 0);
+  std::vector<std::pair<int, std::size_t>> frames;  // (vertex, next edge)
+  int counter = 0;
+  for (int root = 0; root < n; ++root) {
+    if (done[root] || index[root] >= 0) continue;
+    frames.emplace_back(root, 0);
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = 1;
+    while (!frames.empty()) {
+      auto& [v, e] = frames.back();
+      if (e < next[v].size()) {
+        const int w = next[v][e++];
+        if (done[w]) continue;
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          frames.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      const int finished = v;
+      frames.pop_back();
+      if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[finished]);
+      if (low[finished] != index[finished]) continue;
+      std::vector<int> component;
+      for (int w = -1; w != finished;) {
+        w = stack.back();
+        stack.pop_back();
+        on_stack[w] = 0;
+        component.push_back(w);
+      }
+      if (component.size() > 1)
+        for (int w : component) cyclic[w] = 1;
+    }
+  }
+  return cyclic;
 }
 
 }  // namespace
@@ -90,49 +141,79 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   std::vector<std::vector<int>> steps(p.labels.size());
   for (int i = 0; i < size; ++i)
     if (f.region[i] >= 0) steps[f.region[i]].push_back(i);
-  std::map<std::vector<std::uint64_t>, std::vector<int>> alike;
-  std::vector<int> externals;
-  for (std::size_t r = 0; r < steps.size(); ++r) {
-    const std::vector<int>& nodes = steps[r];
-    if (static_cast<int>(nodes.size()) < options.min_size) continue;
-    const bool trig = std::any_of(nodes.begin(), nodes.end(), [&](int i) {
-      return p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos;
-    });
-    if (!trig) alike[signature(p, nodes, static_cast<int>(r), f, dots, externals)].push_back(static_cast<int>(r));
-  }
-  std::vector<std::vector<int>> sets;  // per candidate loop: its steps, in program order
-  for (auto& [sig, rs] : alike) {
-    const long ops = static_cast<long>(rs.size()) * static_cast<long>(steps[rs[0]].size());
+  // Worth a loop: fewer lines than the steps written out (a row per step, the step once,
+  // the loop's own lines).
+  const auto worth = [&](const std::vector<int>& rs) {
     const long size = static_cast<long>(steps[rs[0]].size());
-    // Worth a loop: fewer lines than the steps written out (a row per step, the step once,
-    // the loop's own lines).
-    if (static_cast<int>(rs.size()) >= options.min_instances && ops >= options.min_ops &&
-        ops > static_cast<long>(rs.size()) + size + options.loop_lines)
-      sets.push_back(rs);
+    const long ops = static_cast<long>(rs.size()) * size;
+    return static_cast<int>(rs.size()) >= options.min_instances && ops >= options.min_ops &&
+           ops > static_cast<long>(rs.size()) + size + options.loop_lines;
+  };
+  // Exactly alike steps first (a column's steps at one body); per-body loops gather what is
+  // left, so that they do not merge the columns' sets into sets too big to run together.
+  std::vector<std::vector<int>> sets;  // per candidate loop: its steps, in program order
+  std::vector<int> left;
+  for (const bool vary : {false, true}) {
+    if (vary && !options.vary) break;
+    LoopOptions o = options;
+    o.vary = vary;
+    std::map<std::vector<std::uint64_t>, std::vector<int>> alike;
+    std::vector<int> externals;
+    const auto candidate = [&](std::size_t r) {
+      const std::vector<int>& nodes = steps[r];
+      if (static_cast<int>(nodes.size()) < options.min_size) return;
+      const bool trig = std::any_of(nodes.begin(), nodes.end(), [&](int i) {
+        return p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos;
+      });
+      if (!trig) alike[signature(p, nodes, static_cast<int>(r), f, dots, o, externals)].push_back(static_cast<int>(r));
+    };
+    if (!vary)
+      for (std::size_t r = 0; r < steps.size(); ++r) candidate(r);
+    else
+      for (int r : left) candidate(static_cast<std::size_t>(r));
+    for (auto& [sig, rs] : alike) {
+      if (worth(rs))
+        sets.push_back(rs);
+      else if (!vary)
+        left.insert(left.end(), rs.begin(), rs.end());
+    }
+    std::sort(left.begin(), left.end());
   }
   std::sort(sets.begin(), sets.end(), [&](const auto& x, const auto& y) { return steps[x[0]][0] < steps[y[0]][0]; });
   for (auto& s : sets) std::sort(s.begin(), s.end(), [&](int x, int y) { return steps[x][0] < steps[y][0]; });
 
-  // A set whose steps read one another's values is not a loop.
-  std::vector<int> set_of_region(p.labels.size(), -1);
+  // A set whose steps read one another's values is not a loop; per-body loops take reads of
+  // an earlier step of the set (the instances run in order).
+  std::vector<int> set_of_region(p.labels.size(), -1), place(p.labels.size(), -1);
   for (std::size_t c = 0; c < sets.size(); ++c)
-    for (int r : sets[c]) set_of_region[r] = static_cast<int>(c);
+    for (std::size_t k = 0; k < sets[c].size(); ++k) {
+      set_of_region[sets[c][k]] = static_cast<int>(c);
+      place[sets[c][k]] = static_cast<int>(k);
+    }
   std::vector<char> alive(sets.size(), 1);
   for (int i = 0; i < size; ++i) {
     const ScalarNode& n = p.nodes[i];
     if (f.region[i] < 0 || set_of_region[f.region[i]] < 0) continue;
     for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
       if (x >= 0 && f.region[x] >= 0 && f.region[x] != f.region[i] &&
-          set_of_region[f.region[x]] == set_of_region[f.region[i]])
+          set_of_region[f.region[x]] == set_of_region[f.region[i]] &&
+          !(options.vary && place[f.region[x]] < place[f.region[i]]))
         alive[set_of_region[f.region[i]]] = 0;
   }
 
   // A topological order with each live set as one vertex (Kahn's, the earliest original
-  // node first); sets on a cycle are dissolved and the order made again.
+  // node first); sets on a cycle are cut into their runs (the steps that follow each other
+  // among the cycle's sets, in program order: per-body loops of two joint types along one
+  // chain need each other's values by turns) or, one run already, dissolved, and the order
+  // made again.
   std::vector<int> order;
   std::vector<int> emitted_sets;
   for (;;) {
     const int sets_n = static_cast<int>(sets.size());
+    set_of_region.assign(p.labels.size(), -1);
+    for (int c = 0; c < sets_n; ++c)
+      if (alive[c])
+        for (int r : sets[c]) set_of_region[r] = c;
     std::vector<int> vertex(size, -1);  // computed nodes: a live set, or sets_n + node
     for (int i = 0; i < size; ++i) {
       if (!is_op(p.nodes[i])) continue;
@@ -171,10 +252,30 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     if (static_cast<int>(done_vertices.size()) < live) {
       std::vector<char> done(vertices, 0);
       for (int v : done_vertices) done[v] = 1;
-      bool dissolved = false;
+      // Only the sets on a cycle are cut (those after one merely wait for it).
+      const std::vector<char> cyclic = on_cycle(next, done);
+      std::vector<std::pair<int, int>> in_order;  // (first node, step) of the cycles' sets
       for (int c = 0; c < sets_n; ++c)
-        if (alive[c] && !done[c]) alive[c] = 0, dissolved = true;
-      if (!dissolved) throw InternalError("step_loops: the program is not in topological order");
+        if (alive[c] && cyclic[c])
+          for (int r : sets[c]) in_order.emplace_back(steps[r][0], r);
+      if (in_order.empty()) throw InternalError("step_loops: the program is not in topological order");
+      std::sort(in_order.begin(), in_order.end());
+      std::vector<std::vector<std::vector<int>>> runs(sets_n);
+      for (std::size_t k = 0; k < in_order.size(); ++k) {
+        const int c = set_of_region[in_order[k].second];
+        if (k == 0 || set_of_region[in_order[k - 1].second] != c) runs[c].emplace_back();
+        runs[c].back().push_back(in_order[k].second);
+      }
+      for (int c = 0; c < sets_n; ++c) {
+        if (runs[c].empty()) continue;
+        alive[c] = 0;
+        if (runs[c].size() == 1) continue;
+        for (auto& run : runs[c])
+          if (worth(run)) {
+            sets.push_back(std::move(run));
+            alive.push_back(1);
+          }
+      }
       continue;
     }
     for (int i = 0; i < size; ++i)

@@ -15,11 +15,20 @@
 //   value read outside it, a factor stored for the dot table with its sign, the number of
 //   output positions). Steps holding Sin or Cos are left out.
 // - A loop is a set of at least `min_instances` alike steps of at least `min_size`
-//   operations each, `min_ops` in all, none reading another's values, that can run
-//   together: the program is reordered (a topological order; each loop's steps contiguous,
-//   in their original order, each step's operations in its original order) and a set
-//   that would close a cycle is not a loop. Instance k of loop L is the nodes
+//   operations each, `min_ops` in all, none reading another's values (per-body loops: none
+//   reading a later one's), that can run together: the program is reordered (a topological
+//   order; each loop's steps contiguous, in their original order, each step's operations in
+//   its original order). A set that would close a cycle is cut into its runs (steps that
+//   follow one another in program order among the cycle's sets), each a loop if still worth
+//   one; a set of one run on a cycle is not a loop. Instance k of loop L is the nodes
 //   [first + k size, first + (k + 1) size); node t of every instance is alike.
+// - Per-body loops (options.vary): steps are alike up to their literals and up to which
+//   input of one group (options.input_group: a port's entries) they read -- the same sweep
+//   step at bodies of one joint type, their transforms' constants differing -- and a step
+//   may read the values of an earlier step of its set (a sweep: a body reads its child's),
+//   which makes the set a loop whose instances run in order. A back-end reads the literals
+//   and input indices that differ from a table, and gives the values one instance reads of
+//   another a place in memory.
 // - The reordered program computes the same values (operations are not changed, only
 //   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
 //   No loops: the program is p unchanged.
@@ -40,6 +49,10 @@ struct LoopOptions {
   // What a loop costs in lines besides its step and its rows: a set of steps is a loop
   // when that is fewer lines than the steps written out.
   int loop_lines = 12;
+  // Per-body loops (see the contract): steps alike up to literals and inputs of one group,
+  // instances that may read earlier ones.
+  bool vary = false;
+  std::vector<int> input_group;  // per input: its group (vary only; empty: all inputs one group)
 };
 
 struct StepLoops {

@@ -111,8 +111,9 @@ private:
   void* handle_ = nullptr;
 };
 
-void check_against_runtime(const Robot& robot, const std::vector<int>& tips, const std::string& id) {
-  const Generated g = generate(robot, tips, id);
+void check_against_runtime(const Robot& robot, const std::vector<int>& tips, const std::string& id,
+                           const emit::CppOptions& options = kCutUp) {
+  const Generated g = generate(robot, tips, id, options);
   // The cut-up form is what is compiled: parts, a shared program, dot tables (where a
   // Gram kernel has 50 products or more), several sources.
   const std::string all = g.files.all_sources();
@@ -161,6 +162,24 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(panda, panda.default_tips(), "panda");
   const Robot tree = random_tree(4, RandomTreeOptions{6, false, true, true, 0.5});
   check_against_runtime(tree, tree.default_tips(), "tree4");
+}
+
+TEST_CASE("a large kernel set runs per-body loops, their constants from tables, and computes the same bits",
+          "[emit-cpp]") {
+  // Large from one operation on: the sweeps' steps alike up to their bodies' constants are
+  // loops too (a chain of revolute joints: one step per body, each reading its child's).
+  emit::CppOptions o = kCutUp;
+  o.large_set_ops = 1;
+  const Robot chain = random_tree(8, RandomTreeOptions{10, true, false, false, 0.0});
+  const Robot tree = random_tree(9, RandomTreeOptions{12, true, true, true, 0.4});
+  for (const auto& [robot, id] : {std::pair{&chain, "chain8"}, std::pair{&tree, "tree9"}}) {
+    const std::string all = generate(*robot, robot->default_tips(), id, o).files.all_sources();
+    CHECK_THAT(all, Catch::Contains("static constexpr double soa_literals[") &&
+                        Catch::Contains("const double* soa_lit = soa_literals[soa_i];"));
+    // Not below large_set_ops: the same code as before, no literal tables.
+    CHECK_THAT(generate(*robot, robot->default_tips(), id).files.all_sources(), !Catch::Contains("soa_literals"));
+    check_against_runtime(*robot, robot->default_tips(), id, o);
+  }
 }
 
 namespace {

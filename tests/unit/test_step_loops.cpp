@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <fmt/format.h>
 #include <random>
 
 #include "specialise/dot_table.hpp"
@@ -42,8 +43,9 @@ void check_bits(const ScalarProgram& p, const specialise::DotTable& dots, const 
 }
 
 // Every instance of a loop is instance 0 again: the same operations on the same literals and
-// inputs, its own values at the same positions, and no value of another instance.
-void check_alike(const StepLoops& s) {
+// inputs, its own values at the same positions, and no value of another instance (per-body
+// loops, `vary`: literals and inputs may differ, and values of an earlier instance are read).
+void check_alike(const StepLoops& s, bool vary = false) {
   const ScalarProgram& p = s.program;
   for (const StepLoops::Loop& l : s.loops) {
     REQUIRE(l.instances >= 2);
@@ -59,15 +61,26 @@ void check_alike(const StepLoops& s) {
           const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
           REQUIRE(inside0 == (xk >= base && xk < base + l.size));
           if (inside0) REQUIRE(xk - base == x0 - l.first);
-          if (!inside0) REQUIRE(!(xk >= l.first && xk < end));  // nothing from another instance
+          if (!inside0 && !vary) REQUIRE(!(xk >= l.first && xk < end));           // nothing from another instance
+          if (!inside0 && vary && xk >= l.first && xk < end) REQUIRE(xk < base);  // only from an earlier one
           const ScalarNode& c0 = p.nodes[x0];
-          if (c0.op == ScalarOp::Const) REQUIRE(std::memcmp(&c0.value, &p.nodes[xk].value, sizeof(double)) == 0);
+          if (c0.op == ScalarOp::Const) REQUIRE(p.nodes[xk].op == ScalarOp::Const);
+          if (c0.op == ScalarOp::Const && !vary)
+            REQUIRE(std::memcmp(&c0.value, &p.nodes[xk].value, sizeof(double)) == 0);
           if (c0.op == ScalarOp::Input) REQUIRE(p.nodes[xk].op == ScalarOp::Input);
-          if (c0.op == ScalarOp::Input) REQUIRE(p.nodes[xk].a == c0.a);
+          if (c0.op == ScalarOp::Input && !vary) REQUIRE(p.nodes[xk].a == c0.a);
         }
       }
     for (int i = l.first; i < end; ++i) REQUIRE(s.loop_of[i] == &l - s.loops.data());
   }
+}
+
+// Loops of two steps or more, of two operations or more, and `loop_lines` lines of their own.
+specialise::LoopOptions small(int loop_lines) {
+  specialise::LoopOptions o;
+  o.min_instances = o.min_size = o.min_ops = 2;
+  o.loop_lines = loop_lines;
+  return o;
 }
 
 }  // namespace
@@ -118,7 +131,7 @@ TEST_CASE("step loops: steps that read one another, or would close a cycle, stay
       b.p.nodes[static_cast<std::size_t>(x)].label = k;
     }
     b.p.outputs = {x};
-    const StepLoops s = specialise::step_loops(b.p, {}, {2, 2, 2, 0});
+    const StepLoops s = specialise::step_loops(b.p, {}, small(0));
     CHECK(s.empty());
   }
   // Independent alike steps y_k = (x_k * c) + 0.5, k = 0..3: one loop of four; the program
@@ -136,7 +149,7 @@ TEST_CASE("step loops: steps that read one another, or would close a cycle, stay
       b.p.outputs.push_back(y);
     }
     // The inputs differ per step: each is a literal part of its step, so no two are alike.
-    CHECK(specialise::step_loops(b.p, {}, {2, 2, 2, 0}).empty());
+    CHECK(specialise::step_loops(b.p, {}, small(0)).empty());
   }
   {
     // Steps alike on computed values: z_k = in_k * 2 first (outside any step), then
@@ -169,18 +182,103 @@ TEST_CASE("step loops: steps that read one another, or would close a cycle, stay
     };
     std::mt19937_64 rng(3);
     const ScalarProgram p = build(false);
-    const StepLoops s = specialise::step_loops(p, {}, {2, 2, 2, 0});
+    const StepLoops s = specialise::step_loops(p, {}, small(0));
     REQUIRE(s.loops.size() == 1);
     CHECK(s.loops[0].instances == 4);
     CHECK(s.loops[0].size == 2);
     check_alike(s);
     check_bits(p, {}, s, rng);
     // Fewer operations than the loop's own lines: no loop.
-    CHECK(specialise::step_loops(p, {}, {2, 2, 2, 12}).empty());
+    CHECK(specialise::step_loops(p, {}, small(12)).empty());
 
     const ScalarProgram q = build(true);
-    const StepLoops cyclic = specialise::step_loops(q, {}, {2, 2, 2, 0});
+    const StepLoops cyclic = specialise::step_loops(q, {}, small(0));
     CHECK(cyclic.empty());
     check_bits(q, {}, cyclic, rng);
   }
+}
+
+TEST_CASE("per-body loops: steps alike up to their literals and inputs, each reading the one before, run in order",
+          "[step-loops]") {
+  using test::ScalarBuilder;
+  // A sweep x_{k+1} = (x_k * c_k) + in_k, k = 0..5, c_k a literal of its own: exactly alike
+  // they are not; as a per-body loop they are one loop of six, in order.
+  const auto sweep = [](int group_of_last) {
+    ScalarBuilder b(7);
+    int x = b.add(ScalarOp::Mul, b.in(6), b.lit(1.5));  // outside any step, as the sweep's start
+    for (int k = 0; k < 6; ++k) {
+      b.p.labels.push_back(fmt::format("b{}", k));
+      const int m = b.add(ScalarOp::Mul, x, b.lit(1.0 + 0.25 * k));
+      x = b.add(ScalarOp::Add, m, b.in(k));
+      b.p.nodes[static_cast<std::size_t>(m)].label = k;
+      b.p.nodes[static_cast<std::size_t>(x)].label = k;
+      b.p.outputs.push_back(x);
+    }
+    specialise::LoopOptions o = small(0);
+    o.vary = true;
+    o.input_group = {0, 0, 0, 0, 0, group_of_last, 0};
+    return std::pair{b.p, o};
+  };
+  std::mt19937_64 rng(11);
+  const auto [p, o] = sweep(0);
+  CHECK(specialise::step_loops(p, {}, small(0)).empty());
+  const StepLoops s = specialise::step_loops(p, {}, o);
+  REQUIRE(s.loops.size() == 1);
+  CHECK(s.loops[0].instances == 6);
+  check_alike(s, true);
+  check_bits(p, {}, s, rng);
+  // The last step reads an input of another group (another port): five alike, not six.
+  const auto [q, other] = sweep(1);
+  const StepLoops t = specialise::step_loops(q, {}, other);
+  REQUIRE(t.loops.size() == 1);
+  CHECK(t.loops[0].instances == 5);
+  check_alike(t, true);
+  check_bits(q, {}, t, rng);
+}
+
+TEST_CASE("per-body loops of two kinds that need each other by turns are cut into runs", "[step-loops]") {
+  using test::ScalarBuilder;
+  // A chain whose steps alternate in threes between two kinds (a * in + lit, and a - in *
+  // lit): the two sets read each other by turns, a cycle as whole sets; cut into runs of
+  // three, each a loop, the program computes the same bits.
+  ScalarBuilder b(13);
+  int x = b.add(ScalarOp::Mul, b.in(12), b.lit(1.5));
+  for (int k = 0; k < 12; ++k) {
+    b.p.labels.push_back(fmt::format("b{}", k));
+    const bool first_kind = (k / 3) % 2 == 0;
+    const int m = first_kind ? b.add(ScalarOp::Mul, x, b.in(k)) : b.add(ScalarOp::Mul, b.in(k), b.lit(0.5 + k));
+    x = first_kind ? b.add(ScalarOp::Add, m, b.lit(0.125 * k + 1.0)) : b.add(ScalarOp::Sub, x, m);
+    b.p.nodes[static_cast<std::size_t>(m)].label = k;
+    b.p.nodes[static_cast<std::size_t>(x)].label = k;
+    b.p.outputs.push_back(x);
+  }
+  specialise::LoopOptions o = small(0);
+  o.vary = true;
+  const StepLoops s = specialise::step_loops(b.p, {}, o);
+  CHECK(s.loops.size() == 4);
+  for (const StepLoops::Loop& l : s.loops) CHECK(l.instances == 3);
+  check_alike(s, true);
+  std::mt19937_64 rng(12);
+  check_bits(b.p, {}, s, rng);
+}
+
+TEST_CASE("per-body loops on real kernels compute the same bits", "[step-loops]") {
+  std::mt19937_64 rng(23);
+  RandomTreeOptions to;
+  to.bodies = 25;
+  to.floating = true;
+  const Robot robot = random_tree(5, to);
+  const auto constants = exec::make_constants(robot, robot.default_tips());
+  specialise::LoopOptions o;
+  o.vary = true;
+  int looped = 0;
+  for (const auto& k : lower::standard_kernels()) {
+    INFO(k.name);
+    const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
+    const StepLoops s = specialise::step_loops(p, {}, o);
+    check_alike(s, true);
+    check_bits(p, {}, s, rng);
+    for (const StepLoops::Loop& l : s.loops) looped += l.size * l.instances;
+  }
+  CHECK(looped > 0);
 }
