@@ -21,6 +21,7 @@ struct DeriveOptions {
   bool check = false;
   int samples = 3;
   std::uint64_t seed = 1;
+  std::vector<std::string> via;
 };
 
 int run_derive(const DeriveOptions& o) {
@@ -32,6 +33,7 @@ int run_derive(const DeriveOptions& o) {
   if (!o.robot.path.empty()) robot = load_robot(o.robot);
   if (robot) options.serial_chain = robot->robot.is_serial_chain();
   options.definitions = &lib.algebra.definitions;
+  options.via = o.via;
   const rewrite::Derivation d = rewrite::derive(input, lib.rules, options);
 
   std::optional<pipeline::DerivationCheck> check;
@@ -48,6 +50,15 @@ int run_derive(const DeriveOptions& o) {
     std::cout << pipeline::derivation_html(d, c, lib.rules);
   else
     std::cout << pipeline::derivation_text(d, c);
+  if (!o.via.empty() && o.format == "text") {
+    // What the route costs against the search's own choice.
+    rewrite::Options free = options;
+    free.via.clear();
+    const rewrite::Derivation cheapest = rewrite::derive(input, lib.rules, free);
+    std::cout << fmt::format("without --via: {}\ncost:  {}\n",
+                             ir::print(rewrite::present(cheapest.final), ir::Syntax::Unicode),
+                             rewrite::to_string(cheapest.cost));
+  }
 
   if (check && check->failed_step > 0) {
     const rewrite::Step& s = d.steps[check->failed_step - 1];
@@ -74,6 +85,9 @@ void add_derive(CLI::App& app, Runner& run) {
                 "evaluate every intermediate form on the robot (or a random tree) and fail if one changes the value");
   cmd->add_option("--samples", opts->samples, "states for --check")->check(CLI::Range(1, 10000));
   cmd->add_option("--seed", opts->seed, "seed of the states (and of the random tree) for --check");
+  cmd->add_option("--via", opts->via,
+                  "apply this rule first, at its first match, whatever it costs (a rule name as the steps print it, "
+                  "e.g. SENS-CRB for 004's composite-body form of d(calM)/dq_i); repeat for several, in order");
   cmd->callback([opts, &run] { run = [opts] { return run_derive(*opts); }; });
 }
 

@@ -37,7 +37,8 @@
 //   every input, and returns the input (normalised) when it finds nothing cheaper. Limits:
 //   an improvement that needs more than `lookahead` non-improving steps, or lies beyond the
 //   expansion budget, is not found; the result is the cheapest form found, not a proof of
-//   optimality.
+//   optimality. Options::via applies named rules first (a route a person chooses: 004's
+//   composite-body form of d(calM)/dq_i, which costs more than the product rule's).
 #pragma once
 
 #include <cstddef>
@@ -143,6 +144,11 @@ struct Options {
   std::size_t rounds = 40;         // committed improvements at most
   std::size_t max_nodes = 0;       // largest form considered; 0: 2 x the current form + 40 nodes
   int sweep_slack = 2;             // explored forms may cost this many sweeps more
+  // Rules (by a Rule's name, "SENS-CRB", "L4 (reversed)") applied first, in order, each at
+  // its first match, whatever they cost: a route chosen by the user (soac derive --via),
+  // the search going on from where it leads. A name no rule has, or a rule that does not
+  // apply, is a UserError naming it.
+  std::vector<std::string> via;
 };
 
 struct Step {

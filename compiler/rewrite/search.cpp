@@ -261,6 +261,30 @@ Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Optio
     s.cost_after = current_cost;
     d.steps.push_back(std::move(s));
   }
+  // The route the caller chose: each rule at its first match, before anything else.
+  for (const std::string& name : options.via) {
+    const auto it = std::find_if(cx.rules.begin(), cx.rules.end(), [&](const Rule* r) { return r->name == name; });
+    if (it == cx.rules.end())
+      throw UserError(fmt::format("--via {}: no rule of the identity library has this name", name));
+    const std::vector<Site> sites = find_matches(current, (*it)->lhs);
+    if (sites.empty())
+      throw UserError(fmt::format("--via {}: the rule ({} = ...) does not apply to {}", name, ir::print((*it)->lhs),
+                                  ir::print(current)));
+    const Site& site = sites.front();
+    Step s;
+    s.rule = (*it)->name;
+    s.citation = (*it)->citation;
+    s.before = current;
+    s.after = normalize(replace_at(current, site, (*it)->rhs));
+    s.site_in_before = node_at(current, site.path).get();
+    if (site.kind == Site::Kind::Factors) {
+      s.begin = site.begin;
+      s.end = site.end;
+    }
+    current = s.after;
+    current_cost = s.cost_after = cost(current, *options.definitions, cx.shape);
+    d.steps.push_back(std::move(s));
+  }
   // d(...)/dq_i of anything but a single operator (reference 7): first what the library
   // defines under it, by its definitions, then the rules of differentiation down to single
   // operators, whose derivatives the library's D-* rules give in the search below.

@@ -340,6 +340,45 @@ TEST_CASE("derivation 8: d(calM)/dq_i by NE, the product rule and D-phi, D-H, D-
   }
 }
 
+// A route the user chooses: --via SENS-CRB starts from 004's composite-body form (which
+// the search, left alone, does not pick: it costs more than the product rule's form), the
+// search goes on from there, and every form on the way equals d(calM)/dq_i.
+TEST_CASE("derivation 8, by --via: d(calM)/dq_i in 004's composite-body form", "[rewrite][derive]") {
+  rewrite::Options options = test::rewrite_options();
+  options.via = {"SENS-CRB"};
+  const Derivation d = rewrite::derive(parse("d(calM)/dq_i"), library(), options);
+  INFO(rewrite::explain(d));
+  check_chain(d);
+  REQUIRE_FALSE(d.steps.empty());
+  CHECK(d.steps.front().rule == "SENS-CRB");
+  CHECK(d.steps.front().citation == "004 Lemma 5.2, generalised");
+  const std::string found = ir::print(rewrite::present(d.final));
+  // Composite-body form: the composite inertia R, no body inertia M left.
+  CHECK_THAT(found, Catch::Contains("R") && !Catch::Contains("M"));
+  const Derivation free = rewrite::derive(parse("d(calM)/dq_i"), library(), test::rewrite_options());
+  CHECK(free.cost < d.cost);
+  RandomTreeOptions o;
+  o.bodies = 6;
+  o.floating = true;
+  const Robot tree = random_tree(22, o);
+  for (const rewrite::Step* step : {&d.steps.front(), &d.steps.back()}) {
+    const std::string claim = ir::print(step->after) + " = d(calM)/dq_i";
+    const auto src = std::make_shared<syntax::Source>(syntax::Source{"<test>", claim});
+    const verify::Result r =
+        verify::check({claim, "test", syntax::parse_equation(src)}, {&tree, tree.default_tips(), 0},
+                      test::definitions(), verify::Options{3, 5, 1e-9});
+    INFO(claim << ": max rel " << r.max_rel << " " << r.note);
+    CHECK(r.verdict == verify::Verdict::Pass);
+  }
+  // A name no rule has, or a rule that does not apply: one clear error naming it.
+  options.via = {"NO-SUCH-RULE"};
+  CHECK_THROWS_WITH(rewrite::derive(parse("d(calM)/dq_i"), library(), options),
+                    Catch::Contains("--via NO-SUCH-RULE: no rule of the identity library has this name"));
+  options.via = {"SENS-CRB"};
+  CHECK_THROWS_WITH(rewrite::derive(parse("H phi M"), library(), options),
+                    Catch::Contains("--via SENS-CRB: the rule") && Catch::Contains("does not apply to H phi M"));
+}
+
 // 004 prints its sensitivities for revolute joints, with phi where a ball joint or a
 // free-flyer needs phitilde: the printed forms hold on the Panda and fail on such a tree.
 TEST_CASE("004's printed sensitivity forms hold for 1-dof joints and fail for ball and free joints",
