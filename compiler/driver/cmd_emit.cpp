@@ -119,6 +119,10 @@ void add_emit(CLI::App& app, Runner& run) {
                   "in kernels of at least this many operations, run the steps repeated column after column as loops "
                   "over tables (0: never)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--large-set-ops", opts->cpp.large_set_ops,
+                  "a kernel set of at least this many operations is large: it shares more and runs per-body loops "
+                  "(sweep steps alike up to their bodies' constants; docs/performance.md)")
+      ->check(CLI::Range(1L, 1L << 40));
   cmd->add_option("--warn-lines", opts->warn_lines,
                   "warn when the generated sources have more lines than this (compile time grows with it)")
       ->check(CLI::Range(1L, 1L << 40));
