@@ -204,6 +204,10 @@ std::string layout_comment(const Kernel& k) {
   return fmt::format("in = [{}] ({} doubles); out = {} ({})", in, total, k.output, shape);
 }
 
+// From this many joint angles in one function on, their sines and cosines are one call of
+// soa_sincos_n (a loop g++ vectorises) instead of one inline soa_sincos each.
+constexpr int kSincosLoopMin = 4;
+
 std::string eigen_type(int rows, int cols) { return fmt::format("Eigen::Matrix<double, {}, {}>", rows, cols); }
 
 // soa::sincos (support/sincos.hpp) as the generated source's own function: its body with
@@ -262,6 +266,46 @@ struct soa_sincos_pair {{
   const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
   const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
   return {{n & 2u ? -s : s, (n + 1u) & 2u ? -co : co}};
+}}
+
+// The same for n angles at once, into sin_x[] and cos_x[]: the fast path for every angle
+// with no branch (a loop g++ vectorises: 2 to 8 angles per instruction, the same operations
+// on each, so the same bits as soa_sincos; the quadrant read from t's low bits, which hold k,
+// so that an angle beyond the fast path converts nothing out of range), then libm for those
+// beyond it.
+[[gnu::noinline]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
+                                                  double* __restrict cos_x, int n) {{
+  constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
+  constexpr double pio2_1 = {p1}, pio2_2 = {p2};
+  constexpr double pio2_3 = {p3}, pio2_4 = {p4};
+  constexpr double S1 = {S1}, S2 = {S2}, S3 = {S3};
+  constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
+  constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
+  constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
+  for (int i = 0; i < n; ++i) {{
+    const double t = x[i] * two_over_pi + round_shift, k = t - round_shift;
+    unsigned long long bits;
+    __builtin_memcpy(&bits, &t, sizeof bits);
+    const double a = x[i] - k * pio2_1;
+    const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
+    const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
+    const double e = (e1 + e2) + k * pio2_4;
+    const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
+    const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
+    const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
+    const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
+    const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
+    const unsigned q = static_cast<unsigned>(bits) & 3u;
+    const double s = q & 1u ? cos_r : sin_r, co = q & 1u ? sin_r : cos_r;
+    sin_x[i] = q & 2u ? -s : s;
+    cos_x[i] = (q + 1u) & 2u ? -co : co;
+  }}
+  for (int i = 0; i < n; ++i)
+    if (!(std::fabs(x[i]) < fast_bound)) {{
+      const soa_sincos_pair p = soa_sincos_libm(x[i]);
+      sin_x[i] = p.s;
+      cos_x[i] = p.c;
+    }}
 }}
 )",
       fmt::arg("fast_bound", hex(c::fast_bound)), fmt::arg("two_over_pi", hex(c::two_over_pi)),
@@ -323,14 +367,28 @@ public:
     const specialise::Partition& plan = u_.parts;
     const int first = plan.begin[part_], last = plan.begin[part_ + 1];
     if (!u_.steps.empty() && u_.steps.loop_of[first] >= 0) return loop(u_.steps.loops[u_.steps.loop_of[first]]);
-    std::vector<std::string> pair(p_.nodes.size());
+    std::vector<std::string> pair(p_.nodes.size());  // per angle: "sc3." (then s or c), or "soa_" (then sin[3])
+    std::vector<int> lane(p_.nodes.size(), -1);
     int pairs = 0;
     const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
     std::string b;
-    if (!angles.empty()) b += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
-    for (int x : angles) {
-      pair[x] = fmt::format("sc{}", pairs++);
-      b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[x], value(x));
+    if (static_cast<int>(angles.size()) >= kSincosLoopMin) {
+      // The joint angles' sines and cosines by one call: a loop over them, vectorised.
+      std::vector<std::string> spelled;
+      for (int x : angles) {
+        lane[x] = static_cast<int>(spelled.size());
+        spelled.push_back(value(x));
+      }
+      b += "\n  // sin and cos of the joint angles, all at once: one vectorised loop\n";
+      b += fmt::format("  const double soa_angle[{}] = {{{}}};\n", angles.size(), fmt::join(spelled, ", "));
+      b += fmt::format("  double soa_sin[{0}], soa_cos[{0}];\n  soa_sincos_n(soa_angle, soa_sin, soa_cos, {0});\n",
+                       angles.size());
+    } else {
+      if (!angles.empty()) b += "\n  // sin and cos of the joint angles, all at once: independent, they overlap\n";
+      for (int x : angles) {
+        pair[x] = fmt::format("sc{}", pairs++);
+        b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[x], value(x));
+      }
     }
     int label = -2;
     bool any = false;
@@ -346,7 +404,9 @@ public:
       name_[i] = fmt::format("v{}", u_.ordinal[i]);
       const std::string a = value(n.a);
       std::string rhs;
-      if (n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) {
+      if ((n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) && lane[n.a] >= 0) {
+        rhs = fmt::format("{}[{}]", n.op == ScalarOp::Sin ? "soa_sin" : "soa_cos", lane[n.a]);
+      } else if (n.op == ScalarOp::Sin || n.op == ScalarOp::Cos) {
         if (pair[n.a].empty()) {
           pair[n.a] = fmt::format("sc{}", pairs++);
           b += fmt::format("  const soa_sincos_pair {} = soa_sincos({});\n", pair[n.a], a);
@@ -1029,11 +1089,12 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
                                 comment_safe(t.file_stem)));
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
-  static constexpr std::array<std::string_view, 7> reserved = {
-      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "detail"};
+  static constexpr std::array<std::string_view, 8> reserved = {
+      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n", "detail"};
   // The names the generated functions give their own parameters besides the ports.
-  static constexpr std::array<std::string_view, 9> internal = {
-      "s", "w", "in", "g", "soa_table", "soa_row", "soa_lit", "soa_literals", "soa_i"};
+  static constexpr std::array<std::string_view, 12> internal = {"s",         "w",         "in",      "g",
+                                                                "soa_table", "soa_row",   "soa_lit", "soa_literals",
+                                                                "soa_i",     "soa_angle", "soa_sin", "soa_cos"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));

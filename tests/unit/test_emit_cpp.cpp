@@ -305,9 +305,10 @@ TEST_CASE("generated code carries its provenance and is deterministic", "[emit-c
   CHECK_THAT(a.files.all_sources(), Catch::Contains("// link2: kinematics"));
 }
 
-TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per angle", "[emit-cpp]") {
-  // A kernel taking the sine and cosine of each of its inputs, one output each.
-  const int n = 16;
+namespace {
+
+// A kernel taking the sine and cosine of each of its n inputs, one output each.
+specialise::Kernel trig_kernel(int n) {
   specialise::Kernel k;
   k.name = "trig";
   k.expression = k.derivation = k.meaning = "sin and cos of x";
@@ -324,47 +325,77 @@ TEST_CASE("the generated soa_sincos is soa::sincos, bit for bit, one call per an
     k.code.outputs.push_back(x + 2);
   }
   specialise::check(k.code);
-  const Generated g = generate(k, "trig");
-  // Defined once; one call per input, shared by its sine and cosine.
-  const std::string source = g.files.all_sources();
-  std::size_t calls = 0;
-  for (std::size_t at = 0; (at = source.find("= soa_sincos(x[", at + 1)) != std::string::npos;) ++calls;
-  CHECK(calls == n);
-  CHECK(source.find("static inline soa_sincos_pair soa_sincos(double x)") ==
-        source.rfind("static inline soa_sincos_pair soa_sincos(double x)"));
-  // All at the top, in input order; then the nodes read them.
-  CHECK_THAT(source,
-             Catch::Contains(
-                 "const soa_sincos_pair sc0 = soa_sincos(x[0]);\n  const soa_sincos_pair sc1 = soa_sincos(x[1]);"));
-  CHECK_THAT(source, Catch::Contains("const soa_sincos_pair sc15 = soa_sincos(x[15]);\n\n  const double v0 = sc0.s;\n"
-                                     "  const double v1 = sc0.c;"));
+  return k;
+}
 
-  const Compiled lib(g);
-  const KernelFn fn = lib.get("trig_trig");
-  REQUIRE(fn != nullptr);
-  std::vector<double> x = {
-      0.0, -0.0,   0.7853981633974483, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20, -1e22, INFINITY,
-      NAN, 1e-300, 0x1p-1074};
-  std::mt19937_64 rng(4);
-  for (const double range : {1.0, 10.0, 1e4, 0x1p20}) {
-    std::uniform_real_distribution<double> u(-range, range);
-    for (int i = 0; i < 5000; ++i) x.push_back(u(rng));
-  }
-  while (x.size() % n != 0) x.push_back(0.5);
-  std::vector<double> out(2 * n);
-  for (std::size_t at = 0; at < x.size(); at += n) {
-    fn(x.data() + at, out.data());
-    for (int i = 0; i < n; ++i) {
-      const double xi = x[at + i];
-      INFO("x = " << xi);
-      const soa::SinCos expected = soa::sincos(xi);
-      if (std::isnan(expected.s)) {
-        CHECK(std::isnan(out[2 * i]));
-        CHECK(std::isnan(out[2 * i + 1]));
-        continue;
+}  // namespace
+
+TEST_CASE("the generated soa_sincos and soa_sincos_n are soa::sincos, bit for bit", "[emit-cpp]") {
+  // Three angles: a soa_sincos call each. Sixteen: one soa_sincos_n call for all, a loop
+  // g++ vectorises, whatever the lanes hold (fast path, libm's, inf, nan).
+  for (const int n : {3, 16}) {
+    INFO(n << " angles");
+    const Generated g = generate(trig_kernel(n), fmt::format("trig{}", n));
+    const std::string source = g.files.all_sources();
+    CHECK(source.find("static inline soa_sincos_pair soa_sincos(double x)") ==
+          source.rfind("static inline soa_sincos_pair soa_sincos(double x)"));
+    std::size_t calls = 0;
+    for (std::size_t at = 0; (at = source.find("= soa_sincos(x[", at + 1)) != std::string::npos;) ++calls;
+    if (n == 3) {
+      // One call per input, shared by its sine and cosine, all at the top in input order;
+      // then the nodes read them.
+      CHECK(calls == 3);
+      CHECK_THAT(source, Catch::Contains("const soa_sincos_pair sc0 = soa_sincos(x[0]);\n  const soa_sincos_pair sc1 = "
+                                         "soa_sincos(x[1]);"));
+      CHECK_THAT(source, Catch::Contains("const soa_sincos_pair sc2 = soa_sincos(x[2]);\n\n  const double v0 = sc0.s;\n"
+                                         "  const double v1 = sc0.c;"));
+    } else {
+      CHECK(calls == 0);
+      std::vector<std::string> xs;
+      for (int i = 0; i < n; ++i) xs.push_back(fmt::format("x[{}]", i));
+      CHECK_THAT(source, Catch::Contains(fmt::format("const double soa_angle[16] = {{{}}};\n"
+                                                     "  double soa_sin[16], soa_cos[16];\n"
+                                                     "  soa_sincos_n(soa_angle, soa_sin, soa_cos, 16);\n\n"
+                                                     "  const double v0 = soa_sin[0];\n  const double v1 = soa_cos[0];",
+                                                     fmt::join(xs, ", "))));
+    }
+    const Compiled lib(g);
+    const KernelFn fn = lib.get(fmt::format("trig{}_trig", n));
+    REQUIRE(fn != nullptr);
+    std::vector<double> x = {0.0,
+                             -0.0,
+                             0.7853981633974483,
+                             -2.5,
+                             0x1.6c6cbc45dc8dep+5,
+                             std::nextafter(0x1p20, 0.0),
+                             0x1p20,
+                             -1e22,
+                             INFINITY,
+                             NAN,
+                             1e-300,
+                             0x1p-1074};
+    std::mt19937_64 rng(4);
+    for (const double range : {1.0, 10.0, 1e4, 0x1p20}) {
+      std::uniform_real_distribution<double> u(-range, range);
+      for (int i = 0; i < 5000; ++i) x.push_back(u(rng));
+    }
+    std::shuffle(x.begin(), x.end(), rng);  // lanes of every kind side by side
+    while (x.size() % n != 0) x.push_back(0.5);
+    std::vector<double> out(2 * n);
+    for (std::size_t at = 0; at < x.size(); at += n) {
+      fn(x.data() + at, out.data());
+      for (int i = 0; i < n; ++i) {
+        const double xi = x[at + i];
+        INFO("x = " << xi);
+        const soa::SinCos expected = soa::sincos(xi);
+        if (std::isnan(expected.s)) {
+          CHECK(std::isnan(out[2 * i]));
+          CHECK(std::isnan(out[2 * i + 1]));
+          continue;
+        }
+        CHECK(std::memcmp(&out[2 * i], &expected.s, sizeof(double)) == 0);
+        CHECK(std::memcmp(&out[2 * i + 1], &expected.c, sizeof(double)) == 0);
       }
-      CHECK(std::memcmp(&out[2 * i], &expected.s, sizeof(double)) == 0);
-      CHECK(std::memcmp(&out[2 * i + 1], &expected.c, sizeof(double)) == 0);
     }
   }
 }
@@ -383,14 +414,14 @@ TEST_CASE("kernels without sin or cos carry no soa_sincos", "[emit-cpp]") {
   CHECK_THAT(g.files.all_sources(), !Catch::Contains("sincos") && !Catch::Contains("all at once"));
   CHECK_THAT(g.files.all_sources(), !Catch::Contains("std::sin") && !Catch::Contains("std::cos"));
   check_against_runtime(gantry, gantry.default_tips(), "gantry");  // and it compiles warning-free
-  // The Panda's do: the function once, a call per joint angle.
+  // The Panda's do: the functions once, a call for the joint angles of each kernel.
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const std::string panda_source = generate(panda, panda.default_tips(), "panda", kWhole).files.all_sources();
   CHECK_THAT(panda_source, Catch::Contains("static inline soa_sincos_pair soa_sincos(double x)"));
-  CHECK_THAT(panda_source, Catch::Contains("const soa_sincos_pair sc0 = soa_sincos(q[1]);"));
+  CHECK_THAT(panda_source, Catch::Contains("  soa_sincos_n(soa_angle, soa_sin, soa_cos, "));
 }
 
-TEST_CASE("the sin-cos pairs of the inputs open each kernel, in input order, and only those used", "[emit-cpp]") {
+TEST_CASE("the sines and cosines of the inputs open each kernel, in input order, and only those used", "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const Generated g = generate(panda, panda.default_tips(), "panda", kWhole);
   const std::string source = g.files.all_sources();
@@ -407,19 +438,19 @@ TEST_CASE("the sin-cos pairs of the inputs open each kernel, in input order, and
     const std::size_t begin = source.find("\nvoid " + k.name + "(");
     REQUIRE(begin != std::string::npos);
     const std::string body = source.substr(begin, source.find("\n}\n", begin) - begin);
-    // Pair i is the i-th angle, in order, all before the first arithmetic statement.
+    // Lane i is the i-th angle, in order, all before the first arithmetic statement.
     const std::size_t first_op = body.find("  const double v");
     REQUIRE(first_op != std::string::npos);
     CHECK(body.find("// sin and cos of the joint angles, all at once") < first_op);
-    int i = 0;
-    for (int angle : angles) {
-      const std::size_t at = body.find(fmt::format("  const soa_sincos_pair sc{} = soa_sincos(q[{}]);\n", i++, angle));
-      CHECK(at < first_op);
-    }
-    // And no other pair: the Panda's sines and cosines are all of joint angles.
-    std::size_t pairs = 0;
-    for (std::size_t at = 0; (at = body.find("= soa_sincos(", at + 1)) != std::string::npos;) ++pairs;
-    CHECK(pairs == angles.size());
+    std::vector<std::string> qs;
+    for (int angle : angles) qs.push_back(fmt::format("q[{}]", angle));
+    const std::string call = fmt::format(
+        "  const double soa_angle[{0}] = {{{1}}};\n  double soa_sin[{0}], soa_cos[{0}];\n"
+        "  soa_sincos_n(soa_angle, soa_sin, soa_cos, {0});\n",
+        angles.size(), fmt::join(qs, ", "));
+    CHECK(body.find(call) < first_op);
+    // And no pair besides: the Panda's sines and cosines are all of joint angles.
+    CHECK(body.find("= soa_sincos(") == std::string::npos);
   }
 }
 
