@@ -415,8 +415,10 @@ TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*", "[a
   for (const auto& r : rewrite::rules_used(w)) CHECK(r.find('[') == std::string::npos);
   // A whole-robot symbol next to an arm's: the whole robot's rules take part as well. (Both
   // terms must lose their dense inverse before the order drops: 4 sweeps more on the way.)
+  rewrite::Options slack;
+  slack.sweep_slack = 4;
   const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(),
-                                       test::rewrite_options(rewrite::Options{.sweep_slack = 4}));
+                                       test::rewrite_options(slack));
   INFO(rewrite::explain(m));
   CHECK(m.cost.order == 1);
   CHECK(uses(m, "MINV[1]"));
