@@ -129,6 +129,10 @@ struct LlvmKernelPlan {
 
 namespace {
 
+// From this many joint angles in a function on, their sines and cosines are vector code
+// (LlvmOptions::sincos_lanes), as the generated C++'s soa_sincos_n.
+constexpr int kSincosVectorMin = 4;
+
 bool literal_or_one(const ScalarProgram& p, int x) {
   return x == kOne || x == kAbsent || p.nodes[x].op == ScalarOp::Const;
 }
@@ -536,7 +540,22 @@ private:
     // The sin and cos of the inputs (joint angles) the part's Sin and Cos nodes read, first
     // and in input order: independent of everything else, their latencies overlap (as in
     // the generated C++). Those of computed values come at their first Sin or Cos.
-    for (int x : specialise::trig_inputs(p_, first, last)) sincos_[x] = {sincos(b, value(x)), k};
+    const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
+    const int width = options_.sincos_lanes;
+    if (width >= 2 && static_cast<int>(angles.size()) >= kSincosVectorMin) {
+      // Several at a time: the same operations on a vector of angles (padded with zeros).
+      llvm::Type* vector = llvm::FixedVectorType::get(f64_, static_cast<unsigned>(width));
+      for (std::size_t at = 0; at < angles.size(); at += static_cast<std::size_t>(width)) {
+        const int lanes = std::min(width, static_cast<int>(angles.size() - at));
+        llvm::Value* x = llvm::ConstantFP::get(vector, 0.0);
+        for (int j = 0; j < lanes; ++j) x = b.CreateInsertElement(x, value(angles[at + j]), j);
+        const auto [s, c] = sincos(b, x);
+        for (int j = 0; j < lanes; ++j)
+          sincos_[angles[at + j]] = {{b.CreateExtractElement(s, j), b.CreateExtractElement(c, j)}, k};
+      }
+    } else {
+      for (int x : angles) sincos_[x] = {sincos(b, value(x)), k};
+    }
     for (int i = first; i < last; ++i) {
       const ScalarNode& n = p_.nodes[i];
       if (arity(n.op) == 0 || part_[i] < 0) continue;
@@ -590,16 +609,25 @@ private:
   // angles; cmov on the bits instead ran the Panda's inverse dynamics more slowly.
   // Not a call to one shared function: no inliner runs on this IR, and a call clobbers
   // every vector register, the very cost this replaces.
+  // x may be a vector of angles (LlvmOptions::sincos_lanes): the same operations lane by
+  // lane, the branch taken when every lane is in range, libm for each lane of the cold block
+  // whose angle is not.
   std::pair<llvm::Value*, llvm::Value*> sincos(llvm::IRBuilder<>& b, llvm::Value* x) {
     namespace c = sincos_constants;
-    const auto lit = [&](double value) { return constant(value); };
+    llvm::Type* type = x->getType();
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+    llvm::Type* i64 =
+        vector ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getInt64Ty(), vector->getNumElements()))
+               : b.getInt64Ty();
+    const auto lit = [&](double value) { return llvm::ConstantFP::get(type, value); };
+    const auto int_lit = [&](std::uint64_t value) { return llvm::ConstantInt::get(i64, value); };
     const auto add = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFAdd(l, r); };
     const auto sub = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFSub(l, r); };
     const auto mul = [&](llvm::Value* l, llvm::Value* r) { return b.CreateFMul(l, r); };
     // |x| by clearing the sign bit, not llvm.fabs: FastISel selects integer and-masks but
     // not that intrinsic, and would hand the block to SelectionDAG.
     llvm::Value* magnitude =
-        b.CreateBitCast(b.CreateAnd(b.CreateBitCast(x, b.getInt64Ty()), b.getInt64(0x7fffffffffffffffULL)), f64_);
+        b.CreateBitCast(b.CreateAnd(b.CreateBitCast(x, i64), int_lit(0x7fffffffffffffffULL)), type);
     llvm::Value* in_range = b.CreateFCmpOLT(magnitude, lit(c::fast_bound));
     // 1. x - k pi/2 = r - e (kp2, kp3: soa::sincos's b and c)
     llvm::Value* t = add(mul(x, lit(c::two_over_pi)), lit(c::round_shift));
@@ -627,29 +655,45 @@ private:
     llvm::Value* pc = add(estrin(c::C1, c::C2, c::C3, c::C4), mul(ww, add(lit(c::C5), mul(z, lit(c::C6)))));
     llvm::Value* cos_r = add(h, add(sub(sub(lit(1.0), h), hz), add(mul(w, pc), mul(r, e))));
     // 3. the quadrant n = k mod 4
-    llvm::Value* n = b.CreateAnd(b.CreateBitCast(t, b.getInt64Ty()), 3);
-    llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(n, 1), b.getInt64(0));
+    llvm::Value* n = b.CreateAnd(b.CreateBitCast(t, i64), int_lit(3));
+    llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(n, int_lit(1)), int_lit(0));
     llvm::Value* s = b.CreateSelect(odd, cos_r, sin_r);
     llvm::Value* co = b.CreateSelect(odd, sin_r, cos_r);
-    llvm::Value* fast_sin = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(n, 2), b.getInt64(0)), b.CreateFNeg(s), s);
-    llvm::Value* fast_cos = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(b.CreateAdd(n, b.getInt64(1)), 2), b.getInt64(0)),
-                                           b.CreateFNeg(co), co);
+    llvm::Value* fast_sin = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(n, int_lit(2)), int_lit(0)), b.CreateFNeg(s), s);
+    llvm::Value* fast_cos = b.CreateSelect(
+        b.CreateICmpNE(b.CreateAnd(b.CreateAdd(n, int_lit(1)), int_lit(2)), int_lit(0)), b.CreateFNeg(co), co);
 
     llvm::BasicBlock* fast = b.GetInsertBlock();
     llvm::Function* f = fast->getParent();
     llvm::BasicBlock* join = llvm::BasicBlock::Create(context_, "sincos.join", f, first_cold_);
     llvm::BasicBlock* cold = llvm::BasicBlock::Create(context_, "sincos.cold", f);
     if (!first_cold_) first_cold_ = cold;
-    b.CreateCondBr(in_range, join, cold, llvm::MDBuilder(context_).createBranchWeights(1 << 20, 1));
+    b.CreateCondBr(vector ? b.CreateAndReduce(in_range) : in_range, join, cold,
+                   llvm::MDBuilder(context_).createBranchWeights(1 << 20, 1));
     b.SetInsertPoint(cold);
-    llvm::Value* libm_sin = libm_call(b, "sin", x);
-    llvm::Value* libm_cos = libm_call(b, "cos", x);
+    llvm::Value* libm_sin = nullptr;
+    llvm::Value* libm_cos = nullptr;
+    if (!vector) {
+      libm_sin = libm_call(b, "sin", x);
+      libm_cos = libm_call(b, "cos", x);
+    } else {
+      libm_sin = fast_sin;
+      libm_cos = fast_cos;
+      for (unsigned j = 0; j < vector->getNumElements(); ++j) {
+        llvm::Value* xj = b.CreateExtractElement(x, j);
+        llvm::Value* inj = b.CreateExtractElement(in_range, j);
+        libm_sin = b.CreateInsertElement(
+            libm_sin, b.CreateSelect(inj, b.CreateExtractElement(fast_sin, j), libm_call(b, "sin", xj)), j);
+        libm_cos = b.CreateInsertElement(
+            libm_cos, b.CreateSelect(inj, b.CreateExtractElement(fast_cos, j), libm_call(b, "cos", xj)), j);
+      }
+    }
     b.CreateBr(join);
     b.SetInsertPoint(join);
-    llvm::PHINode* sin_x = b.CreatePHI(f64_, 2, "sin");
+    llvm::PHINode* sin_x = b.CreatePHI(type, 2, "sin");
     sin_x->addIncoming(fast_sin, fast);
     sin_x->addIncoming(libm_sin, cold);
-    llvm::PHINode* cos_x = b.CreatePHI(f64_, 2, "cos");
+    llvm::PHINode* cos_x = b.CreatePHI(type, 2, "cos");
     cos_x->addIncoming(fast_cos, fast);
     cos_x->addIncoming(libm_cos, cold);
     return {sin_x, cos_x};

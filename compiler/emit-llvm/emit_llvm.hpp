@@ -21,7 +21,12 @@
 //   library's sin and cos (through pointers held in module constants) when |x| < 2^20
 //   fails (large, infinite, NaN), and a phi. So a
 //   kernel is a chain of blocks, not one; the operations and their order are
-//   soa::sincos's, so its values are specialise::evaluate's to the bit.
+//   soa::sincos's, so its values are specialise::evaluate's to the bit. With
+//   options.sincos_lanes >= 2 and at least 4 input angles, their pairs are built that many
+//   at a time on vectors of angles (the last padded with zeros), the same operations lane
+//   by lane; the branch is taken when every lane is in range, and the cold block calls
+//   libm for each lane that is not (the JIT asks for 4 lanes where SelectionDAG compiles
+//   the kernel: FastISel selects no vector constant).
 // - With options.part_ops > 0 and more operations than that, the body is split, in program
 //   order, into `internal noinline` functions NAME.part0, NAME.part1, ... (external when
 //   sliced over modules, see LlvmOptions) of part_ops
@@ -82,6 +87,10 @@ struct LlvmOptions {
   int part_ops = 0;                // > 0: split kernels into parts of this many operations
   int lanes = 0;                   // >= 2: lane groups of up to this many outputs (split kernels only)
   std::string tune_cpu;            // non-empty: the "tune-cpu" attribute of every function
+  // >= 2: the sines and cosines of a function's inputs (the joint angles), this many at a
+  // time as vector code (from 4 angles on). For SelectionDAG only: FastISel selects no
+  // vector constant and would hand the block to SelectionDAG.
+  int sincos_lanes = 0;
   // A split kernel sliced over several modules, so that its parts compile concurrently
   // (jit.cpp): this module defines parts [first_part, end_part) (end_part < 0: to the
   // last) as external functions, and the entry function NAME only if `entry`, declaring

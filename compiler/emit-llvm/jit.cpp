@@ -231,8 +231,11 @@ emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarP
   emit::LlvmOptions lo;
   lo.allow_contraction = options.allow_contraction;
   lo.part_ops = options.part_ops;
-  lo.lanes = specialise::count_ops(program).total() >= options.lane_min_ops ? options.lanes : 0;
+  const int ops = specialise::count_ops(program).total();
+  lo.lanes = ops >= options.lane_min_ops ? options.lanes : 0;
   lo.tune_cpu = tune_cpu(options);
+  // The angles' sines and cosines four at a time where SelectionDAG compiles the kernel.
+  lo.sincos_lanes = !options.fast_isel || ops < options.fast_isel_min_ops ? 4 : 0;
   return lo;
 }
 

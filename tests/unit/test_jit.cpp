@@ -25,6 +25,7 @@ TEST_CASE("LLVM JIT: skipped, soac was configured with -DSOA_WITH_LLVM=OFF", "[j
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/SourceMgr.h>
 
 #include "emit-llvm/emit_llvm.hpp"
@@ -279,6 +280,52 @@ TEST_CASE("sin and cos equal the interpreter's on every kind of argument, bit fo
           CHECK(identical(out, interpret(b.p, {u, v})));
           CHECK(identical({out[0], out[1]}, {soa::sincos(u).s, soa::sincos(u).c}));
         }
+    }
+  }
+}
+
+TEST_CASE("six angles' sines and cosines, as vector code four at a time, equal the interpreter's bit for bit",
+          "[jit]") {
+  // sin and cos of each of six inputs: two vectors of four lanes (the second half padded).
+  const int n = 6;
+  Builder b(n);
+  for (int i = 0; i < n; ++i) {
+    const int x = b.in(i);
+    b.p.outputs.push_back(b.add(ScalarOp::Sin, x));
+    b.p.outputs.push_back(b.add(ScalarOp::Cos, x));
+  }
+  specialise::check(b.p);
+  // In the IR: vector code where sincos_lanes asks for it, scalar code otherwise.
+  llvm::LLVMContext context;
+  emit::LlvmOptions lanes;
+  lanes.sincos_lanes = 4;
+  const auto printed = [](const llvm::Module& m) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m.print(os, nullptr);
+    return os.str();
+  };
+  CHECK_THAT(printed(*emit::emit_llvm_module(context, "vector", {{"trig", b.p}}, lanes)),
+             Catch::Contains("fcmp olt <4 x double>"));
+  CHECK_THAT(printed(*emit::emit_llvm_module(context, "scalar", {{"trig", b.p}})), !Catch::Contains("<4 x double>"));
+  // Every kind of argument in every lane: the fast path, libm's (2^20 and beyond, inf,
+  // NaN), signed zeros, subnormals; whole or in parts, SelectionDAG (vector) or FastISel.
+  const std::vector<double> kinds = {
+      0.3, -2.5, 0x1.6c6cbc45dc8dep+5, std::nextafter(0x1p20, 0.0), 0x1p20, 1e22, INFINITY, NAN, -0.0, -0x1p-1074};
+  std::mt19937_64 rng(8);
+  std::uniform_int_distribution<std::size_t> pick(0, kinds.size() - 1);
+  for (const int fast_isel_min_ops : {20000, 0}) {
+    for (const int part_ops : {0, 5}) {
+      INFO("fast_isel_min_ops " << fast_isel_min_ops << ", parts of " << part_ops);
+      jit::Options o;
+      o.fast_isel_min_ops = fast_isel_min_ops;
+      o.part_ops = part_ops;
+      const jit::Kernels k = jit::compile({{"trig", b.p}}, o);
+      for (int sample = 0; sample < 200; ++sample) {
+        std::vector<double> in(n);
+        for (double& x : in) x = kinds[pick(rng)];
+        CHECK(identical(run(k.lookup("trig"), b.p, in), interpret(b.p, in)));
+      }
     }
   }
 }
