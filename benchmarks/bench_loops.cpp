@@ -31,6 +31,13 @@ SOA_KERNELS(tree)
 SOA_KERNELS(tree_straight)
 SOA_KERNELS(talos_straight)
 SOA_KERNELS(talos_loops)
+SOA_KERNELS(talos_body)
+// The six kernels of one namespace, in kNames' order.
+#define SOA_KERNEL_ARRAY(ns)                                                                                 \
+  {                                                                                                          \
+    ns##_inverse_dynamics, ns##_forward_dynamics, ns##_mass_matrix, ns##_mass_matrix_inverse, ns##_jacobian, \
+        ns##_lambda                                                                                          \
+  }
 
 namespace {
 
@@ -87,7 +94,7 @@ void add(Case& c) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  std::vector<Case> cases(2);
+  std::vector<Case> cases(3);
   try {
     RandomTreeOptions o;
     o.bodies = 100;
@@ -98,20 +105,26 @@ int main(int argc, char** argv) {
     tree.loops_form = "default";
     tree.straight_form = "--loop-min-ops 0";
     tree.robot = random_tree(1, o);
-    tree.loops = {tree_inverse_dynamics,    tree_forward_dynamics, tree_mass_matrix,
-                  tree_mass_matrix_inverse, tree_jacobian,         tree_lambda};
-    tree.straight = {tree_straight_inverse_dynamics,    tree_straight_forward_dynamics, tree_straight_mass_matrix,
-                     tree_straight_mass_matrix_inverse, tree_straight_jacobian,         tree_straight_lambda};
+    tree.loops = SOA_KERNEL_ARRAY(tree);
+    tree.straight = SOA_KERNEL_ARRAY(tree_straight);
     Case& talos = cases[1];
     talos.key = "talos";
     talos.label = "talos_reduced, free-flyer (38 dof)";
     talos.loops_form = "--loop-min-ops 1";
     talos.straight_form = "--loop-min-ops 0";
     talos.robot = load_urdf(SOA_BENCH_TALOS, LoadOptions{true});
-    talos.loops = {talos_loops_inverse_dynamics,    talos_loops_forward_dynamics, talos_loops_mass_matrix,
-                   talos_loops_mass_matrix_inverse, talos_loops_jacobian,         talos_loops_lambda};
-    talos.straight = {talos_straight_inverse_dynamics,    talos_straight_forward_dynamics, talos_straight_mass_matrix,
-                      talos_straight_mass_matrix_inverse, talos_straight_jacobian,         talos_straight_lambda};
+    talos.loops = SOA_KERNEL_ARRAY(talos_loops);
+    talos.straight = SOA_KERNEL_ARRAY(talos_straight);
+    // The humanoid with per-body loops as well (a large set's form, forced): what they cost
+    // a robot below large_set_ops.
+    Case& body = cases[2];
+    body.key = "talos_body";
+    body.label = "talos_reduced, free-flyer (38 dof), per-body loops";
+    body.loops_form = "--loop-min-ops 1 --large-set-ops 1";
+    body.straight_form = "--loop-min-ops 0";
+    body.robot = talos.robot;
+    body.loops = SOA_KERNEL_ARRAY(talos_body);
+    body.straight = talos.straight;
     for (Case& c : cases) {
       c.tips = static_cast<int>(c.robot.default_tips().size());
       add(c);
