@@ -417,8 +417,8 @@ TEST_CASE("rules are instantiated per arm: J1 calM1^-1 J1* as J calM^-1 J*", "[a
   // terms must lose their dense inverse before the order drops: 4 sweeps more on the way.)
   rewrite::Options slack;
   slack.sweep_slack = 4;
-  const Derivation m = rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(),
-                                       test::rewrite_options(slack));
+  const Derivation m =
+      rewrite::derive(parse("qd* calM^-1 qd + qd1* calM1^-1 qd1"), lemmas_only(), test::rewrite_options(slack));
   INFO(rewrite::explain(m));
   CHECK(m.cost.order == 1);
   CHECK(uses(m, "MINV[1]"));
