@@ -9,10 +9,13 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "bench_report.hpp"
 #include "model/kinematics.hpp"
@@ -99,32 +102,25 @@ int main(int argc, char** argv) {
     RandomTreeOptions o;
     o.bodies = 100;
     o.floating = true;
-    Case& tree = cases[0];
-    tree.key = "tree";
-    tree.label = "random 100-body tree, free-flyer (173 dof)";
-    tree.loops_form = "default";
-    tree.straight_form = "--loop-min-ops 0";
-    tree.robot = random_tree(1, o);
-    tree.loops = SOA_KERNEL_ARRAY(tree);
-    tree.straight = SOA_KERNEL_ARRAY(tree_straight);
-    Case& talos = cases[1];
-    talos.key = "talos";
-    talos.label = "talos_reduced, free-flyer (38 dof)";
-    talos.loops_form = "--loop-min-ops 1";
-    talos.straight_form = "--loop-min-ops 0";
-    talos.robot = load_urdf(SOA_BENCH_TALOS, LoadOptions{true});
-    talos.loops = SOA_KERNEL_ARRAY(talos_loops);
-    talos.straight = SOA_KERNEL_ARRAY(talos_straight);
+    const auto set = [](Case& c, std::string key, std::string label, std::string loops_form, const Robot& robot,
+                        const std::array<KernelFn, kKernels>& loops, const std::array<KernelFn, kKernels>& straight) {
+      c.key = std::move(key);
+      c.label = std::move(label);
+      c.loops_form = std::move(loops_form);
+      c.straight_form = "--loop-min-ops 0";
+      c.robot = robot;
+      c.loops = loops;
+      c.straight = straight;
+    };
+    const Robot talos = load_urdf(SOA_BENCH_TALOS, LoadOptions{true});
+    set(cases[0], "tree", "random 100-body tree, free-flyer (173 dof)", "default", random_tree(1, o),
+        SOA_KERNEL_ARRAY(tree), SOA_KERNEL_ARRAY(tree_straight));
+    set(cases[1], "talos", "talos_reduced, free-flyer (38 dof)", "--loop-min-ops 1", talos,
+        SOA_KERNEL_ARRAY(talos_loops), SOA_KERNEL_ARRAY(talos_straight));
     // The humanoid with per-body loops as well (a large set's form, forced): what they cost
     // a robot below large_set_ops.
-    Case& body = cases[2];
-    body.key = "talos_body";
-    body.label = "talos_reduced, free-flyer (38 dof), per-body loops";
-    body.loops_form = "--loop-min-ops 1 --large-set-ops 1";
-    body.straight_form = "--loop-min-ops 0";
-    body.robot = talos.robot;
-    body.loops = SOA_KERNEL_ARRAY(talos_body);
-    body.straight = talos.straight;
+    set(cases[2], "talos_body", "talos_reduced, free-flyer (38 dof), per-body loops",
+        "--loop-min-ops 1 --large-set-ops 1", talos, SOA_KERNEL_ARRAY(talos_body), SOA_KERNEL_ARRAY(talos_straight));
     for (Case& c : cases) {
       c.tips = static_cast<int>(c.robot.default_tips().size());
       add(c);

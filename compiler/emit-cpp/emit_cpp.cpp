@@ -218,95 +218,26 @@ std::string sincos_function() {
   namespace c = sincos_constants;
   const auto hex = [](double x) { return fmt::format("{:a}", x); };
   const auto dec = [](double x) { return fmt::format("{}", x); };
-  return fmt::format(
-      R"(
-// soa_sincos(x) = {{sin x, cos x}}, inline: the sine and cosine of each joint angle, one
-// argument reduction for both. libm's would cost 150 to 200 instructions a joint and
-// spill every live register around the calls. This is soac's soa::sincos (its header,
-// runtime/support/sincos.hpp, documents the algorithm and its error bound) operation for
-// operation: compiled without FMA contraction (-O2 without -march on x86-64) the kernels
-// compute soac's values bit for bit. Within 1 ulp for |x| < 2^20; beyond, and for inf and
-// nan, libm's sin and cos.
-struct soa_sincos_pair {{
-  double s, c;
-}};
-
-// Beyond the fast path (|x| >= 2^20, inf, nan): libm, out of line and cold.
-[[gnu::cold, gnu::noinline]] static soa_sincos_pair soa_sincos_libm(double x) {{
-  return {{std::sin(x), std::cos(x)}};
-}}
-
-// Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
-// off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {{
-  // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
-  constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
-  constexpr double pio2_1 = {p1}, pio2_2 = {p2};
-  constexpr double pio2_3 = {p3}, pio2_4 = {p4};
-  // fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
-  // cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
-  constexpr double S1 = {S1}, S2 = {S2}, S3 = {S3};
-  constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
-  constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
-  constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
-  if (!(std::fabs(x) < fast_bound)) return soa_sincos_libm(x);
-  // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
-  const double k = (x * two_over_pi + round_shift) - round_shift;
-  const double a = x - k * pio2_1;
-  const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
-  const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
-  const double e = (e1 + e2) + k * pio2_4;
-  // sin and cos of r - e
-  const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
-  const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
-  const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
-  const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
-  const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
-  // the quadrant, k mod 4
-  const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
-  const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
-  return {{n & 2u ? -s : s, (n + 1u) & 2u ? -co : co}};
-}}
-
-// The same for n angles at once, into sin_x[] and cos_x[]: the fast path for every angle
-// with no branch (a loop g++ vectorises: 2 to 8 angles per instruction, the same operations
-// on each, so the same bits as soa_sincos; the quadrant read from t's low bits, which hold k,
-// so that an angle beyond the fast path converts nothing out of range), then libm for those
-// beyond it.
-[[gnu::noinline]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
-                                                  double* __restrict cos_x, int n) {{
-  constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
-  constexpr double pio2_1 = {p1}, pio2_2 = {p2};
-  constexpr double pio2_3 = {p3}, pio2_4 = {p4};
-  constexpr double S1 = {S1}, S2 = {S2}, S3 = {S3};
-  constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
-  constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
-  constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
-  for (int i = 0; i < n; ++i) {{
-    const double t = x[i] * two_over_pi + round_shift, k = t - round_shift;
-    unsigned long long bits;
-    __builtin_memcpy(&bits, &t, sizeof bits);
-    const double a = x[i] - k * pio2_1;
-    const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
-    const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
-    const double e = (e1 + e2) + k * pio2_4;
-    const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
-    const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
-    const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
-    const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
-    const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
-    const unsigned q = static_cast<unsigned>(bits) & 3u;
-    const double s = q & 1u ? cos_r : sin_r, co = q & 1u ? sin_r : cos_r;
-    sin_x[i] = q & 2u ? -s : s;
-    cos_x[i] = (q + 1u) & 2u ? -co : co;
-  }}
-  for (int i = 0; i < n; ++i)
-    if (!(std::fabs(x[i]) < fast_bound)) {{
-      const soa_sincos_pair p = soa_sincos_libm(x[i]);
-      sin_x[i] = p.s;
-      cos_x[i] = p.c;
-    }}
-}}
+  // What both functions say alike, indented for where it stands.
+  const auto indented = [](const std::string& indent, const std::string& text) {
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = text.find('\n', at);
+      out += indent + text.substr(at, end - at + 1);
+      at = end + 1;
+    }
+    return out;
+  };
+  const std::string constants = fmt::format(
+      R"(constexpr double fast_bound = {fast_bound}, two_over_pi = {two_over_pi}, round_shift = {round_shift};
+constexpr double pio2_1 = {p1}, pio2_2 = {p2};
+constexpr double pio2_3 = {p3}, pio2_4 = {p4};
+// fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
+// cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
+constexpr double S1 = {S1}, S2 = {S2}, S3 = {S3};
+constexpr double S4 = {S4}, S5 = {S5}, S6 = {S6};
+constexpr double C1 = {C1}, C2 = {C2}, C3 = {C3};
+constexpr double C4 = {C4}, C5 = {C5}, C6 = {C6};
 )",
       fmt::arg("fast_bound", hex(c::fast_bound)), fmt::arg("two_over_pi", hex(c::two_over_pi)),
       fmt::arg("round_shift", hex(c::round_shift)), fmt::arg("p1", hex(c::pio2_1)), fmt::arg("p2", hex(c::pio2_2)),
@@ -314,6 +245,79 @@ struct soa_sincos_pair {{
       fmt::arg("S2", dec(c::S2)), fmt::arg("S3", dec(c::S3)), fmt::arg("S4", dec(c::S4)), fmt::arg("S5", dec(c::S5)),
       fmt::arg("S6", dec(c::S6)), fmt::arg("C1", dec(c::C1)), fmt::arg("C2", dec(c::C2)), fmt::arg("C3", dec(c::C3)),
       fmt::arg("C4", dec(c::C4)), fmt::arg("C5", dec(c::C5)), fmt::arg("C6", dec(c::C6)));
+  // From k (and the angle X) to sin_r and cos_r, the sine and cosine of the reduced angle.
+  const auto reduced = [](const std::string& x) {
+    return fmt::format(R"(const double a = {0} - k * pio2_1;
+const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
+const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
+const double e = (e1 + e2) + k * pio2_4;
+// sin and cos of r - e
+const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
+const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
+const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
+const double pc = ((C1 + z * C2) + w * (C3 + z * C4)) + (w * w) * (C5 + z * C6);
+const double cos_r = h + (((1.0 - h) - hz) + (w * pc + r * e));
+)",
+                       x);
+  };
+  return R"(
+// soa_sincos(x) = {sin x, cos x}, inline: the sine and cosine of each joint angle, one
+// argument reduction for both. libm's would cost 150 to 200 instructions a joint and
+// spill every live register around the calls. This is soac's soa::sincos (its header,
+// runtime/support/sincos.hpp, documents the algorithm and its error bound) operation for
+// operation: compiled without FMA contraction (-O2 without -march on x86-64) the kernels
+// compute soac's values bit for bit. Within 1 ulp for |x| < 2^20; beyond, and for inf and
+// nan, libm's sin and cos.
+struct soa_sincos_pair {
+  double s, c;
+};
+
+// Beyond the fast path (|x| >= 2^20, inf, nan): libm, out of line and cold.
+[[gnu::cold, gnu::noinline]] static soa_sincos_pair soa_sincos_libm(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+
+// Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
+// off the fast path as a function of its own and pay a call, with its spills, per joint.
+[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+  // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
+)" + indented("  ", constants) +
+         R"(  if (!(std::fabs(x) < fast_bound)) return soa_sincos_libm(x);
+  // x - k pi/2 = r - e: Cody-Waite, the subtractions' error terms kept exactly
+  const double k = (x * two_over_pi + round_shift) - round_shift;
+)" + indented("  ", reduced("x")) +
+         R"(  // the quadrant, k mod 4
+  const unsigned n = static_cast<unsigned>(static_cast<int>(k)) & 3u;
+  const double s = n & 1u ? cos_r : sin_r, co = n & 1u ? sin_r : cos_r;
+  return {n & 2u ? -s : s, (n + 1u) & 2u ? -co : co};
+}
+
+// The same for n angles at once, into sin_x[] and cos_x[]: the fast path for every angle
+// with no branch (a loop g++ vectorises: 2 to 8 angles per instruction, the same operations
+// on each, so the same bits as soa_sincos; the quadrant read from t's low bits, which hold k,
+// so that an angle beyond the fast path converts nothing out of range), then libm for those
+// beyond it.
+[[gnu::noinline]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
+                                                  double* __restrict cos_x, int n) {
+)" + indented("  ", constants) +
+         R"(  for (int i = 0; i < n; ++i) {
+    const double t = x[i] * two_over_pi + round_shift, k = t - round_shift;
+    unsigned long long bits;
+    __builtin_memcpy(&bits, &t, sizeof bits);
+)" + indented("    ", reduced("x[i]")) +
+         R"(    const unsigned q = static_cast<unsigned>(bits) & 3u;
+    const double s = q & 1u ? cos_r : sin_r, co = q & 1u ? sin_r : cos_r;
+    sin_x[i] = q & 2u ? -s : s;
+    cos_x[i] = (q + 1u) & 2u ? -co : co;
+  }
+  for (int i = 0; i < n; ++i)
+    if (!(std::fabs(x[i]) < fast_bound)) {
+      const soa_sincos_pair p = soa_sincos_libm(x[i]);
+      sin_x[i] = p.s;
+      cos_x[i] = p.c;
+    }
+}
+)";
 }
 
 // A function of generated code computing one ScalarProgram: a kernel, or a program several

@@ -131,6 +131,8 @@ struct soa_sincos_pair {
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
   constexpr double pio2_3 = 0x1.3198a2ep-69, pio2_4 = 0x1.b839a252049c1p-104;
+  // fdlibm's minimax polynomials on [-pi/4, pi/4]: sin r = r + S1 r^3 + ... + S6 r^13,
+  // cos r = 1 - r^2/2 + C1 r^4 + ... + C6 r^14
   constexpr double S1 = -0.16666666666666632, S2 = 0.00833333333332249, S3 = -0.0001984126982985795;
   constexpr double S4 = 2.7557313707070068e-06, S5 = -2.5050760253406863e-08, S6 = 1.58969099521155e-10;
   constexpr double C1 = 0.0416666666666666, C2 = -0.001388888888887411, C3 = 2.480158728947673e-05;
@@ -143,6 +145,7 @@ struct soa_sincos_pair {
     const double b = k * pio2_2, s1 = a - b, e1 = (s1 - a) + b;
     const double c = k * pio2_3, r = s1 - c, e2 = (r - s1) + c;
     const double e = (e1 + e2) + k * pio2_4;
+    // sin and cos of r - e
     const double z = r * r, w = z * z, v = z * r, hz = 0.5 * z, h = 1.0 - hz;
     const double ps = ((S2 + z * S3) + w * (S4 + z * S5)) + (w * w) * S6;
     const double sin_r = r - (((e - hz * e) - (z * v) * ps) - v * S1);
