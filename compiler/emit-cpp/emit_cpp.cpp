@@ -204,10 +204,6 @@ std::string layout_comment(const Kernel& k) {
   return fmt::format("in = [{}] ({} doubles); out = {} ({})", in, total, k.output, shape);
 }
 
-// From this many joint angles in one function on, their sines and cosines are one call of
-// soa_sincos_n (a loop g++ vectorises) instead of one inline soa_sincos each.
-constexpr int kSincosLoopMin = 4;
-
 std::string eigen_type(int rows, int cols) { return fmt::format("Eigen::Matrix<double, {}, {}>", rows, cols); }
 
 // soa::sincos (support/sincos.hpp) as the generated source's own function: its body with
@@ -376,7 +372,7 @@ public:
     int pairs = 0;
     const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
     std::string b;
-    if (static_cast<int>(angles.size()) >= kSincosLoopMin) {
+    if (static_cast<int>(angles.size()) >= specialise::kTrigVectorMin) {
       // The joint angles' sines and cosines by one call: a loop over them, vectorised.
       std::vector<std::string> spelled;
       for (int x : angles) {
@@ -691,9 +687,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     specialise::LoopOptions lo;
     lo.vary = body_loops;
     std::map<std::string, int> group_of;  // an input array -> its group
-    for (const std::string& spelled : u.input)
-      lo.input_group.push_back(
-          group_of.emplace(spelled.substr(0, spelled.find('[')), static_cast<int>(group_of.size())).first->second);
+    for (std::size_t i = 0; i < u.input.size(); ++i) {
+      const std::string array = u.input[i].empty() ? "" : u.input_place(static_cast<int>(i)).first;  // "": unread
+      lo.input_group.push_back(group_of.emplace(array, static_cast<int>(group_of.size())).first->second);
+    }
     u.steps = specialise::step_loops(code, u.dots, lo);
     if (u.steps.empty()) return;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
@@ -720,35 +717,31 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // Part functions of a unit, then its entry's statements calling them (or its whole body).
   const auto parts_of = [&](Unit& u, std::vector<int>& part_defs) {
     std::vector<std::pair<int, int>> atomic;
-    std::vector<char> slotted;  // values a later instance of their (per-body) loop reads
-    for (const auto& l : u.steps.loops) {
-      const int end = l.first + l.size * l.instances;
-      atomic.emplace_back(l.first, end);
-      for (int i = l.first; i < end; ++i) {
-        const ScalarNode& n = u.code->nodes[i];
-        for (int x : {n.a, specialise::arity(n.op) == 2 ? n.b : -1})
-          if (x >= l.first && x < end && (x - l.first) / l.size != (i - l.first) / l.size) {
-            slotted.resize(u.code->nodes.size(), 0);
-            slotted[x] = 1;
-          }
+    // A loop stores a value of every instance or of none: position t of every instance gets
+    // a scratch slot when some instance's value there is read outside its instance (by a
+    // later instance of a per-body loop, or after the loop; a sweep's last body's values are
+    // read by no later one).
+    std::vector<char> slotted;
+    if (!u.steps.empty()) {
+      const ScalarProgram& p = *u.code;
+      slotted.assign(p.nodes.size(), 0);
+      const auto removed = [&](int i) { return !u.dots.removed.empty() && u.dots.removed[i]; };
+      for (int i = 0; i < static_cast<int>(p.nodes.size()); ++i) {
+        const ScalarNode& n = p.nodes[i];
+        if (specialise::arity(n.op) == 0 || removed(i)) continue;
+        for (int x : {n.a, specialise::arity(n.op) == 2 ? n.b : -1}) {
+          const int l = x >= 0 ? u.steps.loop_of[x] : -1;
+          if (l < 0) continue;
+          const auto& loop = u.steps.loops[l];
+          const auto instance = [&](int y) { return u.steps.loop_of[y] == l ? (y - loop.first) / loop.size : -1; };
+          if (instance(i) == instance(x)) continue;
+          for (int k = 0; k < loop.instances; ++k)
+            slotted[loop.first + k * loop.size + (x - loop.first) % loop.size] = 1;
+        }
       }
     }
+    for (const auto& l : u.steps.loops) atomic.emplace_back(l.first, l.first + l.size * l.instances);
     u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted);
-    // A loop stores a value of every instance or of none: where only some instances' values
-    // have a slot (a sweep's last body's is read by no later one), every instance's gets one.
-    bool again = false;
-    for (const auto& l : u.steps.loops)
-      for (int t = 0; t < l.size; ++t) {
-        const auto slot = [&](int k) { return u.parts.slot[l.first + k * l.size + t]; };
-        int with = 0;
-        for (int k = 0; k < l.instances; ++k) with += slot(k) >= 0;
-        if (with == 0 || with == l.instances) continue;
-        slotted.resize(u.code->nodes.size(), 0);
-        for (int k = 0; k < l.instances; ++k) slotted[l.first + k * l.size + t] = 1;
-        again = true;
-      }
-    if (again)
-      u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted);
     u.ordinal.assign(u.code->nodes.size(), -1);
     for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
       if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);

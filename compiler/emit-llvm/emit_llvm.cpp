@@ -129,10 +129,6 @@ struct LlvmKernelPlan {
 
 namespace {
 
-// From this many joint angles in a function on, their sines and cosines are vector code
-// (LlvmOptions::sincos_lanes), as the generated C++'s soa_sincos_n.
-constexpr int kSincosVectorMin = 4;
-
 bool literal_or_one(const ScalarProgram& p, int x) {
   return x == kOne || x == kAbsent || p.nodes[x].op == ScalarOp::Const;
 }
@@ -542,7 +538,7 @@ private:
     // the generated C++). Those of computed values come at their first Sin or Cos.
     const std::vector<int> angles = specialise::trig_inputs(p_, first, last);
     const int width = options_.sincos_lanes;
-    if (width >= 2 && static_cast<int>(angles.size()) >= kSincosVectorMin) {
+    if (width >= 2 && static_cast<int>(angles.size()) >= specialise::kTrigVectorMin) {
       // Several at a time: the same operations on a vector of angles (padded with zeros).
       llvm::Type* vector = llvm::FixedVectorType::get(f64_, static_cast<unsigned>(width));
       for (std::size_t at = 0; at < angles.size(); at += static_cast<std::size_t>(width)) {

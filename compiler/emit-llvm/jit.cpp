@@ -225,6 +225,12 @@ private:
   std::shared_ptr<Record> record_;
 };
 
+// Whether SelectionDAG selects the instructions of a program of `ops` operations: not at
+// -O0 (FastISel there, whatever the options) nor from fast_isel_min_ops on.
+bool selection_dag(const Options& options, int ops) {
+  return options.codegen_level > 0 && (!options.fast_isel || ops < options.fast_isel_min_ops);
+}
+
 // The emitter's options for one kernel: lane groups only for kernels of lane_min_ops
 // operations or more (Options::lane_min_ops says why).
 emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarProgram& program) {
@@ -235,7 +241,7 @@ emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarP
   lo.lanes = ops >= options.lane_min_ops ? options.lanes : 0;
   lo.tune_cpu = tune_cpu(options);
   // The angles' sines and cosines four at a time where SelectionDAG compiles the kernel.
-  lo.sincos_lanes = !options.fast_isel || ops < options.fast_isel_min_ops ? 4 : 0;
+  lo.sincos_lanes = selection_dag(options, ops) ? 4 : 0;
   return lo;
 }
 
@@ -481,7 +487,8 @@ public:
     timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
     const emit::LlvmOptions kernel_options = llvm_options(options_, *unit.program);
-    const bool dag = options_.fast_isel && timing.ops < options_.fast_isel_min_ops;
+    // The flag where the builder's default is FastISel and this program's selector is not.
+    const bool dag = options_.fast_isel && selection_dag(options_, timing.ops);
     const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(*unit.program, kernel_options);
     const int parts = emit::part_count(*plan);
     const int per_module = options_.module_ops > 0 && options_.part_ops > 0 && parts > 1

@@ -60,6 +60,9 @@ std::vector<double> node_values(const ScalarProgram& p, const double* in);
 // The Input nodes (joint angles) whose sine or cosine the nodes [first, last) take, each
 // once, ordered by input index: the back-ends compute their sin-cos pairs first, together.
 std::vector<int> trig_inputs(const ScalarProgram& p, int first, int last);
+// From this many such inputs on, the back-ends compute those pairs as vector code, several
+// angles per instruction (emit-cpp's soa_sincos_n, emit-llvm's LlvmOptions::sincos_lanes).
+inline constexpr int kTrigVectorMin = 4;
 
 // Throws InternalError when the invariants above do not hold.
 void check(const ScalarProgram& p);
