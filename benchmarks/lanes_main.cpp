@@ -1,11 +1,11 @@
-// soa_lanes: the LLVM back-end's lane planner (compiler/emit-llvm/lanes.hpp) on every
+// soa_lanes: the LLVM back-end's lane planner (compiler/specialise/lanes.hpp) on every
 // standard kernel of talos_full, the largest shipped robot: the planning time, and as
 // counters what the plan takes over -- operations of the kernel, nodes computed by the
 // groups alone, groups of 4 and of 2 lanes, scalar terms and the vector steps they take.
 // (Its correctness is tests/unit/test_lanes.cpp's; this only measures.)
 #include <benchmark/benchmark.h>
 
-#include "emit-llvm/lanes.hpp"
+#include "specialise/lanes.hpp"
 #include "model/robot.hpp"
 #include "pipeline/kernels.hpp"
 
@@ -24,17 +24,17 @@ const pipeline::RobotKernels& talos_full() {
 
 void plan(benchmark::State& state, std::size_t kernel) {
   const specialise::ScalarProgram& p = talos_full().code.at(kernel).code;
-  emit::LanePlan lanes;
+  specialise::LanePlan lanes;
   for (auto _ : state) {
-    lanes = emit::plan_lanes(p, emit::kMaxLanes);
+    lanes = specialise::plan_lanes(p, specialise::kMaxLanes);
     benchmark::DoNotOptimize(lanes.groups.data());
   }
-  int ops = 0, removed = 0, widths[emit::kMaxLanes + 1] = {};
+  int ops = 0, removed = 0, widths[specialise::kMaxLanes + 1] = {};
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     ops += specialise::arity(p.nodes[i].op) > 0;
     removed += lanes.removed[i];
   }
-  for (const emit::LaneGroup& g : lanes.groups) ++widths[g.width];
+  for (const specialise::LaneGroup& g : lanes.groups) ++widths[g.width];
   state.counters["ops"] = ops;
   state.counters["removed"] = removed;
   state.counters["groups4"] = widths[4];

@@ -7,6 +7,7 @@
 
 #include "driver/driver.hpp"
 #include "emit-cpp/emit_cpp.hpp"
+#include "specialise/lanes.hpp"
 #include "pipeline/kernels.hpp"
 #include "specialise/share.hpp"
 #include "support/error.hpp"
@@ -114,6 +115,13 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("--dot-min-terms", opts->cpp.dot_min_terms,
                   "compute a kernel's sums of products (Gram entries) by a loop over a table when they have at least "
                   "this many products (0: never)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--lanes", opts->cpp.lanes,
+                  "compute sums of products sharing a factor per term (Gram entries) this many entries at a time, as "
+                  "vector code (1: one at a time)")
+      ->check(CLI::Range(1, specialise::kMaxLanes));
+  cmd->add_option("--lane-min-ops", opts->cpp.lane_min_ops,
+                  "...in kernels of at least this many operations without a dot table")
       ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--loop-min-ops", opts->cpp.loop_min_ops,
                   "in kernels of at least this many operations, run the steps repeated column after column as loops "

@@ -17,6 +17,7 @@
 
 #include "support/error.hpp"
 #include "specialise/dot_table.hpp"
+#include "specialise/lanes.hpp"
 #include "specialise/partition.hpp"
 #include "specialise/share.hpp"
 #include "specialise/step_loops.hpp"
@@ -337,8 +338,12 @@ struct Unit {
   std::string params, args;        // of its part functions
   std::vector<std::string> ports;  // its parts' parameters: those a part leaves alone get (void)
   specialise::Partition parts;
-  std::vector<int> ordinal;     // per node: its place among the operations (v0, v1, ... in every part)
-  specialise::DotTable dots;    // outputs computed by a loop over a table (empty: none)
+  std::vector<int> ordinal;  // per node: its place among the operations (v0, v1, ... in every part)
+  // Outputs computed by a loop over a table (entries), or by lane groups (`lanes`; then
+  // `dots` only gathers their factors: specialise::gathered_factors); empty: neither.
+  specialise::DotTable dots;
+  specialise::LanePlan lanes;
+  bool gathers() const { return !dots.factor_of.empty(); }  // factors are stored into g
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
 };
 
@@ -417,7 +422,7 @@ public:
       }
       b += fmt::format("  const double {} = {};\n", name_[i], rhs);
       if (plan.slot[i] >= 0) b += fmt::format("  w[{}] = {};\n", plan.slot[i], name_[i]);
-      if (!u_.dots.empty() && u_.dots.factor_of[i] >= 0) {
+      if (u_.gathers() && u_.dots.factor_of[i] >= 0) {
         const int k = u_.dots.factor_of[i];
         b += fmt::format("  g[{}] = {}{};\n", k, u_.dots.negated[k] ? "-" : "", name_[i]);
       }
@@ -546,7 +551,7 @@ private:
         });
         b += fmt::format("    w[soa_row[{}]] = v{};\n", c, t);
       }
-      const int factor = u_.dots.empty() ? -1 : u_.dots.factor_of[node(0, t)];
+      const int factor = u_.gathers() ? u_.dots.factor_of[node(0, t)] : -1;
       if (factor >= 0) {
         const int c = column([&](int k) { return u_.dots.factor_of[node(k, t)]; });
         b += fmt::format("    g[soa_row[{}]] = {}v{};\n", c, u_.dots.negated[factor] ? "-" : "", t);
@@ -643,6 +648,71 @@ std::string dots_function(const std::string& name, const specialise::DotTable& t
       fmt::arg("runs", rows(runs)), fmt::arg("entry_rows", rows(entries)), fmt::arg("positions", positions));
 }
 
+// The lane groups of a kernel (specialise/lanes.hpp) as GCC vector extensions, from the
+// factors in g: per group one accumulator of 4 lanes, starting at -0.0 (-0.0 + x = x
+// exactly, so a lane's first term starts it), one multiply and add per step, a blend where
+// some lane has no term; a subtracted term's factor is negated in its tuple (acc + (-x) s
+// = acc - x s exactly). Each lane performs its entry's own operations in their order.
+std::string lanes_function(const std::string& name, const specialise::LanePlan& plan, const specialise::DotTable& g,
+                           const ScalarProgram& p, const std::string& out) {
+  using specialise::kAbsent;
+  using specialise::kOne;
+  std::map<int, std::vector<int>> positions;  // per root: its output positions
+  for (std::size_t o = 0; o < p.outputs.size(); ++o) positions[p.outputs[o]].push_back(static_cast<int>(o));
+  std::map<std::array<std::string, 4>, int> tuple_of;
+  std::string tuples, groups;
+  int entries = 0;
+  for (const specialise::LaneGroup& group : plan.groups) {
+    entries += group.width;
+    const int last = group.first_output + group.width - 1;
+    groups += group.width == 1 ? fmt::format("  // {}[{}]\n", out, group.first_output)
+                               : fmt::format("  // {}[{}..{}]\n", out, group.first_output, last);
+    groups += "  {\n    soa_v4 soa_acc = soa_minus_zero;\n";
+    for (const specialise::LaneStep& step : group.steps) {
+      std::array<std::string, 4> lanes;
+      std::string keep;  // the blend: per lane the new value or the old
+      bool blend = false;
+      for (int l = 0; l < 4; ++l) {
+        const specialise::LaneTerm& t = step.lane[l];
+        const bool absent = l >= group.width || t.x == kAbsent;
+        const std::string sign = !absent && t.sub ? "-" : "";
+        lanes[l] = absent ? "0.0" : t.x == kOne ? sign + "1.0" : fmt::format("{}g[{}]", sign, g.factor_of[t.x]);
+        keep += fmt::format("{}{}[{}]", l ? ", " : "", absent ? "soa_acc" : "soa_new", l);
+        blend = blend || (absent && l < group.width);
+      }
+      auto [it, fresh] = tuple_of.emplace(lanes, static_cast<int>(tuple_of.size()));
+      if (fresh) tuples += fmt::format("      {{{}, {}, {}, {}}},\n", lanes[0], lanes[1], lanes[2], lanes[3]);
+      const std::string term = step.shared == kOne
+                                   ? fmt::format("soa_x[{}]", it->second)
+                                   : fmt::format("soa_x[{}] * g[{}]", it->second, g.factor_of[step.shared]);
+      groups +=
+          blend ? fmt::format("    {{ const soa_v4 soa_new = soa_acc + {}; soa_acc = soa_v4{{{}}}; }}\n", term, keep)
+                : fmt::format("    soa_acc += {};\n", term);
+    }
+    if (group.negate) groups += "    soa_acc = -soa_acc;\n";
+    groups += fmt::format("    __builtin_memcpy(&{}[{}], &soa_acc, {} * sizeof(double));\n", out, group.first_output,
+                          group.width);
+    for (int l = 0; l < group.width; ++l)
+      for (int o : positions[group.root[l]])
+        if (o != group.first_output + l) groups += fmt::format("    {}[{}] = soa_acc[{}];\n", out, o, l);
+    groups += "  }\n";
+  }
+  return fmt::format(
+      R"(// {name}: {entries} sums of products ({terms} products) computed 4 entries at a time, one
+// vector multiply and add per term they share (lane groups, specialise/lanes.hpp): the
+// lanes' factors side by side (negated for a subtracted term, 0.0 where a lane has none),
+// then per group the entries' rows of one column, each lane its entry's own operations in
+// their order; a lane without a term at a step keeps its value (the blend).
+[[gnu::noinline]] void {name}_lanes(const double* g, double* {out}) {{
+  const soa_v4 soa_minus_zero = {{-0.0, -0.0, -0.0, -0.0}};  // -0.0 + x = x: a lane starts at its first term
+  const soa_v4 soa_x[{count}] = {{
+{tuples}  }};
+{groups}}}
+)",
+      fmt::arg("name", name), fmt::arg("entries", entries), fmt::arg("terms", plan.terms), fmt::arg("out", out),
+      fmt::arg("tuples", tuples), fmt::arg("groups", groups), fmt::arg("count", tuple_of.size()));
+}
+
 bool has_trig(const ScalarProgram& p, int first, int last) {
   for (int i = first; i < last; ++i)
     if (p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos) return true;
@@ -664,6 +734,7 @@ struct Definition {
   std::vector<int> calls;   // definitions it calls (indices)
   int ops = 0;              // its weight, to balance the sources
   bool trig = false;        // uses soa_sincos
+  bool vector = false;      // uses soa_v4 (lane groups)
   std::string c_entry;      // a kernel's extern "C" entry point, after the namespace
 };
 
@@ -694,6 +765,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.steps = specialise::step_loops(code, u.dots, lo);
     if (u.steps.empty()) return;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
+    if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
     u.code = &u.steps.program;
   };
   const int base = sharing.base;
@@ -848,8 +920,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       names.push_back("s");
     }
     u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+    if (u.dots.empty() && options.lanes >= 2 && specialise::count_ops(f.code).total() >= options.lane_min_ops) {
+      u.lanes = specialise::plan_lanes(f.code, options.lanes);
+      if (!u.lanes.groups.empty())
+        u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
+    }
     with_loops(u, f.code);
-    const bool dots = !u.dots.empty();
+    const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";
       u.args += "g, ";
@@ -897,8 +974,8 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
     }
     if (dots)
-      body += fmt::format("  double g[{}];  // the factors of the sums of products computed by a table, below\n",
-                          u.dots.factors.size());
+      body += fmt::format("  double g[{}];  // the factors of the sums of products computed by {}, below\n",
+                          u.dots.factors.size(), u.lanes.groups.empty() ? "a table" : "lane groups");
     std::string rest = entry_body(u, d, part_defs);
     if (dots) {
       std::string fill;
@@ -912,13 +989,20 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         else if (u.code->nodes[node].op == ScalarOp::Input)
           fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
       }
+      const std::string fn = u.lanes.groups.empty() ? "dots" : "lanes";
       rest += (fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill) +
-              fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
+              fmt::format("  detail::{}_{}(g, {});\n", kernel.name, fn, kernel.output);
       Definition table;
-      table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
-      table.text = dots_function(kernel.name, u.dots, kernel.output);
-      // A row of a table costs g++ about what an operation does.
-      table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
+      table.declaration = fmt::format("void {}_{}(const double* g, double* {});", kernel.name, fn, kernel.output);
+      if (u.lanes.groups.empty()) {
+        table.text = dots_function(kernel.name, u.dots, kernel.output);
+        // A row of a table costs g++ about what an operation does.
+        table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
+      } else {
+        table.text = lanes_function(kernel.name, u.lanes, u.dots, *u.code, kernel.output);
+        table.ops = u.lanes.steps;
+        table.vector = true;
+      }
       d.calls.push_back(static_cast<int>(defs.size()));
       defs.push_back(std::move(table));
     }
@@ -960,12 +1044,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     std::string& text = file.text;
     text = banner(file.name, kernels, t);
     long ops = 0;
-    bool trig = false;
+    bool trig = false, vector = false;
     std::vector<int> declare;
     for (std::size_t i = 0; i < defs.size(); ++i) {
       if (where[i] != f) continue;
       ops += defs[i].ops;
       trig = trig || defs[i].trig;
+      vector = vector || defs[i].vector;
       for (int c : defs[i].calls)
         if (where[c] != f) declare.push_back(c);
     }
@@ -982,6 +1067,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         "namespace {} {{\n",
         header_name, ns);
     if (trig) text += sincos_function();
+    if (vector)
+      text +=
+          "\n// Four doubles side by side, one vector operation for four (GCC and Clang vector extensions).\n"
+          "typedef double soa_v4 __attribute__((vector_size(4 * sizeof(double))));\n";
     if (!declare.empty()) {
       text += "\n// defined in the other sources\nnamespace detail {\n";
       for (int c : declare) text += defs[c].declaration + "\n";
@@ -1086,12 +1175,12 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
                                 comment_safe(t.file_stem)));
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
-  static constexpr std::array<std::string_view, 8> reserved = {
-      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n", "detail"};
+  static constexpr std::array<std::string_view, 9> reserved = {
+      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n", "soa_v4", "detail"};
   // The names the generated functions give their own parameters besides the ports.
-  static constexpr std::array<std::string_view, 12> internal = {"s",         "w",         "in",      "g",
-                                                                "soa_table", "soa_row",   "soa_lit", "soa_literals",
-                                                                "soa_i",     "soa_angle", "soa_sin", "soa_cos"};
+  static constexpr std::array<std::string_view, 16> internal = {
+      "s",     "w",         "in",      "g",       "soa_table", "soa_row", "soa_lit", "soa_literals",
+      "soa_i", "soa_angle", "soa_sin", "soa_cos", "soa_x",     "soa_acc", "soa_new", "soa_minus_zero"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));

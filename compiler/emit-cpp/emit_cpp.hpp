@@ -58,10 +58,18 @@
 //     steps alike up to their bodies' literals and input indices (a sweep's step at bodies
 //     of one joint type, each reading the one before), the differing literals a second table
 //     `soa_literals`, one row per body, read through `soa_lit`.
-//   Each kernel's names are its own: kernels named detail, or with a port named s, w, in, g,
-//   soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin or soa_cos (the
-//   arrays above and below), are refused.
-//   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 and includes only <cmath> and
+//   - Lane groups: a kernel of at least `lane_min_ops` operations without a dot table
+//     computes its sums of products that share a factor term by term (specialise/lanes.hpp:
+//     Gram entries, rows of one column; -calM^-1 d tau) `lanes` entries at a time, in
+//     detail::<name>_lanes from its array `g` of factors, which the parts fill: GCC/Clang
+//     vector extensions (`typedef double soa_v4 __attribute__((vector_size(32)))`), the
+//     lanes' factors as a table soa_x of 4-vectors, then per group an accumulator soa_acc
+//     starting at -0.0 and one multiply and add per step, blended where a lane has no term.
+//   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
+//   w, in, g, soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin, soa_cos,
+//   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), are refused.
+//   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
+//   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
 //   define it: they need no Eigen).
 // - Sin and Cos: each source holding a function that takes one defines `struct
@@ -81,8 +89,8 @@
 //   Only values some Sin or Cos reads get one; kernels without either carry none of it.
 // - Values: compiled as documented (-O2, no -march: no FMA contraction), every kernel
 //   computes specialise::evaluate's values bit for bit (the LLVM back-end's too), however
-//   it is cut: parts, shared programs and dot tables perform the same operations in the
-//   same order.
+//   it is cut: parts, shared programs, dot tables and lane groups perform the same
+//   operations in the same order.
 // - Emission is deterministic: the same inputs give the same text.
 #pragma once
 
@@ -175,6 +183,14 @@ struct CppOptions {
   // inverse and forward dynamics both compute are 10,000 operations compiled once.
   long large_set_ops = 300000;
   int large_share_min_ops = 1000;
+  // A kernel of at least `lane_min_ops` operations whose sums of products no dot table
+  // computes gets those sharing a factor term by term (Gram entries: rows of one column)
+  // computed `lanes` at a time (2..4; specialise/lanes.hpp), as vector code; < 2: never.
+  // Why: straight-line, each product is two loads, a multiply and an add; four at a time,
+  // a quarter of that (talos_reduced's calM^-1 built for its CPU: docs/performance.md).
+  // Below, short chains do not repay packing their factors (as in the JIT, jit.hpp).
+  int lanes = 4;
+  int lane_min_ops = 10000;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

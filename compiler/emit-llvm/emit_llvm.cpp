@@ -19,7 +19,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "emit-llvm/lanes.hpp"
+#include "specialise/lanes.hpp"
 #include "specialise/partition.hpp"
 #include "specialise/kernel.hpp"
 #include "support/error.hpp"
@@ -28,6 +28,14 @@
 namespace soa::emit {
 
 using specialise::arity;
+using specialise::kAbsent;
+using specialise::kMaxLanes;
+using specialise::kOne;
+using specialise::LaneGroup;
+using specialise::LanePlan;
+using specialise::LaneStep;
+using specialise::LaneTerm;
+using specialise::plan_lanes;
 using specialise::ScalarNode;
 using specialise::ScalarOp;
 using specialise::ScalarProgram;

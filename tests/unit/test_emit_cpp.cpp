@@ -27,6 +27,7 @@
 
 #include "emit-cpp/emit_cpp.hpp"
 #include "support/error.hpp"
+#include "support/lane_programs.hpp"
 #include "support/pipeline.hpp"
 #include "support/sincos.hpp"
 
@@ -67,12 +68,12 @@ Generated generate(const Robot& robot, const std::vector<int>& tips, const std::
 }
 
 // One hand-written kernel, emitted as the code of robot `id`.
-Generated generate(const specialise::Kernel& k, const std::string& id) {
+Generated generate(const specialise::Kernel& k, const std::string& id, const emit::CppOptions& options = {}) {
   Generated g;
   g.kernels = {k};
   g.target.robot = id;
   g.target.file_stem = id + "_kernels";
-  g.files = emit::emit_cpp(g.kernels, g.target);
+  g.files = emit::emit_cpp(g.kernels, g.target, options);
   return g;
 }
 
@@ -120,7 +121,8 @@ void check_against_runtime(const Robot& robot, const std::vector<int>& tips, con
   CHECK(g.files.sources.size() == 3);
   if (robot.nv >= 6)
     CHECK_THAT(all, Catch::Contains("_part1(") && Catch::Contains("detail::shared0(") &&
-                        Catch::Contains("detail::mass_matrix_inverse_dots(g, calMinv);") &&
+                        Catch::Contains(options.dot_min_terms > 0 ? "detail::mass_matrix_inverse_dots(g, calMinv);"
+                                                                  : "detail::mass_matrix_inverse_lanes(g, calMinv);") &&
                         Catch::Contains("for (const auto& soa_row : soa_table)"));
   const Compiled lib(g);
   const auto constants = exec::make_constants(robot, tips);
@@ -329,6 +331,68 @@ specialise::Kernel trig_kernel(int n) {
 }
 
 }  // namespace
+
+TEST_CASE("sums of products sharing a factor per term run four entries at a time, to the bit", "[emit-cpp]") {
+  // Gram-like entries (absent, literal, unit and subtracted terms) and negated products
+  // -(X S), as lane groups (specialise/lanes.hpp) in a function of vector code: each lane
+  // its entry's own operations in their order, whatever the values (signed zeros, which
+  // a lane starting at its first term keeps, infinities and NaNs beside finite lanes).
+  emit::CppOptions o;
+  o.lane_min_ops = 1;
+  std::mt19937_64 rng(21);
+  const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
+  for (int trial = 0; trial < 4; ++trial) {
+    specialise::Kernel k;
+    k.name = "gram";
+    k.expression = k.derivation = k.meaning = "sums of products";
+    k.code = trial % 2 ? test::negated_product(rng, 9, 6, 5) : test::gram_like(rng, 9, 7);
+    k.inputs = {{"x", k.code.input_count, {}}};
+    k.output = "out";
+    k.rows = static_cast<int>(k.code.outputs.size());
+    const std::string id = fmt::format("lanes{}", trial);
+    const Generated g = generate(k, id, o);
+    const std::string source = g.files.all_sources();
+    CHECK_THAT(source, Catch::Contains("detail::gram_lanes(g, out);") &&
+                           Catch::Contains("typedef double soa_v4 __attribute__((vector_size(4 * sizeof(double))));"));
+    // Below lane_min_ops, or with lanes < 2: scalar code.
+    CHECK_THAT(generate(k, id).files.all_sources(), !Catch::Contains("soa_v4"));
+    o.lanes = 1;
+    CHECK_THAT(generate(k, id, o).files.all_sources(), !Catch::Contains("soa_v4"));
+    o.lanes = 4;
+    const Compiled lib(g);
+    const KernelFn fn = lib.get(id + "_gram");
+    REQUIRE(fn != nullptr);
+    std::uniform_real_distribution<double> u(-2.0, 2.0);
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(special.size()) - 1), percent(0, 99);
+    std::vector<double> in(k.code.input_count), generated(k.rows), interpreted(k.rows);
+    for (int sample = 0; sample < 300; ++sample) {
+      // Finite values; some special ones among them; then signed zeros mostly, so that
+      // whole entries are sums of zeros, whose sign depends on every term's.
+      for (double& x : in)
+        x = sample < 100                         ? u(rng)
+            : sample < 200 && percent(rng) < 15  ? special[pick(rng)]
+            : sample >= 200 && percent(rng) < 90 ? (percent(rng) < 50 ? 0.0 : -0.0)
+                                                 : u(rng);
+      fn(in.data(), generated.data());
+      specialise::evaluate(k.code, in.data(), interpreted.data());
+      for (int i = 0; i < k.rows; ++i) {
+        INFO("trial " << trial << ", sample " << sample << ", out[" << i << "]: " << generated[i] << " against "
+                      << interpreted[i]);
+        if (std::isnan(interpreted[i]))
+          CHECK(std::isnan(generated[i]));
+        else
+          CHECK(std::memcmp(&generated[i], &interpreted[i], sizeof(double)) == 0);
+      }
+    }
+  }
+  // A robot's Gram kernels (calM^-1, Lambda) so, cut up as above, their factors stored by
+  // straight-line parts and by step loops: every kernel the interpreter's bits.
+  emit::CppOptions cut = kCutUp;
+  cut.dot_min_terms = 0;
+  cut.lane_min_ops = 1;
+  const Robot tree = random_tree(5, RandomTreeOptions{8, true, true, true, 0.5});
+  check_against_runtime(tree, tree.default_tips(), "tree5_lanes", cut);
+}
 
 TEST_CASE("the generated soa_sincos and soa_sincos_n are soa::sincos, bit for bit", "[emit-cpp]") {
   // Three angles: a soa_sincos call each. Sixteen: one soa_sincos_n call for all, a loop

@@ -1,4 +1,4 @@
-// Lane groups (compiler/emit-llvm/lanes.hpp): sums of products sharing a factor per term
+// Lane groups (compiler/specialise/lanes.hpp): sums of products sharing a factor per term
 // are found W at a time, every lane computes exactly its own output's operations in its
 // own order (the same bits as the SSA interpreter, in the plan's own evaluation and in
 // JIT-compiled code), and what is not such a sum is left alone.
@@ -14,11 +14,12 @@
 
 #include "emit-llvm/emit_llvm.hpp"
 #include "emit-llvm/jit.hpp"
-#include "emit-llvm/lanes.hpp"
+#include "specialise/lanes.hpp"
 #include "exec/constants.hpp"
 #include "pipeline/kernels.hpp"
 #include "specialise/specialise.hpp"
 #include "support/pipeline.hpp"
+#include "support/lane_programs.hpp"
 #include "support/scalar_builder.hpp"
 
 namespace {
@@ -29,54 +30,8 @@ using specialise::ScalarOp;
 using specialise::ScalarProgram;
 
 using Builder = test::ScalarBuilder;
-
-// What the row factor a_i[k] of a Gram-like program is.
-enum class Factor { Input, Absent, Literal, One };
-
-// out(i,j) = sum_k a_i[k] w_j[k] for i <= j, mirrored (column-major, n x n), as the
-// tracer leaves a Gram matrix: absent terms (a zero factor), literal and unit factors,
-// subtracted terms, a literal term at the end, operands in either order.
-ScalarProgram gram_like(std::mt19937_64& rng, int n, int depth) {
-  Builder b(2 * n * depth);
-  std::uniform_int_distribution<int> percent(0, 99);
-  std::uniform_real_distribution<double> value(-2.0, 2.0);
-  std::vector<std::vector<int>> a(n, std::vector<int>(depth)), w(n, std::vector<int>(depth));
-  std::vector<std::vector<Factor>> kind(n, std::vector<Factor>(depth));
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < depth; ++k) {
-      const int r = percent(rng);
-      kind[i][k] = r < 70 ? Factor::Input : r < 80 ? Factor::Absent : r < 90 ? Factor::Literal : Factor::One;
-      a[i][k] = kind[i][k] == Factor::Input     ? b.in(i * depth + k)
-                : kind[i][k] == Factor::Literal ? b.lit(value(rng))
-                                                : -1;
-      // w: computed values (as W A e_j is), so that they are read from scratch
-      w[i][k] = b.add(ScalarOp::Mul, b.in(n * depth + i * depth + k), b.lit(1.5));
-    }
-  std::vector<int> entry(n * n, -1);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i <= j; ++i) {
-      int acc = -1;
-      for (int k = 0; k < depth; ++k) {
-        if (kind[i][k] == Factor::Absent) continue;
-        int term = w[j][k];
-        if (kind[i][k] != Factor::One)
-          term = percent(rng) < 50 ? b.add(ScalarOp::Mul, a[i][k], w[j][k]) : b.add(ScalarOp::Mul, w[j][k], a[i][k]);
-        if (acc < 0) {
-          acc = term;
-        } else if (percent(rng) < 20) {
-          acc = b.add(ScalarOp::Sub, acc, term);
-        } else {
-          acc = percent(rng) < 50 ? b.add(ScalarOp::Add, acc, term) : b.add(ScalarOp::Add, term, acc);
-        }
-      }
-      if (percent(rng) < 10) acc = acc < 0 ? b.lit(value(rng)) : b.add(ScalarOp::Add, acc, b.lit(value(rng)));
-      if (acc < 0) acc = b.lit(0.0);
-      entry[j * n + i] = entry[i * n + j] = acc;
-    }
-  b.p.outputs = entry;
-  specialise::check(b.p);
-  return b.p;
-}
+using test::gram_like;
+using test::negated_product;
 
 std::vector<double> random_vector(std::mt19937_64& rng, int n) {
   std::uniform_real_distribution<double> u(-2.0, 2.0);
@@ -98,17 +53,17 @@ std::vector<double> node_values(const ScalarProgram& p, const std::vector<double
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // The plan's invariants, and its lanes evaluated one by one against the interpreter.
-void check_plan(const ScalarProgram& p, const emit::LanePlan& plan, const std::vector<double>& in) {
+void check_plan(const ScalarProgram& p, const specialise::LanePlan& plan, const std::vector<double>& in) {
   const std::vector<double> v = node_values(p, in);
-  for (const emit::LaneGroup& g : plan.groups) {
-    const std::array<double, emit::kMaxLanes> lanes = emit::evaluate_group(g, v);
+  for (const specialise::LaneGroup& g : plan.groups) {
+    const std::array<double, specialise::kMaxLanes> lanes = specialise::evaluate_group(g, v);
     for (int l = 0; l < g.width; ++l) {
       INFO("group at out[" << g.first_output << "], lane " << l);
       CHECK(p.outputs[g.first_output + l] == g.root[l]);
       CHECK(same_bits(lanes[l], v[g.root[l]]));
       CHECK(plan.removed[g.root[l]]);
     }
-    for (const emit::LaneStep& s : g.steps) {  // what the groups read is still computed
+    for (const specialise::LaneStep& s : g.steps) {  // what the groups read is still computed
       if (s.shared >= 0) CHECK_FALSE(plan.removed[s.shared]);
       for (int l = 0; l < g.width; ++l)
         if (s.lane[l].x >= 0) CHECK_FALSE(plan.removed[s.lane[l].x]);
@@ -116,7 +71,7 @@ void check_plan(const ScalarProgram& p, const emit::LanePlan& plan, const std::v
   }
   // A removed node is used by removed nodes only and is no output but a group's root.
   std::vector<char> root(p.nodes.size(), 0);
-  for (const emit::LaneGroup& g : plan.groups)
+  for (const specialise::LaneGroup& g : plan.groups)
     for (int l = 0; l < g.width; ++l) root[g.root[l]] = 1;
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ScalarNode& n = p.nodes[i];
@@ -153,13 +108,13 @@ TEST_CASE("a Gram matrix's entries are computed W at a time, each lane as its ow
   for (int trial = 0; trial < 20; ++trial) {
     const ScalarProgram p = gram_like(rng, 9, 7);
     const std::vector<double> in = random_vector(rng, p.input_count);
-    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
     check_plan(p, plan, in);
     groups += static_cast<int>(plan.groups.size());
-    for (const emit::LaneGroup& g : plan.groups) {
+    for (const specialise::LaneGroup& g : plan.groups) {
       four += g.width == 4;
-      for (const emit::LaneStep& s : g.steps)
-        for (int l = 0; l < g.width; ++l) masked += s.lane[l].x == emit::kAbsent;
+      for (const specialise::LaneStep& s : g.steps)
+        for (int l = 0; l < g.width; ++l) masked += s.lane[l].x == specialise::kAbsent;
     }
     if (trial < 6) check_jit(p, in, trial % 2 ? 4 : 2, 1 + 37 * trial);
   }
@@ -184,43 +139,15 @@ TEST_CASE("a Gram matrix's entries are computed W at a time, each lane as its ow
   CHECK(masked > 50);
 }
 
-// out(r, d) = -(sum over j of x(r, j) s(j, d)) for r < rows, d < cols, column-major, as
-// forward dynamics' derivatives end (-calM^-1 d tau): each column skips some j, some terms
-// are subtracted; the tracer's folding leaves such entries as Neg(chain).
-ScalarProgram negated_product(std::mt19937_64& rng, int rows, int inner, int cols) {
-  Builder b(rows * inner + inner * cols);
-  std::uniform_int_distribution<int> percent(0, 99);
-  std::vector<int> x, s, out;
-  for (int i = 0; i < rows * inner; ++i) x.push_back(b.in(i));
-  for (int i = 0; i < inner * cols; ++i) s.push_back(b.in(rows * inner + i));
-  for (int d = 0; d < cols; ++d) {
-    std::vector<int> js;
-    std::vector<bool> sub;
-    for (int j = 0; j < inner; ++j)
-      if (percent(rng) < 70) js.push_back(j), sub.push_back(!js.empty() && js.size() > 1 && percent(rng) < 25);
-    for (int r = 0; r < rows; ++r) {
-      int acc = -1;
-      for (std::size_t k = 0; k < js.size(); ++k) {
-        const int term = b.add(ScalarOp::Mul, x[r * inner + js[k]], s[js[k] * cols + d]);
-        acc = acc < 0 ? term : b.add(sub[k] ? ScalarOp::Sub : ScalarOp::Add, acc, term);
-      }
-      out.push_back(acc < 0 ? b.lit(0.0) : b.add(ScalarOp::Neg, acc));
-    }
-  }
-  b.p.outputs = out;
-  specialise::check(b.p);
-  return b.p;
-}
-
 TEST_CASE("negated sums of products, -(X S), are computed W at a time and negated at the end", "[lanes]") {
   std::mt19937_64 rng(7);
   int negated = 0;
   for (int trial = 0; trial < 6; ++trial) {
     const ScalarProgram p = negated_product(rng, 9, 6, 5);
     const std::vector<double> in = random_vector(rng, p.input_count);
-    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
     check_plan(p, plan, in);
-    for (const emit::LaneGroup& g : plan.groups) negated += g.negate;
+    for (const specialise::LaneGroup& g : plan.groups) negated += g.negate;
     check_jit(p, in, 4, 1 + 13 * trial);
   }
   CHECK(negated > 20);
@@ -236,8 +163,8 @@ TEST_CASE("negated sums of products, -(X S), are computed W at a time and negate
     }
     const int user = b.add(ScalarOp::Mul, chains[1], in[7]);
     b.p.outputs = {roots[0], roots[1], roots[2], roots[3], user};
-    const emit::LanePlan plan = emit::plan_lanes(b.p, 4);
-    for (const emit::LaneGroup& g : plan.groups)
+    const specialise::LanePlan plan = specialise::plan_lanes(b.p, 4);
+    for (const specialise::LaneGroup& g : plan.groups)
       for (int l = 0; l < g.width; ++l) {
         CHECK(g.root[l] != roots[1]);  // its chain is read by `user`
         CHECK(g.negate == (b.p.nodes[g.root[l]].op == ScalarOp::Neg));
@@ -256,8 +183,8 @@ TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]")
     }
     const int user = b.add(ScalarOp::Mul, roots[1], roots[2]);
     b.p.outputs = {roots[0], roots[1], roots[2], roots[3], user};
-    const emit::LanePlan plan = emit::plan_lanes(b.p, 4);
-    for (const emit::LaneGroup& g : plan.groups)
+    const specialise::LanePlan plan = specialise::plan_lanes(b.p, 4);
+    for (const specialise::LaneGroup& g : plan.groups)
       for (int l = 0; l < g.width; ++l) CHECK(g.root[l] != roots[1]);
   }
   SECTION("lanes whose terms come in conflicting orders") {
@@ -268,14 +195,14 @@ TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]")
     const int first = b.add(ScalarOp::Add, b.add(ScalarOp::Add, product(0, s), product(1, t)), product(2, u));
     const int second = b.add(ScalarOp::Add, b.add(ScalarOp::Add, product(3, u), product(4, s)), product(5, t));
     b.p.outputs = {first, second};
-    CHECK(emit::plan_lanes(b.p, 2).groups.empty());
+    CHECK(specialise::plan_lanes(b.p, 2).groups.empty());
     // ...while x0 s + x1 t and y0 t + y1 s are one group: a + b is b + a
     Builder c(6);
     const int s2 = c.in(4), t2 = c.in(5);
     const auto product2 = [&](int x, int f) { return c.add(ScalarOp::Mul, c.in(x), f); };
     c.p.outputs = {c.add(ScalarOp::Add, c.add(ScalarOp::Add, product2(0, s2), product2(1, t2)), c.lit(1.0)),
                    c.add(ScalarOp::Add, c.add(ScalarOp::Add, product2(2, t2), product2(3, s2)), c.lit(2.0))};
-    const emit::LanePlan plan = emit::plan_lanes(c.p, 2);
+    const specialise::LanePlan plan = specialise::plan_lanes(c.p, 2);
     REQUIRE(plan.groups.size() == 1);
     std::mt19937_64 rng(1);
     check_plan(c.p, plan, random_vector(rng, c.p.input_count));
@@ -283,7 +210,7 @@ TEST_CASE("what is not a sum of shared-factor products stays scalar", "[lanes]")
   SECTION("no lanes asked for") {
     std::mt19937_64 rng(3);
     const ScalarProgram p = gram_like(rng, 6, 5);
-    const emit::LanePlan plan = emit::plan_lanes(p, 1);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 1);
     CHECK(plan.groups.empty());
     for (char r : plan.removed) CHECK_FALSE(r);
   }
@@ -296,7 +223,7 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
   for (const auto& k : lower::standard_kernels()) {
     if (k.name != "mass_matrix_inverse" && k.name != "lambda") continue;
     const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
-    const emit::LanePlan plan = emit::plan_lanes(p, 4);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
     int muls = 0, removed_muls = 0;
     for (std::size_t i = 0; i < p.nodes.size(); ++i)
       if (p.nodes[i].op == ScalarOp::Mul) {
@@ -323,10 +250,10 @@ TEST_CASE("forward dynamics' derivatives end in -calM^-1 d tau, whose entries ar
   const pipeline::RobotKernels kernels =
       pipeline::compile_for_robot(specs, pipeline::load_library(), robot, robot.default_tips());
   const ScalarProgram& p = kernels.code.at(0).code;
-  const emit::LanePlan plan = emit::plan_lanes(p, 4);
+  const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
   int computed = 0, grouped = 0;
   for (int o : p.outputs) computed += specialise::arity(p.nodes[o].op) > 0;
-  for (const emit::LaneGroup& g : plan.groups) grouped += g.width;
+  for (const specialise::LaneGroup& g : plan.groups) grouped += g.width;
   INFO(grouped << " of " << computed << " computed entries in " << plan.groups.size() << " groups");
   CHECK(grouped > 9 * computed / 10);
   std::mt19937_64 rng(3);

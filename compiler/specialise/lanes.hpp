@@ -1,4 +1,4 @@
-// Lane groups: the LLVM back-end's vectoriser. Finds, in a ScalarProgram, outputs that are
+// Lane groups: the back-ends' vectoriser. Finds, in a ScalarProgram, outputs that are
 // sums of products sharing one factor per term -- W of them computed side by side, one
 // vector operation per term instead of W scalar ones.
 //
@@ -6,9 +6,11 @@
 // a_i[r] * wa_j[r] over the common ancestors of i and j -- half or more of its operations
 // (talos_full's Lambda: 29.6k of those products out of 85k operations). Rows i..i+W-1 of
 // column j share wa_j[r] term by term, so W entries are one chain of W-wide multiplies and
-// adds: 1/W of the work for LLVM's code generator (its cost is per instruction) and for
-// the CPU. LLVM's own SLP vectoriser finds these too but costs more than all of code
-// generation (jit.hpp); this one knows the shape it looks for.
+// adds: 1/W of the work for the CPU, and for LLVM's code generator (its cost is per
+// instruction). LLVM's own SLP vectoriser finds these too but costs more than all of code
+// generation (jit.hpp), and g++'s finds nothing in straight-line scalar code; this one knows
+// the shape it looks for. Both back-ends read the plan: emit-llvm as <W x double>
+// operations, emit-cpp as GCC vector extensions.
 //
 // Contract
 // - plan_lanes(p, width) reads p only. A group is W = width or 2 outputs (W <= kMaxLanes)
@@ -37,9 +39,10 @@
 #include <array>
 #include <vector>
 
+#include "specialise/dot_table.hpp"
 #include "specialise/scalar_program.hpp"
 
-namespace soa::emit {
+namespace soa::specialise {
 
 inline constexpr int kMaxLanes = 4;
 inline constexpr int kOne = -2;     // a factor that is the literal 1.0
@@ -72,10 +75,20 @@ struct LanePlan {
 };
 
 // width < 2: no groups (removed all 0).
-LanePlan plan_lanes(const specialise::ScalarProgram& p, int width);
+LanePlan plan_lanes(const ScalarProgram& p, int width);
+
+// The factors the groups read (shared and lanes' own, nodes only: kOne is a literal), each
+// once, in order of first use, gathered as a dot table's are (dot_table.hpp: `factors`,
+// `factor_of`, `negated` all 0, `removed` = plan.removed; no entries): a back-end storing
+// each into its array g as it computes it (emit-cpp) reuses the dot table's machinery.
+DotTable gathered_factors(const LanePlan& plan, int nodes);
+
+// The plan of program p for the program reordered by new_of (node i of p is node
+// new_of[i], step_loops.hpp): the same groups, their node indices renumbered.
+LanePlan renumbered(const LanePlan& plan, const std::vector<int>& new_of);
 
 // The group's lanes evaluated one at a time from node values `value` (as evaluate() has
 // them): what the vector code computes, for tests of the plan without LLVM.
 std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vector<double>& value);
 
-}  // namespace soa::emit
+}  // namespace soa::specialise

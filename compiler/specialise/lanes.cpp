@@ -1,4 +1,4 @@
-#include "emit-llvm/lanes.hpp"
+#include "specialise/lanes.hpp"
 
 #include "specialise/chains.hpp"
 
@@ -6,18 +6,12 @@
 #include <map>
 #include <utility>
 
-namespace soa::emit {
-
-using specialise::arity;
-using specialise::ScalarNode;
-using specialise::ScalarOp;
-using specialise::ScalarProgram;
+namespace soa::specialise {
 
 namespace {
 
-using Term = specialise::ChainTerm;
-using Facts = specialise::ChainFacts;
-using specialise::linearise;
+using Term = ChainTerm;
+using Facts = ChainFacts;
 
 struct Factored {
   int key;  // the shared factor (a node, or kOne for a literal term)
@@ -224,6 +218,43 @@ LanePlan plan_lanes(const ScalarProgram& p, int width) {
   return plan;
 }
 
+DotTable gathered_factors(const LanePlan& plan, int nodes) {
+  DotTable t;
+  t.removed = plan.removed;
+  t.factor_of.assign(nodes, -1);
+  const auto gather = [&](int x) {
+    if (x < 0 || t.factor_of[x] >= 0) return;
+    t.factor_of[x] = static_cast<int>(t.factors.size());
+    t.factors.push_back(x);
+    t.negated.push_back(0);
+  };
+  for (const LaneGroup& g : plan.groups)
+    for (const LaneStep& s : g.steps) {
+      gather(s.shared);
+      for (int l = 0; l < g.width; ++l) gather(s.lane[l].x);
+    }
+  return t;
+}
+
+LanePlan renumbered(const LanePlan& plan, const std::vector<int>& new_of) {
+  LanePlan r = plan;
+  const auto node = [&](int& x) {
+    if (x >= 0) x = new_of[x];
+  };
+  for (LaneGroup& g : r.groups) {
+    for (int l = 0; l < g.width; ++l) node(g.root[l]);
+    for (LaneStep& s : g.steps) {
+      node(s.shared);
+      for (int l = 0; l < g.width; ++l) node(s.lane[l].x);
+    }
+  }
+  if (!plan.removed.empty()) {
+    r.removed.assign(plan.removed.size(), 0);
+    for (std::size_t i = 0; i < plan.removed.size(); ++i) r.removed[new_of[i]] = plan.removed[i];
+  }
+  return r;
+}
+
 std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vector<double>& value) {
   std::array<double, kMaxLanes> acc{};
   for (const LaneStep& s : g.steps)
@@ -239,4 +270,4 @@ std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vect
   return acc;
 }
 
-}  // namespace soa::emit
+}  // namespace soa::specialise
