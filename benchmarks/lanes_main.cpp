@@ -1,4 +1,4 @@
-// soa_lanes: the LLVM back-end's lane planner (compiler/specialise/lanes.hpp) on every
+// soa_lanes: the lane planner (compiler/specialise/lanes.hpp, both back-ends' vectoriser) on every
 // standard kernel of talos_full, the largest shipped robot: the planning time, and as
 // counters what the plan takes over -- operations of the kernel, nodes computed by the
 // groups alone, groups of 4 and of 2 lanes, scalar terms and the vector steps they take.

@@ -120,8 +120,10 @@ void add_emit(CLI::App& app, Runner& run) {
                   "compute sums of products sharing a factor per term (Gram entries) this many entries at a time, as "
                   "vector code (1: one at a time)")
       ->check(CLI::Range(1, specialise::kMaxLanes));
-  cmd->add_option("--lane-min-ops", opts->cpp.lane_min_ops,
-                  "...in kernels of at least this many operations without a dot table")
+  cmd->add_option("--lane-min-ops", opts->cpp.lane_min_ops, "...in kernels of at least this many operations")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--lane-max-steps", opts->cpp.lane_max_steps,
+                  "...taking at most this many vector steps (more: a dot table, which compiles faster)")
       ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--loop-min-ops", opts->cpp.loop_min_ops,
                   "in kernels of at least this many operations, run the steps repeated column after column as loops "

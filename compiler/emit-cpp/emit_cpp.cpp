@@ -649,21 +649,47 @@ std::string dots_function(const std::string& name, const specialise::DotTable& t
 }
 
 // The lane groups of a kernel (specialise/lanes.hpp) as GCC vector extensions, from the
-// factors in g: per group one accumulator of 4 lanes, starting at -0.0 (-0.0 + x = x
-// exactly, so a lane's first term starts it), one multiply and add per step, a blend where
-// some lane has no term; a subtracted term's factor is negated in its tuple (acc + (-x) s
-// = acc - x s exactly). Each lane performs its entry's own operations in their order.
-std::string lanes_function(const std::string& name, const specialise::LanePlan& plan, const specialise::DotTable& g,
-                           const ScalarProgram& p, const std::string& out) {
+// factors in g, in functions NAME_lanes<k> of about `part_steps` steps each (g++'s time
+// grows faster than a function's length, as for parts): per group one accumulator of 4
+// lanes, starting at -0.0 (-0.0 + x = x exactly, so a lane's first term starts it), one
+// multiply and add per step, a blend where some lane has no term; a subtracted term's
+// factor is negated in its tuple (acc + (-x) s = acc - x s exactly). Each lane performs its
+// entry's own operations in their order. Returns the functions' texts, in order.
+std::vector<std::string> lanes_functions(const std::string& name, const specialise::LanePlan& plan,
+                                         const specialise::DotTable& g, const ScalarProgram& p, const std::string& out,
+                                         int part_steps) {
   using specialise::kAbsent;
   using specialise::kOne;
   std::map<int, std::vector<int>> positions;  // per root: its output positions
   for (std::size_t o = 0; o < p.outputs.size(); ++o) positions[p.outputs[o]].push_back(static_cast<int>(o));
-  std::map<std::array<std::string, 4>, int> tuple_of;
+  std::vector<std::string> functions;
+  std::map<std::array<std::string, 4>, int> tuple_of;  // of the function being written
   std::string tuples, groups;
-  int entries = 0;
+  int entries = 0, terms = 0, steps = 0;
+  const auto finish = [&] {
+    functions.push_back(fmt::format(
+        R"(// {name}, lane groups {part} ({entries} sums of products, {terms} products): 4 entries at a
+// time, one vector multiply and add per term they share (specialise/lanes.hpp). The lanes'
+// factors side by side (negated for a subtracted term, 0.0 where a lane has none), then per
+// group the entries' rows of one column, each lane its entry's own operations in their
+// order; a lane without a term at a step keeps its value (the blend).
+[[gnu::noinline]] void {name}_lanes{part}(const double* g, double* {out}) {{
+  const soa_v4 soa_minus_zero = {{-0.0, -0.0, -0.0, -0.0}};  // -0.0 + x = x: a lane starts at its first term
+  const soa_v4 soa_x[{count}] = {{
+{tuples}  }};
+{groups}}}
+)",
+        fmt::arg("name", name), fmt::arg("part", functions.size()), fmt::arg("entries", entries),
+        fmt::arg("terms", terms), fmt::arg("out", out), fmt::arg("tuples", tuples), fmt::arg("groups", groups),
+        fmt::arg("count", tuple_of.size())));
+    tuple_of.clear();
+    tuples.clear();
+    groups.clear();
+    entries = terms = steps = 0;
+  };
   for (const specialise::LaneGroup& group : plan.groups) {
     entries += group.width;
+    steps += static_cast<int>(group.steps.size());
     const int last = group.first_output + group.width - 1;
     groups += group.width == 1 ? fmt::format("  // {}[{}]\n", out, group.first_output)
                                : fmt::format("  // {}[{}..{}]\n", out, group.first_output, last);
@@ -679,6 +705,7 @@ std::string lanes_function(const std::string& name, const specialise::LanePlan& 
         lanes[l] = absent ? "0.0" : t.x == kOne ? sign + "1.0" : fmt::format("{}g[{}]", sign, g.factor_of[t.x]);
         keep += fmt::format("{}{}[{}]", l ? ", " : "", absent ? "soa_acc" : "soa_new", l);
         blend = blend || (absent && l < group.width);
+        terms += absent ? 0 : 1;
       }
       auto [it, fresh] = tuple_of.emplace(lanes, static_cast<int>(tuple_of.size()));
       if (fresh) tuples += fmt::format("      {{{}, {}, {}, {}}},\n", lanes[0], lanes[1], lanes[2], lanes[3]);
@@ -696,21 +723,10 @@ std::string lanes_function(const std::string& name, const specialise::LanePlan& 
       for (int o : positions[group.root[l]])
         if (o != group.first_output + l) groups += fmt::format("    {}[{}] = soa_acc[{}];\n", out, o, l);
     groups += "  }\n";
+    if (steps >= part_steps) finish();
   }
-  return fmt::format(
-      R"(// {name}: {entries} sums of products ({terms} products) computed 4 entries at a time, one
-// vector multiply and add per term they share (lane groups, specialise/lanes.hpp): the
-// lanes' factors side by side (negated for a subtracted term, 0.0 where a lane has none),
-// then per group the entries' rows of one column, each lane its entry's own operations in
-// their order; a lane without a term at a step keeps its value (the blend).
-[[gnu::noinline]] void {name}_lanes(const double* g, double* {out}) {{
-  const soa_v4 soa_minus_zero = {{-0.0, -0.0, -0.0, -0.0}};  // -0.0 + x = x: a lane starts at its first term
-  const soa_v4 soa_x[{count}] = {{
-{tuples}  }};
-{groups}}}
-)",
-      fmt::arg("name", name), fmt::arg("entries", entries), fmt::arg("terms", plan.terms), fmt::arg("out", out),
-      fmt::arg("tuples", tuples), fmt::arg("groups", groups), fmt::arg("count", tuple_of.size()));
+  if (steps > 0) finish();
+  return functions;
 }
 
 bool has_trig(const ScalarProgram& p, int first, int last) {
@@ -919,11 +935,19 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       u.args += "s, ";
       names.push_back("s");
     }
+    // Lane groups where they pay and are not too many (see CppOptions), else a dot table
+    // where it pays.
     u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    if (u.dots.empty() && options.lanes >= 2 && specialise::count_ops(f.code).total() >= options.lane_min_ops) {
-      u.lanes = specialise::plan_lanes(f.code, options.lanes);
-      if (!u.lanes.groups.empty())
+    if (options.lanes >= 2 && specialise::count_ops(kernel.code).total() >= options.lane_min_ops) {
+      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
+      // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
+      // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
+      // scalar code (a 100-body tree's Jacobian: 0.5).
+      const int width = std::min(options.lanes, specialise::kMaxLanes);
+      if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
+        u.lanes = std::move(plan);
         u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
+      }
     }
     with_loops(u, f.code);
     const bool dots = u.gathers();
@@ -989,22 +1013,31 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         else if (u.code->nodes[node].op == ScalarOp::Input)
           fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
       }
-      const std::string fn = u.lanes.groups.empty() ? "dots" : "lanes";
-      rest += (fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill) +
-              fmt::format("  detail::{}_{}(g, {});\n", kernel.name, fn, kernel.output);
-      Definition table;
-      table.declaration = fmt::format("void {}_{}(const double* g, double* {});", kernel.name, fn, kernel.output);
+      rest += fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill;
       if (u.lanes.groups.empty()) {
+        rest += fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
+        Definition table;
+        table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
         table.text = dots_function(kernel.name, u.dots, kernel.output);
         // A row of a table costs g++ about what an operation does.
         table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
+        d.calls.push_back(static_cast<int>(defs.size()));
+        defs.push_back(std::move(table));
       } else {
-        table.text = lanes_function(kernel.name, u.lanes, u.dots, *u.code, kernel.output);
-        table.ops = u.lanes.steps;
-        table.vector = true;
+        const std::vector<std::string> texts =
+            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, options.part_ops);
+        for (std::size_t k = 0; k < texts.size(); ++k) {
+          rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
+          Definition lanes;
+          lanes.declaration =
+              fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
+          lanes.text = texts[k];
+          lanes.ops = options.part_ops;  // about: a step costs g++ about what an operation does
+          lanes.vector = true;
+          d.calls.push_back(static_cast<int>(defs.size()));
+          defs.push_back(std::move(lanes));
+        }
       }
-      d.calls.push_back(static_cast<int>(defs.size()));
-      defs.push_back(std::move(table));
     }
     if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
       // The whole kernel in one function, as it reads best: no scratch, no shared programs.

@@ -45,8 +45,8 @@
 //     partition), [[gnu::noinline]], called in order; a value a later part reads goes
 //     through the caller's stack array `w`. Why: g++'s time and memory grow faster than the
 //     length of a function; cut, they grow linearly in the code (docs/performance.md).
-//   - Dot tables: a kernel whose sums of products (Gram entries) have at least
-//     `dot_min_terms` products computes them by a loop, detail::<name>_dots, over constant
+//   - Dot tables: a kernel without lane groups (below) whose sums of products (Gram
+//     entries) have at least `dot_min_terms` products computes them by a loop, detail::<name>_dots, over constant
 //     tables of runs of its array `g` of factors (specialise/dot_table.hpp), which the
 //     parts fill; O(N^2 depth) lines become O(N^2) table rows.
 //   - Step loops: a kernel of at least `loop_min_ops` operations runs the steps it repeats
@@ -58,13 +58,16 @@
 //     steps alike up to their bodies' literals and input indices (a sweep's step at bodies
 //     of one joint type, each reading the one before), the differing literals a second table
 //     `soa_literals`, one row per body, read through `soa_lit`.
-//   - Lane groups: a kernel of at least `lane_min_ops` operations without a dot table
-//     computes its sums of products that share a factor term by term (specialise/lanes.hpp:
-//     Gram entries, rows of one column; -calM^-1 d tau) `lanes` entries at a time, in
-//     detail::<name>_lanes from its array `g` of factors, which the parts fill: GCC/Clang
-//     vector extensions (`typedef double soa_v4 __attribute__((vector_size(32)))`), the
-//     lanes' factors as a table soa_x of 4-vectors, then per group an accumulator soa_acc
-//     starting at -0.0 and one multiply and add per step, blended where a lane has no term.
+//   - Lane groups: a kernel of at least `lane_min_ops` operations computes its sums of
+//     products that share a factor term by term (specialise/lanes.hpp: Gram entries, rows
+//     of one column; -calM^-1 d tau) `lanes` entries at a time when their vectors are
+//     mostly full (2 of 3 lanes a step or more) and they take at most `lane_max_steps` steps
+//     (else a dot table, as above), in functions
+//     detail::<name>_lanes<k> of about `part_ops` steps from its array `g` of factors, which
+//     the parts fill: GCC/Clang vector extensions (`typedef double soa_v4
+//     __attribute__((vector_size(32)))`), the lanes' factors as a table soa_x of 4-vectors,
+//     then per group an accumulator soa_acc starting at -0.0 and one multiply and add per
+//     step, blended where a lane has no term.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g, soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin, soa_cos,
 //   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), are refused.
@@ -183,14 +186,19 @@ struct CppOptions {
   // inverse and forward dynamics both compute are 10,000 operations compiled once.
   long large_set_ops = 300000;
   int large_share_min_ops = 1000;
-  // A kernel of at least `lane_min_ops` operations whose sums of products no dot table
-  // computes gets those sharing a factor term by term (Gram entries: rows of one column)
-  // computed `lanes` at a time (2..4; specialise/lanes.hpp), as vector code; < 2: never.
-  // Why: straight-line, each product is two loads, a multiply and an add; four at a time,
-  // a quarter of that (talos_reduced's calM^-1 built for its CPU: docs/performance.md).
-  // Below, short chains do not repay packing their factors (as in the JIT, jit.hpp).
+  // A kernel of at least `lane_min_ops` operations (all of them, shared ones too: the same
+  // whichever set it is in) gets its sums of products that share a
+  // factor term by term (Gram entries: rows of one column; -calM^-1 d tau) computed
+  // `lanes` at a time (2..4; specialise/lanes.hpp), as vector code, instead of by a dot
+  // table or straight-line; < 2: never. Why: straight-line, each product is two loads, a
+  // multiply and an add; four at a time, a quarter of that (talos_reduced's calM^-1 and
+  // forward dynamics' derivatives built for its CPU: docs/performance.md). Below
+  // `lane_min_ops`, short chains do not repay packing their factors (as in the JIT,
+  // jit.hpp); above `lane_max_steps` vector steps (a 100-body tree's calM^-1 and Lambda),
+  // a dot table's O(N^2) rows compile in a fraction of the time of O(N^2 depth / 4) lines.
   int lanes = 4;
   int lane_min_ops = 10000;
+  int lane_max_steps = 20000;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

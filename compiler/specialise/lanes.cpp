@@ -141,7 +141,7 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
 
 }  // namespace
 
-LanePlan plan_lanes(const ScalarProgram& p, int width) {
+LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow) {
   LanePlan plan;
   const int size = static_cast<int>(p.nodes.size());
   plan.removed.assign(size, 0);
@@ -188,7 +188,8 @@ LanePlan plan_lanes(const ScalarProgram& p, int width) {
     plan.groups.push_back(std::move(g));
     return true;
   };
-  const std::vector<int> widths = width > 2 ? std::vector<int>{width, 2} : std::vector<int>{2};
+  const std::vector<int> widths =
+      width > 2 ? (narrow ? std::vector<int>{width, 2} : std::vector<int>{width}) : std::vector<int>{2};
   const int outputs = static_cast<int>(p.outputs.size());
   for (int o = 0; o < outputs;) {
     if (!considered(o)) {

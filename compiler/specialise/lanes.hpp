@@ -74,8 +74,10 @@ struct LanePlan {
   int steps = 0;              // vector steps they take
 };
 
-// width < 2: no groups (removed all 0).
-LanePlan plan_lanes(const ScalarProgram& p, int width);
+// width < 2: no groups (removed all 0). narrow = false: groups of `width` lanes only, no
+// pairs where `width` outputs do not form one (emit-cpp: a pair's few terms take about as
+// many lines of vector code as of scalar code, for little speed).
+LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow = true);
 
 // The factors the groups read (shared and lanes' own, nodes only: kOne is a literal), each
 // once, in order of first use, gathered as a dot table's are (dot_table.hpp: `factors`,
