@@ -207,6 +207,18 @@ std::string layout_comment(const Kernel& k) {
 
 std::string eigen_type(int rows, int cols) { return fmt::format("Eigen::Matrix<double, {}, {}>", rows, cols); }
 
+// An Eigen overload's result: a fixed-size matrix, but where that would not fit the stack
+// Eigen allows it (EIGEN_STACK_ALLOCATION_LIMIT, 128 KB by default: a static assertion
+// fails) -- a humanoid's Christoffel symbols, N x N^2 -- a dynamic one of that size.
+std::string eigen_result_type(int rows, int cols) {
+  return static_cast<long>(rows) * cols * static_cast<long>(sizeof(double)) <= 128 * 1024 ? eigen_type(rows, cols)
+                                                                                          : "Eigen::MatrixXd";
+}
+std::string eigen_result_declaration(int rows, int cols) {
+  const std::string type = eigen_result_type(rows, cols);
+  return type == "Eigen::MatrixXd" ? fmt::format("Eigen::MatrixXd out({}, {});", rows, cols) : type + " out;";
+}
+
 // soa::sincos (support/sincos.hpp) as the generated source's own function: its body with
 // the same names, operations and order; the constants printed exactly (hex for the parts
 // of pi/2, whose trailing zero bits matter; shortest round-trip decimal for the
@@ -1257,8 +1269,9 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
       args += fmt::format("{}const {}& {}", args.empty() ? "" : ", ", eigen_type(p.size, 1), p.name);
       call += p.name + ".data(), ";
     }
-    h += fmt::format("inline {} {}({}) {{\n  {} out;\n  {}({}out.data());\n  return out;\n}}\n",
-                     eigen_type(k.rows, k.cols), k.name, args, eigen_type(k.rows, k.cols), k.name, call);
+    h += fmt::format("inline {} {}({}) {{\n  {}\n  {}({}out.data());\n  return out;\n}}\n",
+                     eigen_result_type(k.rows, k.cols), k.name, args, eigen_result_declaration(k.rows, k.cols), k.name,
+                     call);
   }
   h += fmt::format("#endif\n\n}}  // namespace {}\n\nextern \"C\" {{\n", ns);
   for (const Kernel& k : kernels)

@@ -13,7 +13,8 @@
 // - The header declares, in `namespace soa_gen::<prefix>`: the robot's sizes (nq, nv, tips),
 //   one function per kernel on plain arrays, `void NAME(const double* q, ..., double* out)`,
 //   and (unless SOA_GEN_NO_EIGEN is defined) overloads on fixed-size Eigen vectors and
-//   matrices; and one `extern "C" void <prefix>_<kernel>(const double* in, double* out)`
+//   matrices (an output of more than 128 KB, Eigen's default bound on fixed sizes, is an
+//   Eigen::MatrixXd of its size); and one `extern "C" void <prefix>_<kernel>(const double* in, double* out)`
 //   per kernel whose comment documents the layout: inputs concatenated in declared order,
 //   operator-valued outputs column-major (exec::Layout). <prefix> is Target::robot: by
 //   default identifier() of the URDF robot name, or what `soac emit --name` gives.

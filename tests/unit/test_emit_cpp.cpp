@@ -853,6 +853,39 @@ std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> tip_poses(const Robot& 
 
 }  // namespace
 
+TEST_CASE("the header's Eigen overloads compile for outputs beyond Eigen's fixed-size bound", "[emit-cpp]") {
+  // A humanoid's Christoffel symbols are N x N^2 (talos_reduced: 38 x 1444, 439 KB): as a
+  // fixed-size Eigen matrix a static assertion fails (128 KB). Beyond that, a dynamic one.
+  specialise::Kernel k;
+  k.name = "big";
+  k.expression = k.derivation = k.meaning = "x and x^2, 10,000 times each";
+  k.inputs = {{"x", 1, {}}};
+  k.output = "out";
+  k.rows = 100;
+  k.cols = 200;
+  k.code.input_count = 1;
+  k.code.nodes = {{specialise::ScalarOp::Input, 0}, {specialise::ScalarOp::Mul, 0, 0}};
+  for (int i = 0; i < k.rows * k.cols; ++i) k.code.outputs.push_back(i % 2);
+  specialise::check(k.code);
+  Generated g = generate(k, "big");
+  CHECK_THAT(g.files.header, Catch::Contains("inline Eigen::MatrixXd big(const Eigen::Matrix<double, 1, 1>& x) {\n"
+                                             "  Eigen::MatrixXd out(100, 200);"));
+  // A caller including the header with Eigen, as users do.
+  g.files.sources.push_back({"caller.cpp",
+                             "#include \"big_kernels.hpp\"\n"
+                             "extern \"C\" void big_by_eigen(const double* in, double* out) {\n"
+                             "  const Eigen::MatrixXd m = soa_gen::big::big(Eigen::Matrix<double, 1, 1>(in[0]));\n"
+                             "  for (Eigen::Index i = 0; i < m.size(); ++i) out[i] = m.data()[i];\n"
+                             "}\n"});
+  const Compiled lib(g);
+  const KernelFn fn = lib.get("big_by_eigen");
+  REQUIRE(fn != nullptr);
+  std::vector<double> out(k.rows * k.cols);
+  const double x = 1.5;
+  fn(&x, out.data());
+  for (int i = 0; i < k.rows * k.cols; ++i) CHECK(out[i] == (i % 2 ? 2.25 : 1.5));
+}
+
 TEST_CASE("the header states the conventions, and the Jacobian's frame is the one stated", "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const std::vector<int> tips = frames_named(panda, {"panda_hand", "panda_leftfinger"});
