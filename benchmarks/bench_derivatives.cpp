@@ -1,7 +1,8 @@
 // soa_bench_derivatives: the derivative kernels (soac --derivatives) against the plain
-// kernels they differentiate, same run, compiled by soac's LLVM back-end for this CPU (as
-// fast as the generated C++: soa_bench's JIT column). Each compiled kernel is first checked
-// against the generic runtime's dual numbers (exec::differentiate) on the benchmark's states.
+// kernels they differentiate, same run, compiled by soac's LLVM back-end for this CPU and as
+// the generated C++ of soac_generate(... DERIVATIVES) with this build's flags. Each compiled
+// kernel is first checked against the generic runtime's dual numbers (exec::differentiate)
+// on the benchmark's states, the generated C++ against the JIT's numbers.
 //
 // Issue 16's bar: Pinocchio 3.7's analytical derivatives cost 1.7-3.5x its rnea and
 // 1.3-2.8x its aba; 3x faster than that is panda <= 500 ns (ID) and 900 ns (FD),
@@ -18,11 +19,32 @@
 #include "pipeline/kernels.hpp"
 #include "specialise/scalar_program.hpp"
 
+#include "panda_d.hpp"
+#include "talos_d.hpp"
+
 namespace {
 
 using namespace soa;
 
 constexpr int kStates = 64;
+
+using GeneratedKernel = void (*)(const double*, double*);
+
+// The generated C++ of the kernels the tables compare, by name.
+std::vector<std::pair<std::string, GeneratedKernel>> generated(const std::string& key) {
+#define SOA_BENCH_KERNELS(P)                                                                                  \
+  {                                                                                                           \
+    {"inverse_dynamics", P##_inverse_dynamics}, {"forward_dynamics", P##_forward_dynamics},                   \
+        {"mass_matrix", P##_mass_matrix}, {"inverse_dynamics_derivatives", P##_inverse_dynamics_derivatives}, \
+        {"forward_dynamics_derivatives", P##_forward_dynamics_derivatives},                                   \
+        {"mass_matrix_derivative", P##_mass_matrix_derivative}, {"coriolis_matrix", P##_coriolis_matrix}, {   \
+      "christoffel", P##_christoffel                                                                          \
+    }                                                                                                         \
+  }
+  if (key == "panda") return SOA_BENCH_KERNELS(panda_d);
+  return SOA_BENCH_KERNELS(talos_d);
+#undef SOA_BENCH_KERNELS
+}
 
 struct Robotcase {
   std::string key, label;
@@ -75,9 +97,26 @@ std::unique_ptr<Robotcase> make_case(const std::string& key, const std::string& 
     const std::string& name = c->kernels.lowered[i].spec.name;
     const jit::KernelFunction f = c->code->lookup(name);
     const auto* in = &c->inputs[i];
-    bench::add_benchmark(key + "/" + name, kStates,
-                         pipeline::kernel_layout(c->kernels.lowered[i], c->kernels.constants).output_size(),
+    const int size = pipeline::kernel_layout(c->kernels.lowered[i], c->kernels.constants).output_size();
+    bench::add_benchmark(key + "/" + name, kStates, size,
                          [f, in](int s, double* out) { f((*in)[static_cast<std::size_t>(s)].data(), out); });
+    for (const auto& [generated_name, g] : generated(key)) {
+      if (generated_name != name) continue;
+      // The generated C++ against the JIT (g++ may contract into FMAs: to rounding).
+      double worst = 0.0;
+      for (int s = 0; s < 8; ++s) {
+        std::vector<double> want(size), got(size);
+        f((*in)[s].data(), want.data());
+        g((*in)[s].data(), got.data());
+        double scale = 1.0;
+        for (double w : want) scale = std::max(scale, std::abs(w));
+        for (int k = 0; k < size; ++k) worst = std::max(worst, std::abs(want[k] - got[k]) / scale);
+      }
+      std::printf("check %s %s on 8 states: generated C++ vs JIT %.1e\n", key.c_str(), name.c_str(), worst);
+      if (worst > 1e-9) throw std::runtime_error("the generated kernel disagrees with the JIT's: " + name);
+      bench::add_benchmark(key + "/" + name + "/generated", kStates, size,
+                           [g, in](int s, double* out) { g((*in)[static_cast<std::size_t>(s)].data(), out); });
+    }
   }
   return c;
 }
@@ -103,8 +142,10 @@ int main(int argc, char** argv) {
   std::printf("Median CPU time per call, %d random states cycled; load average before %s, after %s.\n\n", kStates,
               load_before.c_str(), bench::load_average().c_str());
   std::printf(
-      "| robot | derivative kernel | ops | ns | plain kernel | ops | ns | derivative / plain | target (ns) |\n");
-  std::printf("|---|---|--:|--:|---|--:|--:|--:|--:|\n");
+      "| robot | derivative kernel | ops | JIT (ns) | generated C++ (ns) | plain kernel | ops | JIT (ns) | generated "
+      "C++ "
+      "(ns) | derivative / plain (JIT, C++) | target (ns) |\n");
+  std::printf("|---|---|--:|--:|--:|---|--:|--:|--:|--:|--:|\n");
   const std::vector<std::array<std::string, 2>> pairs = {{"inverse_dynamics_derivatives", "inverse_dynamics"},
                                                          {"forward_dynamics_derivatives", "forward_dynamics"},
                                                          {"mass_matrix_derivative", "mass_matrix"},
@@ -118,12 +159,14 @@ int main(int argc, char** argv) {
     };
     for (const auto& [d, plain] : pairs) {
       const double td = collector.median(c->key + "/" + d), tp = collector.median(c->key + "/" + plain);
+      const double gd = collector.median(c->key + "/" + d + "/generated");
+      const double gp = collector.median(c->key + "/" + plain + "/generated");
       std::string target = "-";
       if (d == "inverse_dynamics_derivatives") target = c->key == "panda" ? "500" : "2300";
       if (d == "forward_dynamics_derivatives") target = c->key == "panda" ? "900" : "4500";
-      std::printf("| %s | %s | %d | %s | %s | %d | %s | %s | %s |\n", c->label.c_str(), d.c_str(), ops(d),
-                  bench::ns(td).c_str(), plain.c_str(), ops(plain), bench::ns(tp).c_str(), bench::ratio(td, tp).c_str(),
-                  target.c_str());
+      std::printf("| %s | %s | %d | %s | %s | %s | %d | %s | %s | %s, %s | %s |\n", c->label.c_str(), d.c_str(), ops(d),
+                  bench::ns(td).c_str(), bench::ns(gd).c_str(), plain.c_str(), ops(plain), bench::ns(tp).c_str(),
+                  bench::ns(gp).c_str(), bench::ratio(td, tp).c_str(), bench::ratio(gd, gp).c_str(), target.c_str());
     }
   }
   std::printf("\n<!-- soa_bench_derivatives routes -->\n");
