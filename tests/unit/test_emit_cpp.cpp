@@ -68,6 +68,22 @@ Generated generate(const Robot& robot, const std::vector<int>& tips, const std::
   return g;
 }
 
+// A hand-written kernel's frame: its name, what it computes (its expression, derivation and
+// meaning), one input port x of `inputs` entries, the output out of rows x cols; its code
+// is the caller's.
+specialise::Kernel hand_written(const std::string& name, const std::string& meaning, int inputs, int rows,
+                                int cols = 1) {
+  specialise::Kernel k;
+  k.name = name;
+  k.expression = k.derivation = k.meaning = meaning;
+  k.inputs = {{"x", inputs, {}}};
+  k.output = "out";
+  k.rows = rows;
+  k.cols = cols;
+  k.code.input_count = inputs;
+  return k;
+}
+
 // One hand-written kernel, emitted as the code of robot `id`.
 Generated generate(const specialise::Kernel& k, const std::string& id, const emit::CppOptions& options = {}) {
   Generated g;
@@ -312,13 +328,7 @@ namespace {
 
 // A kernel taking the sine and cosine of each of its n inputs, one output each.
 specialise::Kernel trig_kernel(int n) {
-  specialise::Kernel k;
-  k.name = "trig";
-  k.expression = k.derivation = k.meaning = "sin and cos of x";
-  k.inputs = {{"x", n, {}}};
-  k.output = "out";
-  k.rows = 2 * n;
-  k.code.input_count = n;
+  specialise::Kernel k = hand_written("trig", "sin and cos of x", n, 2 * n);
   for (int i = 0; i < n; ++i) {
     k.code.nodes.push_back({specialise::ScalarOp::Input, i});
     const int x = static_cast<int>(k.code.nodes.size()) - 1;
@@ -345,13 +355,10 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
   const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
   int vector_code = 0;
   for (int trial = 0; trial < 6; ++trial) {
-    specialise::Kernel k;
-    k.name = "gram";
-    k.expression = k.derivation = k.meaning = "sums of products";
-    k.code = trial % 2 ? test::negated_product(rng, 9, 6, 5) : test::gram_like(rng, 9, 7);
-    k.inputs = {{"x", k.code.input_count, {}}};
-    k.output = "out";
-    k.rows = static_cast<int>(k.code.outputs.size());
+    const specialise::ScalarProgram code = trial % 2 ? test::negated_product(rng, 9, 6, 5) : test::gram_like(rng, 9, 7);
+    specialise::Kernel k =
+        hand_written("gram", "sums of products", code.input_count, static_cast<int>(code.outputs.size()));
+    k.code = code;
     const std::string id = fmt::format("lanes{}", trial);
     const Generated g = generate(k, id, o);
     const std::string source = g.files.all_sources();
@@ -533,13 +540,7 @@ TEST_CASE("sin-cos pairs of computed values stay at their first use; unused inpu
   // x[0], x[1], x[2]: sin(x[0] x[1]), cos(x[2]), sin(x[0]), cos(x[0] x[1]) and a sum; x[1]
   // has no sine or cosine.
   using specialise::ScalarOp;
-  specialise::Kernel k;
-  k.name = "mixed";
-  k.expression = k.derivation = k.meaning = "sin and cos of inputs and of a product";
-  k.inputs = {{"x", 3, {}}};
-  k.output = "out";
-  k.rows = 5;
-  k.code.input_count = 3;
+  specialise::Kernel k = hand_written("mixed", "sin and cos of inputs and of a product", 3, 5);
   k.code.nodes = {{ScalarOp::Input, 0},  {ScalarOp::Input, 1}, {ScalarOp::Input, 2},
                   {ScalarOp::Mul, 0, 1}, {ScalarOp::Sin, 3},   {ScalarOp::Cos, 2},
                   {ScalarOp::Sin, 0},    {ScalarOp::Cos, 3},   {ScalarOp::Add, 4, 6}};
@@ -856,14 +857,7 @@ std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> tip_poses(const Robot& 
 TEST_CASE("the header's Eigen overloads compile for outputs beyond Eigen's fixed-size bound", "[emit-cpp]") {
   // A humanoid's Christoffel symbols are N x N^2 (talos_reduced: 38 x 1444, 439 KB): as a
   // fixed-size Eigen matrix a static assertion fails (128 KB). Beyond that, a dynamic one.
-  specialise::Kernel k;
-  k.name = "big";
-  k.expression = k.derivation = k.meaning = "x and x^2, 10,000 times each";
-  k.inputs = {{"x", 1, {}}};
-  k.output = "out";
-  k.rows = 100;
-  k.cols = 200;
-  k.code.input_count = 1;
+  specialise::Kernel k = hand_written("big", "x and x^2, 10,000 times each", 1, 100, 200);
   k.code.nodes = {{specialise::ScalarOp::Input, 0}, {specialise::ScalarOp::Mul, 0, 0}};
   for (int i = 0; i < k.rows * k.cols; ++i) k.code.outputs.push_back(i % 2);
   specialise::check(k.code);
