@@ -210,13 +210,13 @@ std::string eigen_type(int rows, int cols) { return fmt::format("Eigen::Matrix<d
 // An Eigen overload's result: a fixed-size matrix, but where that would not fit the stack
 // Eigen allows it (EIGEN_STACK_ALLOCATION_LIMIT, 128 KB by default: a static assertion
 // fails) -- a humanoid's Christoffel symbols, N x N^2 -- a dynamic one of that size.
+bool eigen_fixed(int rows, int cols) { return static_cast<long>(rows) * cols * sizeof(double) <= 128 * 1024; }
 std::string eigen_result_type(int rows, int cols) {
-  return static_cast<long>(rows) * cols * static_cast<long>(sizeof(double)) <= 128 * 1024 ? eigen_type(rows, cols)
-                                                                                          : "Eigen::MatrixXd";
+  return eigen_fixed(rows, cols) ? eigen_type(rows, cols) : "Eigen::MatrixXd";
 }
 std::string eigen_result_declaration(int rows, int cols) {
-  const std::string type = eigen_result_type(rows, cols);
-  return type == "Eigen::MatrixXd" ? fmt::format("Eigen::MatrixXd out({}, {});", rows, cols) : type + " out;";
+  return eigen_fixed(rows, cols) ? eigen_type(rows, cols) + " out;"
+                                 : fmt::format("Eigen::MatrixXd out({}, {});", rows, cols);
 }
 
 // soa::sincos (support/sincos.hpp) as the generated source's own function: its body with
@@ -666,21 +666,26 @@ std::string dots_function(const std::string& name, const specialise::DotTable& t
 // lanes, starting at -0.0 (-0.0 + x = x exactly, so a lane's first term starts it), one
 // multiply and add per step, a blend where some lane has no term; a subtracted term's
 // factor is negated in its tuple (acc + (-x) s = acc - x s exactly). Each lane performs its
-// entry's own operations in their order. Returns the functions' texts, in order.
-std::vector<std::string> lanes_functions(const std::string& name, const specialise::LanePlan& plan,
-                                         const specialise::DotTable& g, const ScalarProgram& p, const std::string& out,
-                                         int part_steps) {
+// entry's own operations in their order. Returns the functions, in order: text and steps.
+struct LanesFunction {
+  std::string text;
+  int steps = 0;
+};
+std::vector<LanesFunction> lanes_functions(const std::string& name, const specialise::LanePlan& plan,
+                                           const specialise::DotTable& g, const ScalarProgram& p,
+                                           const std::string& out, int part_steps) {
   using specialise::kAbsent;
   using specialise::kOne;
   std::map<int, std::vector<int>> positions;  // per root: its output positions
   for (std::size_t o = 0; o < p.outputs.size(); ++o) positions[p.outputs[o]].push_back(static_cast<int>(o));
-  std::vector<std::string> functions;
+  std::vector<LanesFunction> functions;
   std::map<std::array<std::string, 4>, int> tuple_of;  // of the function being written
   std::string tuples, groups;
   int entries = 0, terms = 0, steps = 0;
   const auto finish = [&] {
-    functions.push_back(fmt::format(
-        R"(// {name}, lane groups {part} ({entries} sums of products, {terms} products): 4 entries at a
+    functions.push_back(
+        {fmt::format(
+             R"(// {name}, lane groups {part} ({entries} sums of products, {terms} products): 4 entries at a
 // time, one vector multiply and add per term they share (specialise/lanes.hpp). The lanes'
 // factors side by side (negated for a subtracted term, 0.0 where a lane has none), then per
 // group the entries' rows of one column, each lane its entry's own operations in their
@@ -691,9 +696,10 @@ std::vector<std::string> lanes_functions(const std::string& name, const speciali
 {tuples}  }};
 {groups}}}
 )",
-        fmt::arg("name", name), fmt::arg("part", functions.size()), fmt::arg("entries", entries),
-        fmt::arg("terms", terms), fmt::arg("out", out), fmt::arg("tuples", tuples), fmt::arg("groups", groups),
-        fmt::arg("count", tuple_of.size())));
+             fmt::arg("name", name), fmt::arg("part", functions.size()), fmt::arg("entries", entries),
+             fmt::arg("terms", terms), fmt::arg("out", out), fmt::arg("tuples", tuples), fmt::arg("groups", groups),
+             fmt::arg("count", tuple_of.size())),
+         steps});
     tuple_of.clear();
     tuples.clear();
     groups.clear();
@@ -702,9 +708,7 @@ std::vector<std::string> lanes_functions(const std::string& name, const speciali
   for (const specialise::LaneGroup& group : plan.groups) {
     entries += group.width;
     steps += static_cast<int>(group.steps.size());
-    const int last = group.first_output + group.width - 1;
-    groups += group.width == 1 ? fmt::format("  // {}[{}]\n", out, group.first_output)
-                               : fmt::format("  // {}[{}..{}]\n", out, group.first_output, last);
+    groups += fmt::format("  // {}[{}..{}]\n", out, group.first_output, group.first_output + group.width - 1);
     groups += "  {\n    soa_v4 soa_acc = soa_minus_zero;\n";
     for (const specialise::LaneStep& step : group.steps) {
       std::array<std::string, 4> lanes;
@@ -949,7 +953,6 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     }
     // Lane groups where they pay and are not too many (see CppOptions), else a dot table
     // where it pays.
-    u.dots = specialise::dot_table(f.code, options.dot_min_terms);
     if (options.lanes >= 2 && specialise::count_ops(kernel.code).total() >= options.lane_min_ops) {
       specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
       // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
@@ -961,6 +964,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
       }
     }
+    if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
     with_loops(u, f.code);
     const bool dots = u.gathers();
     if (dots) {
@@ -1036,15 +1040,15 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         d.calls.push_back(static_cast<int>(defs.size()));
         defs.push_back(std::move(table));
       } else {
-        const std::vector<std::string> texts =
+        const std::vector<LanesFunction> functions =
             lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, options.part_ops);
-        for (std::size_t k = 0; k < texts.size(); ++k) {
+        for (std::size_t k = 0; k < functions.size(); ++k) {
           rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
           Definition lanes;
           lanes.declaration =
               fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
-          lanes.text = texts[k];
-          lanes.ops = options.part_ops;  // about: a step costs g++ about what an operation does
+          lanes.text = functions[k].text;
+          lanes.ops = functions[k].steps;  // a step costs g++ about what an operation does
           lanes.vector = true;
           d.calls.push_back(static_cast<int>(defs.size()));
           defs.push_back(std::move(lanes));

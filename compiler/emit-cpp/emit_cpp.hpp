@@ -14,10 +14,11 @@
 //   one function per kernel on plain arrays, `void NAME(const double* q, ..., double* out)`,
 //   and (unless SOA_GEN_NO_EIGEN is defined) overloads on fixed-size Eigen vectors and
 //   matrices (an output of more than 128 KB, Eigen's default bound on fixed sizes, is an
-//   Eigen::MatrixXd of its size); and one `extern "C" void <prefix>_<kernel>(const double* in, double* out)`
-//   per kernel whose comment documents the layout: inputs concatenated in declared order,
-//   operator-valued outputs column-major (exec::Layout). <prefix> is Target::robot: by
-//   default identifier() of the URDF robot name, or what `soac emit --name` gives.
+//   Eigen::MatrixXd of its size); and one
+//   `extern "C" void <prefix>_<kernel>(const double* in, double* out)` per kernel whose
+//   comment documents the layout: inputs concatenated in declared order, operator-valued
+//   outputs column-major (exec::Layout). <prefix> is Target::robot: by default
+//   identifier() of the URDF robot name, or what `soac emit --name` gives.
 // - Names: the prefix and every kernel name must be usable (specialise/kernel.hpp,
 //   check_name: a C identifier, not a C or C++ keyword, not reserved -- the symbols
 //   <prefix>_<kernel> live at global scope -- and the prefix not `std`, `Eigen` or
@@ -47,9 +48,10 @@
 //     through the caller's stack array `w`. Why: g++'s time and memory grow faster than the
 //     length of a function; cut, they grow linearly in the code (docs/performance.md).
 //   - Dot tables: a kernel without lane groups (below) whose sums of products (Gram
-//     entries) have at least `dot_min_terms` products computes them by a loop, detail::<name>_dots, over constant
-//     tables of runs of its array `g` of factors (specialise/dot_table.hpp), which the
-//     parts fill; O(N^2 depth) lines become O(N^2) table rows.
+//     entries) have at least `dot_min_terms` products computes them by a loop,
+//     detail::<name>_dots, over constant tables of runs of its array `g` of factors
+//     (specialise/dot_table.hpp), which the parts fill; O(N^2 depth) lines become O(N^2)
+//     table rows.
 //   - Step loops: a kernel of at least `loop_min_ops` operations runs the steps it repeats
 //     column after column (specialise/step_loops.hpp) as loops, a part each: the step's
 //     operations written once, `for (const auto& soa_row : soa_table)`, each row where one
@@ -63,12 +65,11 @@
 //     products that share a factor term by term (specialise/lanes.hpp: Gram entries, rows
 //     of one column; -calM^-1 d tau) `lanes` entries at a time when their vectors are
 //     mostly full (2 of 3 lanes a step or more) and they take at most `lane_max_steps` steps
-//     (else a dot table, as above), in functions
-//     detail::<name>_lanes<k> of about `part_ops` steps from its array `g` of factors, which
-//     the parts fill: GCC/Clang vector extensions (`typedef double soa_v4
-//     __attribute__((vector_size(32)))`), the lanes' factors as a table soa_x of 4-vectors,
-//     then per group an accumulator soa_acc starting at -0.0 and one multiply and add per
-//     step, blended where a lane has no term.
+//     (else a dot table, as above), in functions detail::<name>_lanes<k> of about
+//     `part_ops` steps from its array `g` of factors, which the parts fill. GCC/Clang
+//     vector extensions: `typedef double soa_v4 __attribute__((vector_size(32)))`; the
+//     lanes' factors as a table soa_x of 4-vectors, then per group an accumulator soa_acc
+//     starting at -0.0 and one multiply and add per step, blended where a lane has no term.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g, soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin, soa_cos,
 //   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), are refused.
@@ -188,8 +189,8 @@ struct CppOptions {
   long large_set_ops = 300000;
   int large_share_min_ops = 1000;
   // A kernel of at least `lane_min_ops` operations (all of them, shared ones too: the same
-  // whichever set it is in) gets its sums of products that share a
-  // factor term by term (Gram entries: rows of one column; -calM^-1 d tau) computed
+  // whichever set it is in) gets its sums of products that share a factor term by term
+  // (Gram entries: rows of one column; -calM^-1 d tau) computed
   // `lanes` at a time (2..4; specialise/lanes.hpp), as vector code, instead of by a dot
   // table or straight-line; < 2: never. Why: straight-line, each product is two loads, a
   // multiply and an add; four at a time, a quarter of that (talos_reduced's calM^-1 and
