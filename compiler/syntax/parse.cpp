@@ -299,6 +299,10 @@ ir::Expr Builder::product(const Node& n) const {
   for (const auto& f : n.children) factor(*f, coef, operators, first_number);
   if (operators.empty()) fail(src_, span(*first_number), "a number must scale an operator, as in '2 phi'");
   if (!std::isfinite(coef)) fail(src_, span(n), "the numbers in this product multiply to infinity");
+  // Each number is nonzero (factor), but their product may underflow: a zero coefficient
+  // would print as 0, which reads back as the zero operator.
+  if (coef == 0.0)
+    fail(src_, span(n), "the numbers in this product multiply to zero: write 0, the zero operator, instead");
   if (coef == 1.0) return operators.size() == 1 ? operators.front() : ir::product(std::move(operators), span(n));
   // Numbers anywhere in a product are one coefficient in front: H 2 K = 2 (H K).
   const ir::Span rest{operators.front().span().begin, operators.back().span().end};

@@ -258,6 +258,10 @@ TEST_CASE("errors name the mistake and its place", "[syntax][errors]") {
       {Expression, "2^-1 phi", "<command line>:1:2", "a number has no inverse"},
       {Expression, "0.0 phi", "<command line>:1:1", "a zero coefficient"},
       {Expression, "1e999 phi", "<command line>:1:1", "the number 1e999 is out of range"},
+      {Expression, "1e300 phi 1e300", "<command line>:1:1", "the numbers in this product multiply to infinity"},
+      // a fuzzer's finding: nonzero numbers whose product underflows
+      {Expression, "H 31e-300 phi 31e-300 phi", "<command line>:1:1",
+       "the numbers in this product multiply to zero: write 0, the zero operator, instead"},
       // shapes
       {Expression, "M H", "<command line>:1:1", "cannot multiply M (6n x 6n) by H (N x 6n): 6n columns but N rows"},
       {Expression, "H* D H phi H", "<command line>:1:8", "cannot multiply H* D H phi (6n x 6n) by H (N x 6n)"},
