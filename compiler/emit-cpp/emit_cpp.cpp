@@ -666,14 +666,20 @@ std::string dots_function(const std::string& name, const specialise::DotTable& t
 // lanes, starting at -0.0 (-0.0 + x = x exactly, so a lane's first term starts it), one
 // multiply and add per step, a blend where some lane has no term; a subtracted term's
 // factor is negated in its tuple (acc + (-x) s = acc - x s exactly). Each lane performs its
-// entry's own operations in their order. Returns the functions, in order: text and steps.
+// entry's own operations in their order. The groups go row block by row block (an output
+// of `rows` rows, column-major): rows i..i+3 multiply the same tuples in every column (a
+// Gram matrix's a_i[r], calM^-1's rows in -calM^-1 d tau), so a function's tuple table is
+// a block's, gathered once for all its columns; column by column, -calM^-1 d tau's table
+// held each tuple once per use and gathering it cost as much as the products (talos_reduced's
+// forward_dynamics_derivatives: docs/performance.md). Returns the functions, in order: text
+// and steps.
 struct LanesFunction {
   std::string text;
   int steps = 0;
 };
 std::vector<LanesFunction> lanes_functions(const std::string& name, const specialise::LanePlan& plan,
                                            const specialise::DotTable& g, const ScalarProgram& p,
-                                           const std::string& out, int part_steps) {
+                                           const std::string& out, int rows, int part_steps) {
   using specialise::kAbsent;
   using specialise::kOne;
   std::map<int, std::vector<int>> positions;  // per root: its output positions
@@ -705,7 +711,12 @@ std::vector<LanesFunction> lanes_functions(const std::string& name, const specia
     groups.clear();
     entries = terms = steps = 0;
   };
-  for (const specialise::LaneGroup& group : plan.groups) {
+  std::vector<const specialise::LaneGroup*> by_block;
+  for (const specialise::LaneGroup& group : plan.groups) by_block.push_back(&group);
+  std::stable_sort(by_block.begin(), by_block.end(),
+                   [rows](const auto* a, const auto* b) { return a->first_output % rows < b->first_output % rows; });
+  for (const specialise::LaneGroup* next : by_block) {
+    const specialise::LaneGroup& group = *next;
     entries += group.width;
     steps += static_cast<int>(group.steps.size());
     groups += fmt::format("  // {}[{}..{}]\n", out, group.first_output, group.first_output + group.width - 1);
@@ -1041,7 +1052,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         defs.push_back(std::move(table));
       } else {
         const std::vector<LanesFunction> functions =
-            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, options.part_ops);
+            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
         for (std::size_t k = 0; k < functions.size(); ++k) {
           rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
           Definition lanes;

@@ -403,6 +403,20 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
     }
   }
   CHECK(vector_code >= 3);
+  {
+    // A matrix's groups go row block by row block, so that a function's tuple table is one
+    // block's: -(X S) with 8 rows has two blocks, tuples X(r..r+3, j) in every column.
+    o.part_ops = 1000;  // one function
+    const specialise::ScalarProgram code = test::negated_product(rng, 8, 6, 7);
+    specialise::Kernel k = hand_written("product", "-(X S)", code.input_count, 8, 7);
+    k.code = code;
+    const std::string source = generate(k, "lanes_blocks", o).files.all_sources();
+    std::vector<int> blocks;  // the groups' first rows, in the order of the source
+    for (std::size_t at = 0; (at = source.find("  // out[", at)) != std::string::npos; ++at)
+      blocks.push_back(std::stoi(source.substr(at + 9)) % 8);
+    CHECK(blocks.size() == 14);
+    CHECK(std::is_sorted(blocks.begin(), blocks.end()));
+  }
   // A robot's Gram kernels (calM^-1, Lambda) so, cut up as above, their factors stored by
   // straight-line parts and by step loops: every kernel the interpreter's bits. Lane groups
   // come before dot tables (kCutUp's would take 50 products and more).
