@@ -226,8 +226,10 @@ private:
   // X z = y on the held rows (sweep_ir.hpp Solve). A held row j of tip t (direction r) is the
   // constraint row q_j = e_r at t, and, when t is welded to a partner u, minus row r of
   // X(t,u) (u's twist in t's coordinates) at u. The columns X q_j* and their Gram entries
-  // form Q X Q* as in run(); it is factored in place as L D L* (lower triangle: L, diagonal:
-  // D); then L D L* u = Q y and z = Q* u.
+  // form Q X Q* as in run(); it is factored in place as L D L* (lower triangle: L; upper
+  // triangle: L D, the entries before their division, so that a term of a later entry is one
+  // product, not two; diagonal: D^-1, so that each pivot is divided by once); then
+  // L D L* u = Q y and z = Q* u.
   void run_solve(const Solve& sv) {
     const Columns& c = sv.matrix;
     const std::vector<int>& held = solve_held_;  // the tip-space rows kept, in order
@@ -270,7 +272,7 @@ private:
     for (int j = 0; j < cols; ++j) {
       if (obs_) obs_->enter(-1, tip_body(j), step_statement(Step::Factor));
       S d = X[at(j, j)];
-      for (int k = 0; k < j; ++k) d = d - X[at(j, k)] * X[at(j, k)] * X[at(k, k)];
+      for (int k = 0; k < j; ++k) d = d - X[at(k, j)] * X[at(j, k)];  // (L D)(j,k) L(j,k)
       if constexpr (std::is_same_v<S, double>)
         if (!(d > 1e-12 * largest)) {
           const TipConstants<S>& tip = r_.tips[held[j] / 6];
@@ -281,11 +283,13 @@ private:
                           tip.partner >= 0 ? fmt::format(" welded to '{}'", r_.tips[tip.partner].name) : std::string(),
                           directions_to_string(static_cast<Directions>(1u << (held[j] % 6)))));
         }
-      X[at(j, j)] = d;
+      const S dinv = S(1.0) / d;
+      X[at(j, j)] = dinv;
       for (int i = j + 1; i < cols; ++i) {
         S l = X[at(i, j)];
-        for (int k = 0; k < j; ++k) l = l - X[at(i, k)] * X[at(j, k)] * X[at(k, k)];
-        X[at(i, j)] = l / d;
+        for (int k = 0; k < j; ++k) l = l - X[at(k, i)] * X[at(j, k)];  // (L D)(i,k) L(j,k)
+        X[at(j, i)] = l;
+        X[at(i, j)] = l * dinv;
       }
     }
     // Q y: a welded tip's rows are relative to its partner's.
@@ -306,7 +310,7 @@ private:
     }
     for (int i = cols - 1; i >= 0; --i) {
       if (obs_) obs_->enter(-1, tip_body(i), step_statement(Step::Substitute));
-      S v = v_[i] / X[at(i, i)];
+      S v = v_[i] * X[at(i, i)];
       for (int k = i + 1; k < cols; ++k) v = v - X[at(k, i)] * v_[k];
       v_[i] = v;
     }
