@@ -10,8 +10,12 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
+#include <vector>
 
 #include "bench_report.hpp"
 #include "emit-llvm/jit.hpp"
@@ -44,6 +48,16 @@ std::vector<std::pair<std::string, GeneratedKernel>> generated(const std::string
   if (key == "panda") return SOA_BENCH_KERNELS(panda_d);
   return SOA_BENCH_KERNELS(talos_d);
 #undef SOA_BENCH_KERNELS
+}
+
+// max |got - want| / max(1, max |want|): the checks' measure of agreement.
+double relative_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double scale = 1.0, diff = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, std::abs(want[i]));
+    diff = std::max(diff, std::abs(want[i] - got[i]));
+  }
+  return diff / scale;
 }
 
 struct Robotcase {
@@ -83,12 +97,7 @@ std::unique_ptr<Robotcase> make_case(const std::string& key, const std::string& 
       std::vector<double> want(l.output_size()), got(l.output_size());
       pipeline::run_generic(k, c->kernels.constants, per_state.back().data(), want.data());
       c->code->lookup(k.spec.name)(per_state.back().data(), got.data());
-      double scale = 1.0, diff = 0.0;
-      for (std::size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::abs(want[i]));
-        diff = std::max(diff, std::abs(want[i] - got[i]));
-      }
-      worst = std::max(worst, diff / scale);
+      worst = std::max(worst, relative_error(got, want));
     }
     std::printf("check %s %s on 8 states: JIT vs runtime %.1e\n", key.c_str(), k.spec.name.c_str(), worst);
     if (worst > 1e-11) throw std::runtime_error("the compiled kernel disagrees with the runtime: " + k.spec.name);
@@ -108,9 +117,7 @@ std::unique_ptr<Robotcase> make_case(const std::string& key, const std::string& 
         std::vector<double> want(size), got(size);
         f((*in)[s].data(), want.data());
         g((*in)[s].data(), got.data());
-        double scale = 1.0;
-        for (double w : want) scale = std::max(scale, std::abs(w));
-        for (int k = 0; k < size; ++k) worst = std::max(worst, std::abs(want[k] - got[k]) / scale);
+        worst = std::max(worst, relative_error(got, want));
       }
       std::printf("check %s %s on 8 states: generated C++ vs JIT %.1e\n", key.c_str(), name.c_str(), worst);
       if (worst > 1e-9) throw std::runtime_error("the generated kernel disagrees with the JIT's: " + name);
