@@ -43,9 +43,7 @@ Dynamics Dynamics::create(const Robot& robot, const std::vector<int>& tips, Back
   }
   if (backend == Backend::Jit) {
 #ifdef SOA_HAVE_LLVM_JIT
-    std::vector<specialise::Kernel> code;
-    for (const LoweredKernel& k : impl->kernels) code.push_back(specialise_kernel(k, impl->robot));
-    impl->compiled.emplace(jit_compile(code));
+    impl->compiled.emplace(jit_compile(specialise_kernels(impl->kernels, impl->robot)));
 #else
     throw UserError("this soac was built without LLVM (SOA_WITH_LLVM=OFF): no JIT backend");
 #endif

@@ -284,14 +284,17 @@ std::vector<Traced> traced_dtau(specialise::Tracer& tracer, const exec::RobotCon
 
 // A program of q alone (calM, calM^-1) specialised and recorded again at `q`.
 std::vector<Traced> replayed_at(specialise::Tracer& tracer, const exec::SweepProgram& p,
-                                const exec::RobotConstants<double>& robot, const Traced* q) {
-  return tracer.replay(specialise::specialise(p, robot), std::vector<Traced>(q, q + exec::layout(p, robot).input_size));
+                                const exec::RobotConstants<double>& robot, const Traced* q,
+                                const specialise::TraceOptions& options) {
+  return tracer.replay(specialise::specialise(p, robot, options),
+                       std::vector<Traced>(q, q + exec::layout(p, robot).input_size));
 }
 
 // The straight-line code of a Sensitivity or ImplicitForward Jacobian kernel (DerivativeRoute).
-specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot,
+                                           const specialise::TraceOptions& options) {
   const exec::Layout plain = exec::layout(k.program, robot);
-  specialise::Tracer tracer({});
+  specialise::Tracer tracer(options);
   std::vector<Traced> in;
   for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
   auto input = [&](const std::string& name) {
@@ -302,7 +305,8 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   const int nv = robot.nv;
   const Traced *q = input("q"), *qd = input("qd");
   std::vector<Traced> qdd;  // forward dynamics' accelerations (ImplicitForward)
-  if (k.route == DerivativeRoute::ImplicitForward) qdd = tracer.replay(specialise::specialise(k.program, robot), in);
+  if (k.route == DerivativeRoute::ImplicitForward)
+    qdd = tracer.replay(specialise::specialise(k.program, robot, options), in);
   const std::vector<Traced> dtau = traced_dtau(tracer, robot, q, qd, qdd.empty() ? input("qdd") : qdd.data());
   std::vector<Traced> out;  // the directions of wrt in order, nv numbers each
   for (const std::string& w : k.spec.wrt) {
@@ -311,7 +315,7 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
                dtau.begin() + static_cast<std::ptrdiff_t>((block + 1) * nv * nv));
   }
   if (k.route == DerivativeRoute::Sensitivity) return tracer.finish(out, plain.input_size);
-  const std::vector<Traced> minv = replayed_at(tracer, *k.inverse_mass, robot, q);
+  const std::vector<Traced> minv = replayed_at(tracer, *k.inverse_mass, robot, q, options);
   std::vector<Traced> dqdd(out.size());
   for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
     tracer.set_label(fmt::format("direction {}: -calM^-1 d tau", d));
@@ -348,15 +352,16 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
 // tau's derivative along the Coriolis directions (exec::coriolis_tangents), column k =
 // (d tau/dqd e_k + calM Z e_k) / 2, with d tau/dqd by the sensitivity recursion and calM
 // from the mass matrix's own code (only where Z is not 0: ball joints, free-flyers).
-specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const exec::RobotConstants<double>& robot,
+                                                  const specialise::TraceOptions& options) {
   const exec::Layout plain = exec::layout(k.program, robot);  // q, qd, qdd
   const int q_at = plain.inputs[0].offset, qd_at = plain.inputs[1].offset, qdd_at = plain.inputs[2].offset;
   const int nv = robot.nv;
-  specialise::Tracer tracer({});
+  specialise::Tracer tracer(options);
   std::vector<Traced> in;
   for (int i = 0; i < plain.input_size; ++i) in.push_back(tracer.input(i));
   const std::vector<Traced> dtau = traced_dtau(tracer, robot, in.data() + q_at, in.data() + qd_at, in.data() + qdd_at);
-  const std::vector<Traced> calM = replayed_at(tracer, *k.mass_matrix, robot, in.data() + q_at);
+  const std::vector<Traced> calM = replayed_at(tracer, *k.mass_matrix, robot, in.data() + q_at, options);
   const auto tangents = exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
   std::vector<Traced> out(static_cast<std::size_t>(nv * nv));
   for (int c = 0; c < nv; ++c) {
@@ -373,39 +378,62 @@ specialise::ScalarProgram coriolis_by_sensitivity(const LoweredKernel& k, const 
 
 // The kernel's straight-line code: the sweep program specialised, or for a derivative kernel
 // the route it takes (DerivativeRoute) and the form it makes (exec::DerivativeForm).
-specialise::ScalarProgram kernel_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
-  if (k.spec.wrt.empty()) return specialise::specialise(k.program, robot);
+specialise::ScalarProgram kernel_code(const LoweredKernel& k, const exec::RobotConstants<double>& robot,
+                                      const specialise::TraceOptions& options) {
+  if (k.spec.wrt.empty()) return specialise::specialise(k.program, robot, options);
   const bool by_sensitivity = k.route != DerivativeRoute::ForwardMode;
-  if (k.spec.form == exec::DerivativeForm::Jacobian && by_sensitivity) return sensitivity_code(k, robot);
+  if (k.spec.form == exec::DerivativeForm::Jacobian && by_sensitivity) return sensitivity_code(k, robot, options);
   // Forward mode on the straight-line code, seeded with each input's tangent directions
   // (exec/derivative.hpp): q's quaternions move at rates that depend on q.
   const exec::Layout plain = exec::layout(k.program, robot);
   if (k.spec.form == exec::DerivativeForm::Jacobian) {
     const std::vector<int> wrt = wrt_inputs(k);
-    return specialise::differentiate(specialise::specialise(k.program, robot), [&](const std::vector<Traced>& in) {
-      return exec::input_tangents(k.program, plain, robot, wrt, in.data());
-    });
+    return specialise::differentiate(
+        specialise::specialise(k.program, robot, options),
+        [&](const std::vector<Traced>& in) { return exec::input_tangents(k.program, plain, robot, wrt, in.data()); });
   }
   const int qd_at = plain.inputs[1].offset, qdd_at = plain.inputs[2].offset;
   const specialise::ScalarProgram cor =
-      by_sensitivity
-          ? coriolis_by_sensitivity(k, robot)
-          : specialise::differentiate(specialise::specialise(k.program, robot), [&](const std::vector<Traced>& in) {
-              return exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
-            });
+      by_sensitivity ? coriolis_by_sensitivity(k, robot, options)
+                     : specialise::differentiate(
+                           specialise::specialise(k.program, robot, options), [&](const std::vector<Traced>& in) {
+                             return exec::coriolis_tangents(robot, in.data() + qd_at, qd_at, qdd_at);
+                           });
   return quadratic_form(cor, plain, robot, k.spec.form);
 }
 
 }  // namespace
 
-specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot) {
+specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotConstants<double>& robot,
+                                     const specialise::TraceOptions& options) {
   return at_declaration(k.spec, [&] {
     specialise::Kernel kernel =
         specialise::make_kernel(k.spec.name, kernel_expression(k.spec), derivation_summary(k), k.spec.meaning,
-                                k.program, kernel_layout(k, robot), kernel_code(k, robot));
+                                k.program, kernel_layout(k, robot), kernel_code(k, robot, options));
     if (!k.spec.wrt.empty()) kernel.col_space.reset();  // a block of columns per direction
     return kernel;
   });
+}
+
+std::vector<specialise::Kernel> specialise_kernels(const std::vector<LoweredKernel>& kernels,
+                                                   const exec::RobotConstants<double>& robot) {
+  // The tracer's reversed subtraction (traced.hpp) shares what a kernel computes on both
+  // signs of one value -- the constrained equations' residual, the sensitivity recursion's
+  // terms -- but elsewhere it only moves negations about, and the kernels of a set must
+  // agree on it for what they compute alike to be shared (specialise/share.hpp): the set
+  // takes it when it makes the set cheaper.
+  const auto traced = [&](bool reversed_sub) {
+    std::vector<specialise::Kernel> code;
+    int ops = 0;
+    for (const LoweredKernel& k : kernels) {
+      code.push_back(specialise_kernel(k, robot, {.reversed_sub = reversed_sub}));
+      ops += specialise::count_ops(code.back().code).total();
+    }
+    return std::pair{std::move(code), ops};
+  };
+  auto [with, with_ops] = traced(true);
+  auto [without, without_ops] = traced(false);
+  return with_ops < without_ops ? std::move(with) : std::move(without);
 }
 
 std::vector<double> sample_inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,
@@ -436,8 +464,8 @@ RobotKernels compile_for_robot(const std::vector<KernelSpec>& specs, const Libra
       std::vector<double> result(static_cast<std::size_t>(layout.output_size()));
       run_generic(out.lowered.back(), out.constants, in.data(), result.data());
     }
-    out.code.push_back(specialise_kernel(out.lowered.back(), out.constants));
   }
+  out.code = specialise_kernels(out.lowered, out.constants);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "specialise/kernel.hpp"
+#include "specialise/traced.hpp"
 #include "exec/constants.hpp"
 #include "exec/derivative.hpp"
 #include "exec/execute.hpp"
@@ -97,7 +98,12 @@ std::string algorithm_summary(const exec::SweepProgram& p);
 std::string derivation_summary(const LoweredKernel& k);
 
 // The robot's own straight-line code for a lowered kernel (constants folded, CSE, DCE).
-specialise::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot);
+specialise::Kernel specialise_kernel(const LoweredKernel& kernel, const exec::RobotConstants<double>& robot,
+                                     const specialise::TraceOptions& options = {});
+// A kernel set's code: each kernel specialised, all with or all without the tracer's reversed
+// subtraction (TraceOptions::reversed_sub), whichever costs the set fewer operations.
+std::vector<specialise::Kernel> specialise_kernels(const std::vector<LoweredKernel>& kernels,
+                                                   const exec::RobotConstants<double>& robot);
 
 // A program's inputs in layout order for a state: q, qd, qdd and f0 from `s`, the others
 // (T) uniform in [-1, 1] from `rng` (self-checks and trial runs).

@@ -111,6 +111,11 @@ std::optional<Traced> Tracer::negated(const Traced& x) {
 Traced Tracer::record(ScalarOp op, const Traced& a, const Traced& b) {
   int x = materialise(a), y = materialise(b);
   if ((op == ScalarOp::Add || op == ScalarOp::Mul) && y < x) std::swap(x, y);  // canonical order for CSE
+  // a - b when b - a is recorded: its negation, which products pass outward and sums absorb,
+  // so a sweep run on -y (the constrained equations' two signs of one residual) is shared.
+  if (op == ScalarOp::Sub && options_.fold && options_.cse && options_.reversed_sub)
+    if (auto it = cse_.find(Key{ScalarOp::Sub, y, x, 0}); it != cse_.end())
+      return {this, append({ScalarOp::Neg, it->second, -1, 0.0, -1})};
   return {this, append({op, x, y, 0.0, -1})};
 }
 

@@ -8,9 +8,10 @@
 // - With TraceOptions::fold (the default) the tracer simplifies as it records: constant
 //   operands are folded, x*0 = 0, x*1 = x, x*-1 = -x, x+0 = x, x-x = 0, x/c = x*(1/c),
 //   c1*(c2*x) = (c1 c2)*x, and negations are pushed outward (-x*y = -(x*y), a+(-b) = a-b,
-//   -(a-b) = b-a) so that CSE sees through them. These are the rules that make a robot's
-//   zeros (axis-aligned joints, sparse inertias) and ones vanish. Without fold, every
-//   operation is recorded as written (the baseline folding is measured against).
+//   -(a-b) = b-a) so that CSE sees through them; and (TraceOptions::reversed_sub) a-b is
+//   recorded as -(b-a) when b-a is, a negation that products pass outward and sums absorb. These are the rules that
+//   make a robot's zeros (axis-aligned joints, sparse inertias) and ones vanish. Without fold, every operation is
+//   recorded as written (the baseline folding is measured against).
 // - Each node carries the tracer's current label (set_label) for comments.
 // - A Tracer is single-threaded scratch state owned by one specialise() call.
 #pragma once
@@ -53,8 +54,9 @@ Traced sin(const Traced& a);
 Traced cos(const Traced& a);
 
 struct TraceOptions {
-  bool fold = true;  // constant folding and the algebraic rules above
-  bool cse = true;   // hash-consing
+  bool fold = true;          // constant folding and the algebraic rules above
+  bool cse = true;           // hash-consing
+  bool reversed_sub = true;  // with both: a - b is -(b - a) when b - a is recorded
 };
 
 class Tracer {

@@ -14,13 +14,13 @@
 //       by collect [A B + A C = A (B + C)]
 //     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
 //       loops: outward, inward
-//     1032 ops: 571 mul, 254 add, 194 sub, 1 neg, 0 div, 0 sqrt, 6 sin, 6 cos
+//     1027 ops: 571 mul, 249 add, 194 sub, 1 neg, 0 div, 0 sqrt, 6 sin, 6 cos
 //   mass_matrix = calM
 //     derived: H phi M phi* H*
 //       by NE [001 eq. 22, 002 eq. 2.11]
 //     algorithm: composite-body (CRB-H [004 eq. 5.45]): column j is H phi R H* e_j, an inward sweep from body(j); the rows below body(j) by symmetry
 //       loops: inward, inward (1 once, the rest per column)
-//     701 ops: 370 mul, 184 add, 133 sub, 2 neg, 0 div, 0 sqrt, 6 sin, 6 cos
+//     676 ops: 362 mul, 176 add, 125 sub, 1 neg, 0 div, 0 sqrt, 6 sin, 6 cos
 //   forward_dynamics = calM^-1 (T - C)
 //     derived: (I - H psi K)* D^-1 (T - H psi (b + K T + M phi* a))
 //       by MINV [001 Identity 6, 002 Lemma 3]
@@ -31,19 +31,19 @@
 //       by collect [A B + A C = A (B + C)]
 //     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
 //       loops: outward, inward, outward
-//     2226 ops: 1209 mul, 507 add, 491 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     2209 ops: 1209 mul, 484 add, 497 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   mass_matrix_inverse = calM^-1
 //     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
 //     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
 //       loops: inward, inward (1 once, the rest per column)
-//     1853 ops: 1021 mul, 367 add, 446 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     1842 ops: 1021 mul, 376 add, 412 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
 //     derived: (H phi B)*
 //       by def-J [000 eq. 3.3]
 //     algorithm: columns: column j is the expression applied to e_j, by sweeps
 //       loops: outward, outward (1 once, the rest per column)
-//     303 ops: 187 mul, 55 add, 42 sub, 7 neg, 0 div, 0 sqrt, 6 sin, 6 cos
+//     303 ops: 187 mul, 50 add, 45 sub, 9 neg, 0 div, 0 sqrt, 6 sin, 6 cos
 //   lambda = J calM^-1 J*
 //     derived: B* psi* H* D^-1 H psi B
 //       by MINV [001 Identity 6, 002 Lemma 3]
@@ -53,7 +53,7 @@
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
 //     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
 //       loops: inward, inward (1 once, the rest per column)
-//     1919 ops: 1078 mul, 379 add, 443 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     1909 ops: 1078 mul, 390 add, 422 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0
 //     derived: (I - H psi K)* D^-1 H psi B f0
 //       by MINV [001 Identity 6, 002 Lemma 3]
@@ -61,7 +61,7 @@
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
 //     algorithm: sweeps: the factors applied to the vector from the right, each recursion one sweep, consecutive sweeps of one direction fused
 //       loops: inward, outward
-//     1266 ops: 681 mul, 251 add, 313 sub, 2 neg, 7 div, 0 sqrt, 6 sin, 6 cos
+//     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
 // Conventions
 //   Joint space (q; qd, qdd, T, tau and the rows and columns of calM), depth-first from the base:

@@ -492,6 +492,26 @@ TEST_CASE("the tip-space L D L* divides once per held row", "[constraints]") {
         divisions(test::kernel_program(*fd)) + 12);
 }
 
+TEST_CASE("the constrained kernel runs the psi K sweep once, for both signs of its residual", "[constraints]") {
+  // Its derivation applies (I - H psi K) to T - H phi (...) and, inside the tip solve's
+  // right-hand side, to its negation: the specialised code computes the sweep once (the
+  // tracer's a - b = -(b - a)), as many operations as one sweep on a plain vector.
+  Robot talos = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+  const std::vector<int> tips = hold(talos, {{"left_sole_link", kAllDirections}, {"right_sole_link", kAllDirections}});
+  const exec::RobotConstants<double> constants = exec::make_constants(talos, tips);
+  const auto sweep_ops = [&](const exec::SweepProgram& p) {
+    const specialise::ScalarProgram code = specialise::specialise(p, constants);
+    int n = 0;
+    for (const specialise::ScalarNode& node : code.nodes)
+      if (node.label >= 0 && code.labels[static_cast<std::size_t>(node.label)].ends_with(": psi K")) ++n;
+    return n;
+  };
+  const lower::KernelDecl once{"residual", {"q", "T"}, "(I - H psi K) T", "y", "one psi K sweep"};
+  const int one_sweep = sweep_ops(test::kernel_program(once));
+  CHECK(one_sweep > 0);
+  CHECK(sweep_ops(test::kernel_program(welded("constrained_forward_dynamics"))) == one_sweep);
+}
+
 TEST_CASE("ex, the welds' pose errors: the runtime equals world poses, and its rate is the relative twist",
           "[constraints]") {
   const lower::KernelDecl errors{"weld_errors", {"q"}, "ex", "ex", "the welds' pose errors"};

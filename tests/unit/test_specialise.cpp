@@ -141,6 +141,57 @@ TEST_CASE("the tracer folds constants and applies the algebraic rules", "[specia
   CHECK(out[1] == 0.0);
 }
 
+TEST_CASE("a subtraction recorded both ways round is one node and its negation", "[specialise]") {
+  // The constrained equations run one inward sweep on a residual y and again on -y (written
+  // T - x in one factor, x - T in the other): the second sweep must be the first, negated.
+  Tracer t({});
+  const Traced x = t.input(0), T = t.input(1), g = t.input(2);
+  const Traced y = T - x, minus_y = x - T;
+  REQUIRE(t.negated(minus_y).has_value());
+  CHECK(t.negated(minus_y)->node() == y.node());
+  const Traced z = g * y + y, minus_z = g * minus_y + minus_y;  // a sweep step on each sign
+  CHECK((z + minus_z).is_literal());                            // z + (-z) = z - z = 0
+  const specialise::ScalarProgram p = t.finish({z, minus_z}, 3);
+  CHECK(specialise::count_ops(p).total() == 4);  // T - x, g * y, + y, and one negation
+  double out[2];
+  const double in[3] = {0.5, 2.0, 3.0};
+  specialise::evaluate(p, in, out);
+  CHECK(out[0] == 6.0);
+  CHECK(out[1] == -6.0);
+}
+
+TEST_CASE("a kernel set takes the reversed subtraction when it makes the set cheaper, and all its kernels do",
+          "[specialise]") {
+  // Welded soles: the constrained kernels share a sweep between two signs, the set is cheaper
+  // with the rule. The standard set of the same robot only moves negations about with it: it
+  // keeps the plain form, the code it had before the rule existed.
+  const Robot talos = load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true});
+  const auto total = [](const std::vector<specialise::Kernel>& code) {
+    int ops = 0;
+    for (const specialise::Kernel& k : code) ops += specialise::count_ops(k.code).total();
+    return ops;
+  };
+  for (const bool welded : {true, false}) {
+    const std::vector<int> tips =
+        welded ? std::vector<int>{*talos.find_frame("left_sole_link"), *talos.find_frame("right_sole_link")}
+               : talos.default_tips();
+    const pipeline::RobotKernels set =
+        pipeline::compile_for_robot(pipeline::kernel_set("", welded), pipeline::load_library(), talos, tips);
+    std::vector<specialise::Kernel> with, without;
+    for (const pipeline::LoweredKernel& k : set.lowered) {
+      with.push_back(pipeline::specialise_kernel(k, set.constants, {.reversed_sub = true}));
+      without.push_back(pipeline::specialise_kernel(k, set.constants, {.reversed_sub = false}));
+    }
+    INFO((welded ? "welded" : "standard")
+         << " set: " << total(with) << " ops with the rule, " << total(without) << " without");
+    CHECK(total(set.code) == std::min(total(with), total(without)));
+    CHECK((total(with) < total(without)) == welded);
+    const std::vector<specialise::Kernel>& chosen = welded ? with : without;
+    for (std::size_t i = 0; i < set.code.size(); ++i)
+      CHECK(specialise::count_ops(set.code[i].code).total() == specialise::count_ops(chosen[i].code).total());
+  }
+}
+
 TEST_CASE("without folding every operation is recorded", "[specialise]") {
   Tracer t({false, true});
   const Traced x = t.input(0);
