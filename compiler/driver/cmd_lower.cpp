@@ -37,7 +37,11 @@ int run_lower(const LowerOptions& o) {
   fmt::print("{}\n\n{}", pipeline::derivation_summary(k.derivation), exec::print(k.program));
   if (robot) {
     const auto constants = exec::make_constants(robot->robot, robot->tips);
-    const specialise::ScalarProgram code = specialise::specialise(k.program, constants);
+    const specialise::ScalarProgram code = specialise::cheaper_form(
+        [&](const specialise::TraceOptions& trace) {
+          return std::vector{specialise::specialise(k.program, constants, trace)};
+        },
+        [](const specialise::ScalarProgram& p) -> const specialise::ScalarProgram& { return p; })[0];
     fmt::print("\nspecialised for {}: {}\n", robot->describe(), specialise::to_string(specialise::count_ops(code)));
   }
   return kOk;

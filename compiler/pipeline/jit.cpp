@@ -101,9 +101,15 @@ jit::Kernels jit_compile(const std::vector<specialise::Kernel>& kernels, const J
 
 jit::Kernels jit_compile(const std::vector<std::pair<std::string, exec::SweepProgram>>& programs,
                          const exec::RobotConstants<double>& robot, const JitOptions& options) {
-  std::vector<std::pair<std::string, specialise::ScalarProgram>> kernels;
-  kernels.reserve(programs.size());
-  for (const auto& [name, program] : programs) kernels.emplace_back(name, specialise::specialise(program, robot));
+  using Named = std::pair<std::string, specialise::ScalarProgram>;
+  const std::vector<Named> kernels = specialise::cheaper_form(
+      [&](const specialise::TraceOptions& trace) {
+        std::vector<Named> code;
+        for (const auto& [name, program] : programs)
+          code.emplace_back(name, specialise::specialise(program, robot, trace));
+        return code;
+      },
+      [](const Named& k) -> const specialise::ScalarProgram& { return k.second; });
   return jit_compile(kernels, options);
 }
 

@@ -417,23 +417,13 @@ specialise::Kernel specialise_kernel(const LoweredKernel& k, const exec::RobotCo
 
 std::vector<specialise::Kernel> specialise_kernels(const std::vector<LoweredKernel>& kernels,
                                                    const exec::RobotConstants<double>& robot) {
-  // The tracer's reversed subtraction (traced.hpp) shares what a kernel computes on both
-  // signs of one value -- the constrained equations' residual, the sensitivity recursion's
-  // terms -- but elsewhere it only moves negations about, and the kernels of a set must
-  // agree on it for what they compute alike to be shared (specialise/share.hpp): the set
-  // takes it when it makes the set cheaper.
-  const auto traced = [&](bool reversed_sub) {
-    std::vector<specialise::Kernel> code;
-    int ops = 0;
-    for (const LoweredKernel& k : kernels) {
-      code.push_back(specialise_kernel(k, robot, {.reversed_sub = reversed_sub}));
-      ops += specialise::count_ops(code.back().code).total();
-    }
-    return std::pair{std::move(code), ops};
-  };
-  auto [with, with_ops] = traced(true);
-  auto [without, without_ops] = traced(false);
-  return with_ops < without_ops ? std::move(with) : std::move(without);
+  return specialise::cheaper_form(
+      [&](const specialise::TraceOptions& options) {
+        std::vector<specialise::Kernel> code;
+        for (const LoweredKernel& k : kernels) code.push_back(specialise_kernel(k, robot, options));
+        return code;
+      },
+      [](const specialise::Kernel& k) -> const specialise::ScalarProgram& { return k.code; });
 }
 
 std::vector<double> sample_inputs(const exec::SweepProgram& p, const exec::Layout& layout, const State& s,

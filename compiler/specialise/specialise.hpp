@@ -24,4 +24,22 @@ namespace soa::specialise {
 ScalarProgram specialise(const exec::SweepProgram& program, const exec::RobotConstants<double>& robot,
                          const TraceOptions& options = {});
 
+// A kernel set's code, `trace(options)` (a vector of kernels, `program(kernel)` each one's
+// ScalarProgram) with and without TraceOptions::reversed_sub: the form with fewer operations
+// in total. The rule shares what a kernel computes on both signs of one value (the
+// constrained equations' residual, the sensitivity recursion's terms) but elsewhere only
+// moves negations about, and the kernels of a set must agree on it for what they compute
+// alike to be shared (share.hpp).
+template <class Trace, class Program>
+auto cheaper_form(Trace&& trace, Program&& program) {
+  const auto ops = [&](const auto& set) {
+    int n = 0;
+    for (const auto& k : set) n += count_ops(program(k)).total();
+    return n;
+  };
+  auto with = trace(TraceOptions{.reversed_sub = true});
+  auto without = trace(TraceOptions{.reversed_sub = false});
+  return ops(with) < ops(without) ? with : without;
+}
+
 }  // namespace soa::specialise

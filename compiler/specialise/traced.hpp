@@ -8,10 +8,12 @@
 // - With TraceOptions::fold (the default) the tracer simplifies as it records: constant
 //   operands are folded, x*0 = 0, x*1 = x, x*-1 = -x, x+0 = x, x-x = 0, x/c = x*(1/c),
 //   c1*(c2*x) = (c1 c2)*x, and negations are pushed outward (-x*y = -(x*y), a+(-b) = a-b,
-//   -(a-b) = b-a) so that CSE sees through them; and (TraceOptions::reversed_sub) a-b is
-//   recorded as -(b-a) when b-a is, a negation that products pass outward and sums absorb. These are the rules that
-//   make a robot's zeros (axis-aligned joints, sparse inertias) and ones vanish. Without fold, every operation is
-//   recorded as written (the baseline folding is measured against).
+//   -(a-b) = b-a) so that CSE sees through them. These are the rules that make a robot's
+//   zeros (axis-aligned joints, sparse inertias) and ones vanish. Without fold, every
+//   operation is recorded as written (the baseline folding is measured against).
+// - With fold, CSE and TraceOptions::reversed_sub, a-b is recorded as -(b-a) when b-a is: a
+//   negation that products pass outward and sums absorb (specialise.hpp's cheaper_form
+//   decides per kernel set whether to use it).
 // - Each node carries the tracer's current label (set_label) for comments.
 // - A Tracer is single-threaded scratch state owned by one specialise() call.
 #pragma once
