@@ -499,20 +499,22 @@ private:
         llvm::Value* factors = operand(factors_at);
         llvm::Value* shared = operand(shared_at);
         llvm::Value* product = !factors ? shared : !shared ? factors : b.CreateFMul(factors, shared);
-        unsigned first = 0, add = 0, sub = 0;
+        unsigned first = 0, first_sub = 0, add = 0, sub = 0;
         for (int l = 0; l < w; ++l) {
           const LaneTerm& t = s.lane[l];
           if (t.x == kAbsent) continue;
-          (t.first ? first : t.sub ? sub : add) |= 1u << l;
+          (t.first ? (t.sub ? first_sub : first) : t.sub ? sub : add) |= 1u << l;
         }
         if (!acc) {
           acc = product;  // a lane starting later takes its first product then
+          if (first_sub) acc = blend(acc, b.CreateFNeg(product), first_sub);
           continue;
         }
         llvm::Value* next = acc;
         if (add) next = blend(next, b.CreateFAdd(acc, product), add);
         if (sub) next = blend(next, b.CreateFSub(acc, product), sub);
         if (first) next = blend(next, product, first);
+        if (first_sub) next = blend(next, b.CreateFNeg(product), first_sub);  // -x s, exact
         acc = next;
       }
       if (g.negate) acc = negate(b, acc, w);

@@ -31,6 +31,7 @@ bool linearise(const ChainFacts& f, int root, std::vector<ChainTerm>& terms, std
         continue;
       }
       terms.push_back({node.a, false});
+      pair = true;  // t1 - t2 is -t2 + t1 to the bit
       break;
     }
     if (node.op == ScalarOp::Add) {

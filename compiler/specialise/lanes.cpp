@@ -119,6 +119,18 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
   // Worth it: at least two terms a step, three a lane (a short chain costs more to pack
   // than to compute).
   if (terms_total < 2 * static_cast<int>(order.size()) || terms_total < 3 * width) return false;
+  // And every lane shares at least half its terms' factors with another lane: a lane that
+  // shares little (the last row of one column beside the first rows of the next) would
+  // pass the count above on its partners' sharing and shift every later group off its
+  // column's rows.
+  std::map<int, int> lanes_at;  // key -> the lanes with a term at it
+  for (int l = 0; l < width; ++l)
+    for (const Factored& fa : lane[l]) ++lanes_at[fa.key];
+  for (int l = 0; l < width; ++l) {
+    int shared = 0;
+    for (const Factored& fa : lane[l]) shared += lanes_at[fa.key] >= 2 ? 1 : 0;
+    if (2 * shared < static_cast<int>(lane[l].size())) return false;
+  }
 
   g = LaneGroup{};
   g.width = width;
@@ -264,7 +276,7 @@ std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vect
       if (t.x == kAbsent) continue;
       const double x = t.x == kOne ? 1.0 : value[t.x];
       const double product = s.shared == kOne ? x : x * value[s.shared];
-      acc[l] = t.first ? product : t.sub ? acc[l] - product : acc[l] + product;
+      acc[l] = t.first ? (t.sub ? -product : product) : t.sub ? acc[l] - product : acc[l] + product;
     }
   if (g.negate)
     for (int l = 0; l < g.width; ++l) acc[l] = -acc[l];

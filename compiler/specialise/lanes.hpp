@@ -20,9 +20,10 @@
 //   lanes by their shared factor s: step k of the group multiplies the lanes' factors
 //   x[l] (a vector) by its one s (a broadcast). A lane without a term at step k keeps its
 //   value (a blend); a lane's first term starts it. So each lane performs exactly its
-//   root's operations, in their order (a chain starting t1 + t2 may take those two in
-//   either order): the same bits as specialise::evaluate (a + b = b + a and
-//   a - b = a + (-b) exactly, in IEEE arithmetic). A root may also be -(chain), its chain
+//   root's operations, in their order (a chain starting t1 + t2 or t1 - t2 may take those
+//   two in either order, a subtracted first term starting the lane at -t2): the same bits
+//   as specialise::evaluate (a + b = b + a and a - b = a + (-b) = -b + a exactly, in IEEE
+//   arithmetic). A root may also be -(chain), its chain
 //   used by the negation alone (forward dynamics' derivatives, -calM^-1 d tau): the
 //   lanes of a group are all such roots or none, and end negated (`negate`, exact).
 // - Roots are taken at their last output position (a Gram entry is stored twice, in the
@@ -30,7 +31,8 @@
 //   in runs of consecutive such positions from the start of each run (a column's rows
 //   from 0), W lanes, else 2, else none -- so a row tuple (x_i .. x_i+W-1) recurs in every
 //   column and is stored once. A root used by another node is never taken; a group is
-//   kept only when it saves work: at least two terms a step and three a lane.
+//   kept only when it saves work: at least two terms a step and three a lane, and every
+//   lane sharing at least half its terms' factors with another lane.
 // - removed[n]: node n is computed by the groups alone -- a chain node, a product only
 //   the groups' chains use, or a root -- and no group reads it as a factor.
 // - Deterministic: the same program, the same plan.
@@ -51,7 +53,7 @@ inline constexpr int kAbsent = -1;  // a lane without a term at this step
 struct LaneTerm {
   int x = kAbsent;     // the lane's factor: a node, kOne, or kAbsent (no term here)
   bool sub = false;    // subtracted (acc - x s) rather than added
-  bool first = false;  // the lane's first term: it starts the lane (never sub)
+  bool first = false;  // the lane's first term: it starts the lane (at -x s when sub)
 };
 
 struct LaneStep {

@@ -89,4 +89,28 @@ inline specialise::ScalarProgram negated_product(std::mt19937_64& rng, int rows,
   return b.p;
 }
 
+// A product X S (rows x inner times inner x cols, column-major) whose entries start with
+// their first two terms the other way round from row to row: even rows as x_b s_b + x_a s_a,
+// odd rows as x_a s_a - x_b s_b, the rest in one order. Lanes sharing s_a and s_b take s_b
+// first, so the odd rows start at -x_b s_b (lanes.hpp: a subtracted first term).
+inline specialise::ScalarProgram swapped_pairs(std::mt19937_64& rng, int rows, int inner, int cols) {
+  ScalarBuilder b(rows * inner + inner * cols);
+  std::uniform_int_distribution<int> percent(0, 99);
+  std::vector<int> x, s, out;
+  for (int i = 0; i < rows * inner; ++i) x.push_back(b.in(i));
+  for (int i = 0; i < inner * cols; ++i) s.push_back(b.in(rows * inner + i));
+  for (int d = 0; d < cols; ++d)
+    for (int r = 0; r < rows; ++r) {
+      const auto term = [&](int j) { return b.add(specialise::ScalarOp::Mul, x[r * inner + j], s[j * cols + d]); };
+      int acc = r % 2 ? b.add(specialise::ScalarOp::Sub, term(0), term(1))
+                      : b.add(specialise::ScalarOp::Add, term(1), term(0));
+      for (int j = 2; j < inner; ++j)
+        acc = b.add(percent(rng) < 25 ? specialise::ScalarOp::Sub : specialise::ScalarOp::Add, acc, term(j));
+      out.push_back(acc);
+    }
+  b.p.outputs = out;
+  specialise::check(b.p);
+  return b.p;
+}
+
 }  // namespace soa::test
