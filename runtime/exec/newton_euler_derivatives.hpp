@@ -84,9 +84,10 @@ Inertia<S> inertia_rate(const Inertia<S>& I, const SVec<S>& V) {
   const V3<S> w = top(V), u = bottom(V);
   const M3<S> A = cross_left(w, I.J);  // w~ J; (w~ J)^T = -J w~
   const S uh = dot(u, I.h);
-  M3<S> J;
+  M3<S> J;  // symmetric: each entry computed once, then mirrored
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) J[3 * r + c] = A[3 * r + c] + A[3 * c + r] - u[r] * I.h[c] - I.h[r] * u[c];
+    for (int c = r; c < 3; ++c)
+      J[3 * r + c] = J[3 * c + r] = A[3 * r + c] + A[3 * c + r] - u[r] * I.h[c] - I.h[r] * u[c];
   for (int d = 0; d < 3; ++d) J[4 * d] = J[4 * d] + (uh + uh);
   return {S(0.0), scale(I.m, u) + cross(w, I.h), J};
 }
