@@ -61,15 +61,26 @@ inline specialise::ScalarProgram gram_like(std::mt19937_64& rng, int n, int dept
   return b.p;
 }
 
+// The factors of a product X S as input nodes: x(r, j) = x[r * inner + j], s(j, d) =
+// s[j * cols + d].
+struct ProductFactors {
+  std::vector<int> x, s;
+};
+inline ProductFactors product_factors(ScalarBuilder& b, int rows, int inner, int cols) {
+  ProductFactors f;
+  for (int i = 0; i < rows * inner; ++i) f.x.push_back(b.in(i));
+  for (int i = 0; i < inner * cols; ++i) f.s.push_back(b.in(rows * inner + i));
+  return f;
+}
+
 // out(r, d) = -(sum over j of x(r, j) s(j, d)) for r < rows, d < cols, column-major, as
 // forward dynamics' derivatives end (-calM^-1 d tau): each column skips some j, some terms
 // are subtracted; the tracer's folding leaves such entries as Neg(chain).
 inline specialise::ScalarProgram negated_product(std::mt19937_64& rng, int rows, int inner, int cols) {
   ScalarBuilder b(rows * inner + inner * cols);
   std::uniform_int_distribution<int> percent(0, 99);
-  std::vector<int> x, s, out;
-  for (int i = 0; i < rows * inner; ++i) x.push_back(b.in(i));
-  for (int i = 0; i < inner * cols; ++i) s.push_back(b.in(rows * inner + i));
+  const auto [x, s] = product_factors(b, rows, inner, cols);
+  std::vector<int> out;
   for (int d = 0; d < cols; ++d) {
     std::vector<int> js;
     std::vector<bool> sub;
@@ -96,9 +107,8 @@ inline specialise::ScalarProgram negated_product(std::mt19937_64& rng, int rows,
 inline specialise::ScalarProgram swapped_pairs(std::mt19937_64& rng, int rows, int inner, int cols) {
   ScalarBuilder b(rows * inner + inner * cols);
   std::uniform_int_distribution<int> percent(0, 99);
-  std::vector<int> x, s, out;
-  for (int i = 0; i < rows * inner; ++i) x.push_back(b.in(i));
-  for (int i = 0; i < inner * cols; ++i) s.push_back(b.in(rows * inner + i));
+  const auto [x, s] = product_factors(b, rows, inner, cols);
+  std::vector<int> out;
   for (int d = 0; d < cols; ++d)
     for (int r = 0; r < rows; ++r) {
       const auto term = [&](int j) { return b.add(specialise::ScalarOp::Mul, x[r * inner + j], s[j * cols + d]); };
