@@ -79,6 +79,18 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
     std::sort(keys.begin(), keys.end());
     if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) return false;  // a factor twice in one lane
   }
+  // Every lane shares at least half its terms' factors with another lane: a lane that
+  // shares little (the last row of one column beside the first rows of the next) would
+  // pass the count of terms a step below on its partners' sharing and shift every later
+  // group off its column's rows.
+  std::map<int, int> lanes_at;  // key -> the lanes with a term at it
+  for (int l = 0; l < width; ++l)
+    for (const Factored& fa : lane[l]) ++lanes_at[fa.key];
+  for (int l = 0; l < width; ++l) {
+    int shared = 0;
+    for (const Factored& fa : lane[l]) shared += lanes_at[fa.key] >= 2 ? 1 : 0;
+    if (2 * shared < static_cast<int>(lane[l].size())) return false;
+  }
   // One order of the steps that every lane's order respects (Kahn's algorithm; among the
   // ready keys the one earliest in the lanes, so a plan is deterministic).
   std::map<int, std::pair<int, int>> rank;  // key -> (position, lane) of its first mention
@@ -119,18 +131,6 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
   // Worth it: at least two terms a step, three a lane (a short chain costs more to pack
   // than to compute).
   if (terms_total < 2 * static_cast<int>(order.size()) || terms_total < 3 * width) return false;
-  // And every lane shares at least half its terms' factors with another lane: a lane that
-  // shares little (the last row of one column beside the first rows of the next) would
-  // pass the count above on its partners' sharing and shift every later group off its
-  // column's rows.
-  std::map<int, int> lanes_at;  // key -> the lanes with a term at it
-  for (int l = 0; l < width; ++l)
-    for (const Factored& fa : lane[l]) ++lanes_at[fa.key];
-  for (int l = 0; l < width; ++l) {
-    int shared = 0;
-    for (const Factored& fa : lane[l]) shared += lanes_at[fa.key] >= 2 ? 1 : 0;
-    if (2 * shared < static_cast<int>(lane[l].size())) return false;
-  }
 
   g = LaneGroup{};
   g.width = width;
