@@ -3,8 +3,8 @@
 // (and, in the tree's large set, per-body loops: the sweeps' steps alike up to their bodies'
 // constants) as loops over tables, and written out. A 100-body random tree with a free-flyer (soac
 // emit --random-tree 100 --floating) and talos_reduced with a free-flyer, each with loops
-// wherever steps repeat (--loop-min-ops 1; the default, 3000, gives the same form for the
-// tree and for talos all but the Jacobian's loops) and written out (--loop-min-ops 0). Each
+// wherever steps repeat (--loop-min-ops 1; the default, 25000, gives the same form for the
+// tree and writes talos' kernels out) and written out (--loop-min-ops 0). Each
 // pair is first checked to give the same bits; built with FMA (-march=native), the compiler
 // contracts a loop's body and its written-out copies differently, so there the check is to
 // rounding (1e-12 relative to the output's largest entry).

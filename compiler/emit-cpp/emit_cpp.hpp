@@ -178,10 +178,12 @@ struct CppOptions {
   // A kernel of at least this many operations runs the steps it repeats column after
   // column (alike operations at one body, specialise/step_loops.hpp) as loops over tables;
   // <= 0: never. Those steps are most of a tree's O(N^2) kernels (calM, calM^-1, Lambda,
-  // J); as loops they ran as fast as written out (talos_reduced) or faster (a 100-body
-  // tree), in half the source (docs/performance.md). Below, a kernel is short enough to
-  // read as straight-line code and gains little.
-  int loop_min_ops = 3000;
+  // J); as loops they run faster than written out where the written-out code outgrows the
+  // caches (a 100-body tree: 0.6-0.9x), in half the source. Below, written out is as fast
+  // or faster, each step's reads direct instead of through its table: talos_reduced's
+  // calM^-1 (19,477 operations) 15% faster on one machine, as fast on another, Lambda 5-8%
+  // faster, and its whole standard set compiles in seconds either way (docs/performance.md).
+  int loop_min_ops = 25000;
   // A kernel set of at least `large_set_ops` operations (a 100-body tree's: 940,000) shares
   // from `large_share_min_ops` instead, and runs per-body loops (see Step loops): there
   // g++'s time is the limit, and the velocities
