@@ -24,8 +24,16 @@ instructions() {
   local robot=$1 kernel=$2 out=$tmp/callgrind.$1.$2
   valgrind --tool=callgrind --callgrind-out-file="$out" \
     --toggle-collect="soa_gen::${robot}::${kernel}(*" \
-    "$bin" "$robot" "$kernel" "$calls" >"$tmp/stdout" 2>"$tmp/stderr" ||
-    { cat "$tmp/stderr" >&2; exit 1; }
+    "$bin" "$robot" "$kernel" "$calls" >"$tmp/stdout" 2>"$tmp/stderr" || {
+    # Valgrind 3.19 does not decode every AVX instruction g++ emits (the register form of
+    # vmovq, in lane-group code): that kernel cannot be counted here, which is said in its row.
+    if grep -q "Unrecognised instruction" "$tmp/stderr"; then
+      echo undecodable
+      return
+    fi
+    cat "$tmp/stderr" >&2
+    exit 1
+  }
   local total
   total=$(awk '/^(summary|totals):/ { print $2; exit }' "$out")
   if [[ -z $total || $total -eq 0 ]]; then
@@ -69,6 +77,11 @@ for robot in panda talos; do
   for kernel in "${kernels[@]}"; do
     n=$(instructions "$robot" "$kernel")
     t=${target[$robot.$kernel]:-}
+    if [[ $n == undecodable ]]; then
+      [[ -z $t ]] || { echo "callgrind.sh: valgrind cannot run $robot $kernel, which has a target" >&2; exit 1; }
+      echo "| $robot | ${label[$kernel]} | - | - | (valgrind $(valgrind --version | sed 's/valgrind-//') cannot decode an AVX instruction in it) |"
+      continue
+    fi
     if [[ -z $t ]]; then verdict="(no target)"
     elif ((n <= t)); then verdict="met"
     else verdict="missed by $((n - t)) ($(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.2f%%", 100 * (n - t) / t }'))"

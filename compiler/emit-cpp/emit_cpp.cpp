@@ -796,8 +796,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
-  const auto with_loops = [&](Unit& u, const ScalarProgram& code) {
-    if (options.loop_min_ops <= 0 || specialise::count_ops(code).total() < options.loop_min_ops) return;
+  // `ops`: the operations a call runs (a kernel's, shared ones too, as for lane groups: the
+  // same decision whichever set the kernel is in).
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops) {
+    if (options.loop_min_ops <= 0 || ops < options.loop_min_ops) return;
     specialise::LoopOptions lo;
     lo.vary = body_loops;
     std::map<std::string, int> group_of;  // an input array -> its group
@@ -914,7 +916,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.params = "const double* in, double* s, double* w";
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
-    if (body_loops) with_loops(u, sp.code);
+    if (body_loops) with_loops(u, sp.code, specialise::count_ops(sp.code).total());
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -976,7 +978,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       }
     }
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code);
+    with_loops(u, f.code, specialise::count_ops(kernel.code).total());
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";

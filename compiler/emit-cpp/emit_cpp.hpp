@@ -175,7 +175,8 @@ struct CppOptions {
   // the CPU overlaps independent chains, which the loop's exits, mispredicted, cut apart
   // (talos_reduced's calM^-1, 3768 products: 11% slower by table; docs/performance.md).
   int dot_min_terms = 5000;
-  // A kernel of at least this many operations runs the steps it repeats column after
+  // A kernel of at least this many operations (all of them, shared ones too, as for lane
+  // groups) runs the steps it repeats column after
   // column (alike operations at one body, specialise/step_loops.hpp) as loops over tables;
   // <= 0: never. Those steps are most of a tree's O(N^2) kernels (calM, calM^-1, Lambda,
   // J); as loops they run faster than written out where the written-out code outgrows the
