@@ -176,14 +176,13 @@ struct CppOptions {
   // (talos_reduced's calM^-1, 3768 products: 11% slower by table; docs/performance.md).
   int dot_min_terms = 5000;
   // A kernel of at least this many operations (all of them, shared ones too, as for lane
-  // groups) runs the steps it repeats column after
-  // column (alike operations at one body, specialise/step_loops.hpp) as loops over tables;
-  // <= 0: never. Those steps are most of a tree's O(N^2) kernels (calM, calM^-1, Lambda,
-  // J); as loops they run faster than written out where the written-out code outgrows the
-  // caches (a 100-body tree: 0.6-0.9x), in half the source. Below, written out is as fast
-  // or faster, each step's reads direct instead of through its table: talos_reduced's
-  // calM^-1 (19,477 operations) 15% faster on one machine, as fast on another, Lambda 5-8%
-  // faster, and its whole standard set compiles in seconds either way (docs/performance.md).
+  // groups) runs the steps it repeats column after column (alike operations at one body,
+  // specialise/step_loops.hpp) as loops over tables; <= 0: never. Those steps are most of a
+  // tree's O(N^2) kernels (calM, calM^-1, Lambda, J); as loops they take half the source,
+  // which is what they are for (g++'s time), and run within about 10% of the code written
+  // out on a 100-body tree. Below, a talos-sized kernel's loops run two to five columns each
+  // and its written-out code fits the caches: written out, its calM^-1 ran up to 15%
+  // faster, and its whole standard set compiles in seconds (docs/performance.md).
   int loop_min_ops = 25000;
   // A kernel set of at least `large_set_ops` operations (a 100-body tree's: 940,000) shares
   // from `large_share_min_ops` instead, and runs per-body loops (see Step loops): there
