@@ -69,7 +69,8 @@ declare -A label=([inverse_dynamics]=ID [mass_matrix]="M (CRBA)" [forward_dynami
                   [mass_matrix_inverse]=Minv)
 kernels=(inverse_dynamics mass_matrix forward_dynamics mass_matrix_inverse)
 
-echo "Instructions per call (callgrind, valgrind $(valgrind --version | sed 's/valgrind-//'), $calls calls on 64 random states; g++ -O2 -march=x86-64-v3):"
+version=$(valgrind --version | sed 's/valgrind-//')
+echo "Instructions per call (callgrind, valgrind $version, $calls calls on 64 random states; g++ -O2 -march=x86-64-v3):"
 echo
 echo "| robot | kernel | instructions / call | target | |"
 echo "|---|---|--:|--:|---|"
@@ -79,7 +80,7 @@ for robot in panda talos; do
     t=${target[$robot.$kernel]:-}
     if [[ $n == undecodable ]]; then
       [[ -z $t ]] || { echo "callgrind.sh: valgrind cannot run $robot $kernel, which has a target" >&2; exit 1; }
-      echo "| $robot | ${label[$kernel]} | - | - | (valgrind $(valgrind --version | sed 's/valgrind-//') cannot decode an AVX instruction in it) |"
+      echo "| $robot | ${label[$kernel]} | - | - | (valgrind $version cannot decode an AVX instruction in it) |"
       continue
     fi
     if [[ -z $t ]]; then verdict="(no target)"

@@ -796,8 +796,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
-  // `ops`: the operations a call runs (a kernel's, shared ones too, as for lane groups: the
-  // same decision whichever set the kernel is in).
+  // `ops`: the operations a call runs (a kernel's, shared ones too).
   const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops) {
     if (options.loop_min_ops <= 0 || ops < options.loop_min_ops) return;
     specialise::LoopOptions lo;
@@ -964,9 +963,11 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       u.args += "s, ";
       names.push_back("s");
     }
-    // Lane groups where they pay and are not too many (see CppOptions), else a dot table
-    // where it pays.
-    if (options.lanes >= 2 && specialise::count_ops(kernel.code).total() >= options.lane_min_ops) {
+    // What a call runs, shared operations too: lane groups and step loops are decided by it
+    // (see CppOptions), the same whichever set the kernel is in.
+    const long call_ops = specialise::count_ops(kernel.code).total();
+    // Lane groups where they pay and are not too many, else a dot table where it pays.
+    if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
       specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
       // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
       // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
@@ -978,7 +979,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       }
     }
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code, specialise::count_ops(kernel.code).total());
+    with_loops(u, f.code, call_ops);
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";
