@@ -125,6 +125,12 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("--lane-max-steps", opts->cpp.lane_max_steps,
                   "...taking at most this many vector steps (more: a dot table, which compiles faster)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--step-lanes", opts->cpp.step_lanes,
+                  "compute the steps repeated column after column (the same operations at one body) this many "
+                  "columns at a time, as vector code, in kernels written out (1: one at a time)")
+      ->check(CLI::Range(1, 4));
+  cmd->add_option("--step-lane-min-ops", opts->cpp.step_lane_min_ops, "...in kernels of at least this many operations")
+      ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--loop-min-ops", opts->cpp.loop_min_ops,
                   "in kernels of at least this many operations, run the steps repeated column after column as loops "
                   "over tables (0: never)")

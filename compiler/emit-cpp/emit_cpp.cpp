@@ -288,7 +288,7 @@ struct soa_sincos_pair {
 
 // Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
 // off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+[[gnu::always_inline, maybe_unused]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
 )" + indented("  ", constants) +
          R"(  if (!(std::fabs(x) < fast_bound)) return soa_sincos_libm(x);
@@ -329,6 +329,31 @@ struct soa_sincos_pair {
 )";
 }
 
+// A g entry no node fills: the lanes of a pack past its instances (packed_factors).
+constexpr int kPadFactor = -100;
+// The two forms of a kernel with packs, for the preprocessor (see sources()).
+constexpr const char* kAvx = "defined(__AVX__)";
+constexpr const char* kNoAvx = "!defined(__AVX__)";
+
+// What packs need (PartWriter::pack), where they are compiled (AVX, see sources()): soa_p4,
+// four doubles side by side, and soa_at, four of them in an array (w, g) as one soa_p4.
+std::string packs_prelude() {
+  return R"(
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_at: four doubles of an array as one vector.
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+typedef double soa_p4_in_memory __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+[[maybe_unused]] static inline soa_p4_in_memory& soa_at(double* p) { return *reinterpret_cast<soa_p4_in_memory*>(p); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
+}
+#endif
+)";
+}
+
 // A function of generated code computing one ScalarProgram: a kernel, or a program several
 // kernels share (specialise::share). How its Input nodes and outputs are spelled differs:
 // a kernel reads its ports and the shared programs' outputs (`s`), a shared program its
@@ -357,6 +382,13 @@ struct Unit {
   specialise::LanePlan lanes;
   bool gathers() const { return !dots.factor_of.empty(); }  // factors are stored into g
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
+  bool packed = false;          // ...or, packs (step_loops.hpp): vector steps inside the parts
+  bool packs_in(int k) const {  // part k computes a pack
+    if (!packed) return false;
+    for (int i = parts.begin[k]; i < parts.begin[k + 1]; ++i)
+      if (steps.loop_of[i] >= 0 && parts.part[i] == k) return true;
+    return false;
+  }
 };
 
 // The right-hand side of an arithmetic operation on spelled operands (Sin and Cos are read
@@ -376,14 +408,16 @@ std::string arithmetic(ScalarOp op, const std::string& a, const std::string& b) 
 // Per node of one part: its spelling there.
 class PartWriter {
 public:
-  PartWriter(const Unit& u, int part) : u_(u), p_(*u.code), part_(part), name_(p_.nodes.size()) {}
+  PartWriter(const Unit& u, int part)
+      : u_(u), p_(*u.code), part_(part), name_(p_.nodes.size()), vector_(p_.nodes.size()), lane_(p_.nodes.size(), -1) {}
 
   // The part's statements: pairs of the angles, then one `const double` per operation, a
   // store to the scratch array for values later parts read, the part's outputs.
   std::string body(bool whole) {
     const specialise::Partition& plan = u_.parts;
     const int first = plan.begin[part_], last = plan.begin[part_ + 1];
-    if (!u_.steps.empty() && u_.steps.loop_of[first] >= 0) return loop(u_.steps.loops[u_.steps.loop_of[first]]);
+    if (!u_.packed && !u_.steps.empty() && u_.steps.loop_of[first] >= 0)
+      return loop(u_.steps.loops[u_.steps.loop_of[first]]);
     std::vector<std::string> pair(p_.nodes.size());  // per angle: "sc3." (then s or c), or "soa_" (then sin[3])
     std::vector<int> lane(p_.nodes.size(), -1);
     int pairs = 0;
@@ -412,6 +446,13 @@ public:
     for (int i = first; i < last; ++i) {
       const ScalarNode& n = p_.nodes[i];
       if (specialise::arity(n.op) == 0 || plan.part[i] != part_) continue;
+      if (u_.packed && u_.steps.loop_of[i] >= 0) {
+        const specialise::StepLoops::Loop& l = u_.steps.loops[u_.steps.loop_of[i]];
+        if (i == l.first) b += pack(l, u_.steps.loop_of[i]);
+        label = -2;
+        any = true;
+        continue;
+      }
       if (n.label != label) {
         label = n.label;
         if (label >= 0) b += '\n' + comment("  // ", p_.labels[label]);
@@ -487,6 +528,94 @@ private:
   const ScalarProgram& p_;
   int part_;
   std::vector<std::string> name_;
+  std::vector<std::string> vector_;  // per node a pack computes here: its vector, and its lane in it
+  std::vector<int> lane_;
+
+  // A pack (specialise/step_loops.hpp): its 2 to 4 alike steps side by side, one soa_p4
+  // operation per node of the step, lane k instance k (lanes past the instances repeat the
+  // last one's operands: they compute its values again, and nothing reads them). An operand
+  // every lane reads alike is one scalar (a broadcast); lanes of one earlier pack, its
+  // vector (from this part's registers, or its block of slots in w), shuffled when out of
+  // place; anything else, the lanes' values put together. Each position's values go to w
+  // as one block, to g as one store where packed_factors put them side by side, else lane
+  // by lane.
+  std::string pack(const specialise::StepLoops::Loop& l, int id) {
+    const specialise::Partition& plan = u_.parts;
+    const auto node = [&](int k, int t) { return l.first + k * l.size + t; };
+    const auto label_of = [&](int k) {
+      const int label = p_.nodes[node(k, 0)].label;
+      return label >= 0 ? p_.labels[label] : std::string("a step");
+    };
+    std::string b = '\n' + comment("  // ", fmt::format("{} ... {}: {} steps alike, side by side", label_of(0),
+                                                        label_of(l.instances - 1), l.instances));
+    const auto operand = [&](int t, int which) {
+      const ScalarNode& n = p_.nodes[node(0, t)];
+      const int x = which == 0 ? n.a : n.b;
+      if (x >= l.first && x < l.first + l.size) return fmt::format("p{}_{}", id, x - l.first);
+      std::array<std::string, 4> lanes;
+      std::array<int, 4> xs{};
+      for (int k = 0; k < 4; ++k) {
+        const ScalarNode& nk = p_.nodes[node(std::min(k, l.instances - 1), t)];
+        xs[k] = which == 0 ? nk.a : nk.b;
+        lanes[k] = value(xs[k]);
+      }
+      if (std::all_of(lanes.begin(), lanes.end(), [&](const std::string& v) { return v == lanes[0]; })) return lanes[0];
+      // Lanes of one earlier pack's vector (the lanes past the instances need not match):
+      // that vector, or a shuffle of it. In this part, the vector; in an earlier one, its
+      // block of slots (partition.hpp: written whole).
+      std::string source;
+      std::array<int, 4> from{};
+      for (int k = 0; k < l.instances; ++k) {
+        const int x = xs[k];
+        std::string here;
+        if (!vector_[x].empty()) {
+          here = vector_[x];
+          from[k] = lane_[x];
+        } else if (const int f = u_.steps.loop_of[x]; f >= 0 && u_.parts.part[x] != part_ && u_.parts.slot[x] >= 0) {
+          const specialise::StepLoops::Loop& src = u_.steps.loops[f];
+          from[k] = (x - src.first) / src.size;
+          here = fmt::format("soa_at(w + {})", u_.parts.slot[x] - from[k]);
+        }
+        if (here.empty() || (k > 0 && here != source)) {
+          source.clear();
+          break;
+        }
+        source = here;
+      }
+      if (!source.empty()) {
+        for (int k = l.instances; k < 4; ++k) from[k] = from[l.instances - 1];
+        bool in_place = true;
+        for (int k = 0; k < l.instances; ++k) in_place = in_place && from[k] == k;
+        if (in_place) return source;
+        return fmt::format("soa_shuffle<{}, {}, {}, {}>({})", from[0], from[1], from[2], from[3], source);
+      }
+      return fmt::format("soa_p4{{{}}}", fmt::join(lanes, ", "));
+    };
+    for (int t = 0; t < l.size; ++t) {
+      const ScalarNode& n = p_.nodes[node(0, t)];
+      const std::string a = operand(t, 0), c = specialise::arity(n.op) == 2 ? operand(t, 1) : std::string();
+      b += fmt::format("  const soa_p4 p{}_{} = {};\n", id, t, arithmetic(n.op, a, c));
+      // The lanes' factors side by side in g (packed_factors): one vector store.
+      const int f0 = u_.gathers() ? u_.dots.factor_of[node(0, t)] : -1;
+      bool factors = f0 >= 0 && u_.dots.factors.size() >= static_cast<std::size_t>(f0) + 4;
+      for (int k = 1; k < 4 && factors; ++k)
+        factors = k < l.instances ? u_.dots.factor_of[node(k, t)] == f0 + k
+                                  : u_.dots.factors[static_cast<std::size_t>(f0 + k)] == kPadFactor;
+      if (factors) b += fmt::format("  soa_at(g + {}) = {}p{}_{};\n", f0, u_.dots.negated[f0] ? "-" : "", id, t);
+      for (int k = 0; k < l.instances; ++k) {
+        const int i = node(k, t);
+        name_[i] = fmt::format("p{}_{}[{}]", id, t, k);
+        vector_[i] = fmt::format("p{}_{}", id, t);
+        lane_[i] = k;
+        if (k == 0 && plan.slot[i] >= 0) b += fmt::format("  soa_at(w + {}) = p{}_{};\n", plan.slot[i], id, t);
+        if (!factors && u_.gathers() && u_.dots.factor_of[i] >= 0) {
+          const int f = u_.dots.factor_of[i];
+          b += fmt::format("  g[{}] = {}{};\n", f, u_.dots.negated[f] ? "-" : "", name_[i]);
+        }
+      }
+    }
+    return b;
+  }
 
   // A loop part (specialise/step_loops.hpp): the step written once, as instance 0's
   // operations, run for each instance with a row of the table saying where the values it
@@ -763,6 +892,41 @@ bool has_trig(const ScalarProgram& p, int first, int last) {
 }
 
 // The operations part k of u computes (not those its dot table does).
+// The lane groups' factors laid out for packs (step_loops.hpp): those a pack computes at
+// one position, lane by lane, side by side in 4 entries of g (one vector store; a lane past
+// the pack's instances fills an entry no one reads), the others after them in their order.
+// The lane groups read each factor where it now is (factor_of), so any order serves them.
+specialise::DotTable packed_factors(const specialise::DotTable& t, const specialise::StepLoops& steps) {
+  specialise::DotTable r = t;
+  r.factors.clear();
+  r.negated.clear();
+  std::vector<int> index(t.factors.size(), -1);
+  for (const specialise::StepLoops::Loop& l : steps.loops)
+    for (int pos = 0; pos < l.size; ++pos) {
+      bool all = true;
+      for (int k = 0; k < l.instances && all; ++k) {
+        const int f = t.factor_of[l.first + k * l.size + pos];
+        all = f >= 0 && index[f] < 0 && t.negated[f] == t.negated[t.factor_of[l.first + pos]];
+      }
+      if (!all) continue;
+      for (int k = 0; k < 4; ++k) {
+        const int f = k < l.instances ? t.factor_of[l.first + k * l.size + pos] : -1;
+        if (f >= 0) index[f] = static_cast<int>(r.factors.size());
+        r.factors.push_back(f >= 0 ? t.factors[f] : kPadFactor);
+        r.negated.push_back(f >= 0 ? t.negated[f] : 0);
+      }
+    }
+  for (std::size_t f = 0; f < t.factors.size(); ++f)
+    if (index[f] < 0) {
+      index[f] = static_cast<int>(r.factors.size());
+      r.factors.push_back(t.factors[f]);
+      r.negated.push_back(t.negated[f]);
+    }
+  for (int& f : r.factor_of)
+    if (f >= 0) f = index[f];
+  return r;
+}
+
 int ops_in(const Unit& u, int k) {
   int ops = 0;
   for (int i = u.parts.begin[k]; i < u.parts.begin[k + 1]; ++i)
@@ -778,6 +942,8 @@ struct Definition {
   int ops = 0;              // its weight, to balance the sources
   bool trig = false;        // uses soa_sincos
   bool vector = false;      // uses soa_v4 (lane groups)
+  bool packs = false;       // uses soa_p4 (packs)
+  std::string condition;    // the preprocessor's #if around it ("": none)
   std::string c_entry;      // a kernel's extern "C" entry point, after the namespace
 };
 
@@ -797,10 +963,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
   // `ops`: the operations a call runs (a kernel's, shared ones too).
-  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops) {
-    if (options.loop_min_ops <= 0 || ops < options.loop_min_ops) return;
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_pack) {
+    const bool loops = options.loop_min_ops > 0 && ops >= options.loop_min_ops;
+    const bool packs = may_pack && !loops && options.step_lanes >= 2 && ops >= options.step_lane_min_ops;
+    if (!loops && !packs) return;
     specialise::LoopOptions lo;
-    lo.vary = body_loops;
+    lo.vary = body_loops && loops;
+    lo.pack = packs ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
     std::map<std::string, int> group_of;  // an input array -> its group
     for (std::size_t i = 0; i < u.input.size(); ++i) {
       const std::string array = u.input[i].empty() ? "" : u.input_place(static_cast<int>(i)).first;  // "": unread
@@ -808,6 +977,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     }
     u.steps = specialise::step_loops(code, u.dots, lo);
     if (u.steps.empty()) return;
+    u.packed = packs;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
     if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
     u.code = &u.steps.program;
@@ -838,7 +1008,18 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     // later instance of a per-body loop, or after the loop; a sweep's last body's values are
     // read by no later one).
     std::vector<char> slotted;
-    if (!u.steps.empty()) {
+    std::vector<std::pair<int, int>> together;
+    std::vector<std::array<int, 4>> blocks;
+    if (u.packed) {
+      for (const auto& l : u.steps.loops) {
+        together.emplace_back(l.first, l.first + l.size * l.instances);
+        for (int t = 0; t < l.size; ++t) {
+          std::array<int, 4> block{-1, -1, -1, -1};
+          for (int k = 0; k < l.instances; ++k) block[k] = l.first + k * l.size + t;
+          blocks.push_back(block);
+        }
+      }
+    } else if (!u.steps.empty()) {
       const ScalarProgram& p = *u.code;
       slotted.assign(p.nodes.size(), 0);
       const auto removed = [&](int i) { return !u.dots.removed.empty() && u.dots.removed[i]; };
@@ -856,8 +1037,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         }
       }
     }
-    for (const auto& l : u.steps.loops) atomic.emplace_back(l.first, l.first + l.size * l.instances);
-    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted);
+    if (!u.packed)
+      for (const auto& l : u.steps.loops) atomic.emplace_back(l.first, l.first + l.size * l.instances);
+    u.parts = specialise::partition(*u.code, options.part_ops, u.dots.removed, options.whole_ops, atomic, slotted,
+                                    together, blocks);
     u.ordinal.assign(u.code->nodes.size(), -1);
     for (std::size_t i = 0, ops = 0; i < u.code->nodes.size(); ++i)
       if (specialise::arity(u.code->nodes[i].op) > 0) u.ordinal[i] = static_cast<int>(ops++);
@@ -870,9 +1053,10 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       const std::string body = strip_unused(w.body(false), u.ports);
       d.text = fmt::format("// {}, part {} of {}\n[[gnu::noinline]] void {}({}) {{\n{}}}\n", u.name, k + 1,
                            u.parts.parts, fname, u.params, body);
-      const int loop = u.steps.empty() ? -1 : u.steps.loop_of[u.parts.begin[k]];
+      const int loop = u.steps.empty() || u.packed ? -1 : u.steps.loop_of[u.parts.begin[k]];
       // A loop costs g++ its step and its table's rows.
       d.ops = loop < 0 ? ops_in(u, k) : u.steps.loops[loop].size + u.steps.loops[loop].instances;
+      d.packs = u.packs_in(k);
       d.trig = has_trig(*u.code, u.parts.begin[k], u.parts.begin[k + 1]);
       part_defs.push_back(static_cast<int>(defs.size()));
       defs.push_back(std::move(d));
@@ -883,6 +1067,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     if (u.parts.parts == 1) {
       PartWriter w(u, 0);
       d.ops += ops_in(u, 0);
+      d.packs = d.packs || u.packs_in(0);
       d.trig = d.trig || has_trig(*u.code, 0, static_cast<int>(u.code->nodes.size()));
       return w.body(true);
     }
@@ -915,7 +1100,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.params = "const double* in, double* s, double* w";
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
-    if (body_loops) with_loops(u, sp.code, specialise::count_ops(sp.code).total());
+    if (body_loops) with_loops(u, sp.code, specialise::count_ops(sp.code).total(), false);
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -932,161 +1117,171 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   }
 
   // Kernels: NAME(ports..., out) and the extern "C" entry point.
-  std::vector<Unit> kernel_units(kernels.size());
-  for (std::size_t k = 0; k < kernels.size(); ++k) {
-    const Kernel& kernel = kernels[k];
-    const specialise::FactoredKernel& f = sharing.kernels[k];
-    Unit& u = kernel_units[k];
-    u.name = kernel.name;
-    u.code = &f.code;
-    const bool uses = !f.uses.empty();
-    for (int i = 0; i < f.code.input_count; ++i) {
-      if (i >= f.own_inputs) {
-        u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
-        continue;
-      }
-      int index = i;
-      std::size_t port = 0;
-      while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
-      if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
-      u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
-    }
-    u.out_array = kernel.output;
-    std::vector<std::string> names;
-    for (const Port& p : kernel.inputs) {
-      u.params += fmt::format("const double* {}, ", p.name);
-      u.args += p.name + ", ";
-      names.push_back(p.name);
-    }
-    if (uses) {
-      u.params += "const double* s, ";
-      u.args += "s, ";
-      names.push_back("s");
-    }
-    // What a call runs, shared operations too: lane groups and step loops are decided by it
-    // (see CppOptions), the same whichever set the kernel is in.
-    const long call_ops = specialise::count_ops(kernel.code).total();
-    // Lane groups where they pay and are not too many, else a dot table where it pays.
-    if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
-      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
-      // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
-      // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
-      // scalar code (a 100-body tree's Jacobian: 0.5).
-      const int width = std::min(options.lanes, specialise::kMaxLanes);
-      if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
-        u.lanes = std::move(plan);
-        u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
-      }
-    }
-    if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code, call_ops);
-    const bool dots = u.gathers();
-    if (dots) {
-      u.params += "double* g, ";
-      u.args += "g, ";
-      names.push_back("g");
-    }
-    u.params += fmt::format("double* {}, double* w", kernel.output);
-    u.args += fmt::format("{}, w", kernel.output);
-    names.push_back(kernel.output);
-    names.push_back("w");
-    u.ports = names;
-    std::vector<int> part_defs;
-    parts_of(u, part_defs);
-    Definition d;
-    std::string body;
-    int scratch = u.parts.slots;
-    if (uses) {
-      // Shared programs read the kernel's inputs concatenated: the first port itself when
-      // they read nothing beyond it, else a copy.
-      int reads = 0;
-      for (int j : f.uses) reads = std::max(reads, shared_reads[j]);
-      std::string in = kernel.inputs.empty() ? "nullptr" : kernel.inputs[0].name;
-      if (!kernel.inputs.empty() && reads > kernel.inputs[0].size) {
-        int total = 0;
-        for (const Port& p : kernel.inputs) total += p.size;
-        body += fmt::format("  double in[{}];\n", total);
-        int at = 0;
-        for (const Port& p : kernel.inputs) {
-          body += fmt::format("  for (int i = 0; i < {}; ++i) in[{} + i] = {}[i];\n", p.size, at, p.name);
-          at += p.size;
+  // A kernel with packs comes twice: as vector code where the compiler targets AVX, and
+  // without packs elsewhere (there g++ would pass the vectors through memory, and the
+  // packs' order of the steps costs more than it saves: docs/performance.md).
+  std::vector<Unit> kernel_units(2 * kernels.size());
+  for (std::size_t k = 0; k < kernels.size(); ++k)
+    for (int variant = 0; variant < 2 && (variant == 0 || kernel_units[2 * k].packed); ++variant) {
+      const Kernel& kernel = kernels[k];
+      const specialise::FactoredKernel& f = sharing.kernels[k];
+      Unit& u = kernel_units[2 * k + static_cast<std::size_t>(variant)];
+      const std::size_t first_def = defs.size();
+      u.name = kernel.name;
+      u.code = &f.code;
+      const bool uses = !f.uses.empty();
+      for (int i = 0; i < f.code.input_count; ++i) {
+        if (i >= f.own_inputs) {
+          u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
+          continue;
         }
-        in = "in";
+        int index = i;
+        std::size_t port = 0;
+        while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
+        if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
+        u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
       }
-      body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
-                          kernel.name);
-      for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
-      if (scratch > 0)
+      u.out_array = kernel.output;
+      std::vector<std::string> names;
+      for (const Port& p : kernel.inputs) {
+        u.params += fmt::format("const double* {}, ", p.name);
+        u.args += p.name + ", ";
+        names.push_back(p.name);
+      }
+      if (uses) {
+        u.params += "const double* s, ";
+        u.args += "s, ";
+        names.push_back("s");
+      }
+      // What a call runs, shared operations too: lane groups and step loops are decided by it
+      // (see CppOptions), the same whichever set the kernel is in.
+      const long call_ops = specialise::count_ops(kernel.code).total();
+      // Lane groups where they pay and are not too many, else a dot table where it pays.
+      if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
+        specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
+        // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
+        // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
+        // scalar code (a 100-body tree's Jacobian: 0.5).
+        const int width = std::min(options.lanes, specialise::kMaxLanes);
+        if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
+          u.lanes = std::move(plan);
+          u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
+        }
+      }
+      if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+      with_loops(u, f.code, call_ops, variant == 0);
+      if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
+      const bool dots = u.gathers();
+      if (dots) {
+        u.params += "double* g, ";
+        u.args += "g, ";
+        names.push_back("g");
+      }
+      u.params += fmt::format("double* {}, double* w", kernel.output);
+      u.args += fmt::format("{}, w", kernel.output);
+      names.push_back(kernel.output);
+      names.push_back("w");
+      u.ports = names;
+      std::vector<int> part_defs;
+      parts_of(u, part_defs);
+      Definition d;
+      std::string body;
+      int scratch = u.parts.slots;
+      if (uses) {
+        // Shared programs read the kernel's inputs concatenated: the first port itself when
+        // they read nothing beyond it, else a copy.
+        int reads = 0;
+        for (int j : f.uses) reads = std::max(reads, shared_reads[j]);
+        std::string in = kernel.inputs.empty() ? "nullptr" : kernel.inputs[0].name;
+        if (!kernel.inputs.empty() && reads > kernel.inputs[0].size) {
+          int total = 0;
+          for (const Port& p : kernel.inputs) total += p.size;
+          body += fmt::format("  double in[{}];\n", total);
+          int at = 0;
+          for (const Port& p : kernel.inputs) {
+            body += fmt::format("  for (int i = 0; i < {}; ++i) in[{} + i] = {}[i];\n", p.size, at, p.name);
+            at += p.size;
+          }
+          in = "in";
+        }
+        body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
+                            kernel.name);
+        for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
+        if (scratch > 0)
+          body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
+        else
+          body += "  double* w = nullptr;  // no part needs scratch\n";
+        for (int j : f.uses) {
+          body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
+          d.calls.push_back(shared_entry[j]);
+        }
+      } else if (scratch > 0) {
         body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
-      else
-        body += "  double* w = nullptr;  // no part needs scratch\n";
-      for (int j : f.uses) {
-        body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
-        d.calls.push_back(shared_entry[j]);
       }
-    } else if (scratch > 0) {
-      body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
-    }
-    if (dots)
-      body += fmt::format("  double g[{}];  // the factors of the sums of products computed by {}, below\n",
-                          u.dots.factors.size(), u.lanes.groups.empty() ? "a table" : "lane groups");
-    std::string rest = entry_body(u, d, part_defs);
-    if (dots) {
-      std::string fill;
-      for (std::size_t k = 0; k < u.dots.factors.size(); ++k) {
-        const int node = u.dots.factors[k];
-        const std::string sign = u.dots.negated[k] ? "-" : "";
-        if (node == specialise::kOneFactor)
-          fill += fmt::format("  g[{}] = 1.0;\n", k);
-        else if (u.code->nodes[node].op == ScalarOp::Const)
-          fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(u.code->nodes[node].value));
-        else if (u.code->nodes[node].op == ScalarOp::Input)
-          fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
-      }
-      rest += fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill;
-      if (u.lanes.groups.empty()) {
-        rest += fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
-        Definition table;
-        table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
-        table.text = dots_function(kernel.name, u.dots, kernel.output);
-        // A row of a table costs g++ about what an operation does.
-        table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
-        d.calls.push_back(static_cast<int>(defs.size()));
-        defs.push_back(std::move(table));
-      } else {
-        const std::vector<LanesFunction> functions =
-            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
-        for (std::size_t k = 0; k < functions.size(); ++k) {
-          rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
-          Definition lanes;
-          lanes.declaration =
-              fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
-          lanes.text = functions[k].text;
-          lanes.ops = functions[k].steps;  // a step costs g++ about what an operation does
-          lanes.vector = true;
+      if (dots)
+        body += fmt::format("  double g[{}];  // the factors of the sums of products computed by {}, below\n",
+                            u.dots.factors.size(), u.lanes.groups.empty() ? "a table" : "lane groups");
+      std::string rest = entry_body(u, d, part_defs);
+      if (dots) {
+        std::string fill;
+        for (std::size_t k = 0; k < u.dots.factors.size(); ++k) {
+          const int node = u.dots.factors[k];
+          const std::string sign = u.dots.negated[k] ? "-" : "";
+          if (node == kPadFactor) continue;
+          if (node == specialise::kOneFactor)
+            fill += fmt::format("  g[{}] = 1.0;\n", k);
+          else if (u.code->nodes[node].op == ScalarOp::Const)
+            fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(u.code->nodes[node].value));
+          else if (u.code->nodes[node].op == ScalarOp::Input)
+            fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
+        }
+        rest += fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill;
+        if (u.lanes.groups.empty()) {
+          rest += fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
+          Definition table;
+          table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
+          table.text = dots_function(kernel.name, u.dots, kernel.output);
+          // A row of a table costs g++ about what an operation does.
+          table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
           d.calls.push_back(static_cast<int>(defs.size()));
-          defs.push_back(std::move(lanes));
+          defs.push_back(std::move(table));
+        } else {
+          const std::vector<LanesFunction> functions =
+              lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
+          for (std::size_t k = 0; k < functions.size(); ++k) {
+            rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
+            Definition lanes;
+            lanes.declaration =
+                fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
+            lanes.text = functions[k].text;
+            lanes.ops = functions[k].steps;  // a step costs g++ about what an operation does
+            lanes.vector = true;
+            d.calls.push_back(static_cast<int>(defs.size()));
+            defs.push_back(std::move(lanes));
+          }
         }
       }
+      if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
+        // The whole kernel in one function, as it reads best: no scratch, no shared programs.
+        body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
+      } else {
+        body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
+      }
+      std::string call;
+      int offset = 0;
+      for (const Port& p : kernel.inputs) {
+        call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
+        offset += p.size;
+      }
+      d.text = '\n' + comment("// ", kernel.expression) +
+               fmt::format("void {}({}) {{\n{}}}\n", kernel.name, params(kernel), body);
+      if (variant == 0)
+        d.c_entry = fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n",
+                                t.robot, kernel.name, ns, kernel.name, call);
+      defs.push_back(std::move(d));
+      if (kernel_units[2 * k].packed)
+        for (std::size_t i = first_def; i < defs.size(); ++i) defs[i].condition = variant == 0 ? kAvx : kNoAvx;
     }
-    if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
-      // The whole kernel in one function, as it reads best: no scratch, no shared programs.
-      body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
-    } else {
-      body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
-    }
-    std::string call;
-    int offset = 0;
-    for (const Port& p : kernel.inputs) {
-      call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
-      offset += p.size;
-    }
-    d.text = '\n' + comment("// ", kernel.expression) +
-             fmt::format("void {}({}) {{\n{}}}\n", kernel.name, params(kernel), body);
-    d.c_entry = fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n", t.robot,
-                            kernel.name, ns, kernel.name, call);
-    defs.push_back(std::move(d));
-  }
 
   // Balance the definitions over the sources: heaviest first, each to the lightest source.
   const int n = options.sources;
@@ -1107,13 +1302,14 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     std::string& text = file.text;
     text = banner(file.name, kernels, t);
     long ops = 0;
-    bool trig = false, vector = false;
+    bool trig = false, vector = false, packs = false;
     std::vector<int> declare;
     for (std::size_t i = 0; i < defs.size(); ++i) {
       if (where[i] != f) continue;
       ops += defs[i].ops;
       trig = trig || defs[i].trig;
       vector = vector || defs[i].vector;
+      packs = packs || defs[i].packs;
       for (int c : defs[i].calls)
         if (where[c] != f) declare.push_back(c);
     }
@@ -1134,9 +1330,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       text +=
           "\n// Four doubles side by side, one vector operation for four (GCC and Clang vector extensions).\n"
           "typedef double soa_v4 __attribute__((vector_size(4 * sizeof(double))));\n";
+    if (packs) text += packs_prelude();
+    const auto conditional = [](const Definition& d, const std::string& text) {
+      return d.condition.empty() ? text : fmt::format("#if {}\n{}#endif\n", d.condition, text);
+    };
     if (!declare.empty()) {
       text += "\n// defined in the other sources\nnamespace detail {\n";
-      for (int c : declare) text += defs[c].declaration + "\n";
+      for (int c : declare) text += conditional(defs[c], defs[c].declaration + "\n");
       text += "}  // namespace detail\n";
     }
     bool in_detail = false;
@@ -1146,7 +1346,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       if (detail && !in_detail) text += "\nnamespace detail {\n";
       if (!detail && in_detail) text += "}  // namespace detail\n";
       in_detail = detail;
-      text += (detail ? "\n" : "") + defs[i].text;
+      text += (detail ? "\n" : "") + conditional(defs[i], defs[i].text);
     }
     if (in_detail) text += "}  // namespace detail\n";
     text += fmt::format("\n}}  // namespace {}\n", ns);
@@ -1238,8 +1438,10 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
                                 comment_safe(t.file_stem)));
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
-  static constexpr std::array<std::string_view, 9> reserved = {
-      "nq", "nv", "tips", "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n", "soa_v4", "detail"};
+  static constexpr std::array<std::string_view, 13> reserved = {
+      "nq",           "nv",     "tips",   "soa_sincos",       "soa_sincos_pair", "soa_sincos_libm",
+      "soa_sincos_n", "soa_v4", "soa_p4", "soa_p4_in_memory", "soa_at",          "soa_shuffle",
+      "detail"};
   // The names the generated functions give their own parameters besides the ports.
   static constexpr std::array<std::string_view, 16> internal = {
       "s",     "w",         "in",      "g",       "soa_table", "soa_row", "soa_lit", "soa_literals",

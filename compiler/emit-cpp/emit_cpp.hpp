@@ -70,9 +70,21 @@
 //     vector extensions: `typedef double soa_v4 __attribute__((vector_size(32)))`; the
 //     lanes' factors as a table soa_x of 4-vectors, then per group an accumulator soa_acc
 //     starting at -0.0 and one multiply and add per step, blended where a lane has no term.
+//   - Packs: a kernel of at least `step_lane_min_ops` operations and below `loop_min_ops`
+//     computes the steps it repeats column after column `step_lanes` columns at a time
+//     (step_loops.hpp, packs): `const soa_p4 pK_t = ...;` one 4-wide vector operation per
+//     node of the step, lane k the k-th column, operands every lane reads alike as one
+//     scalar, an earlier pack's values passed on as its vector (or soa_shuffle<...> of it),
+//     through `w` as 4 slots side by side (soa_at(w + s)); the lane groups' factors a pack
+//     computes are 4 entries of g side by side (soa_at(g + f)), so they go in one store. Such
+//     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
+//     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, and the
+//     packs' order of the steps runs slower as scalar code (docs/performance.md), so there
+//     the kernel is written as without packs. The compiler compiles one of the two.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g, soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin, soa_cos,
-//   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), are refused.
+//   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), or named soa_p4,
+//   soa_p4_in_memory, soa_at or soa_shuffle, are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
 //   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
@@ -202,6 +214,15 @@ struct CppOptions {
   // a dot table's O(N^2) rows compile in a fraction of the time of O(N^2 depth / 4) lines.
   int lanes = 4;
   int lane_min_ops = 10000;
+  // A kernel of at least `step_lane_min_ops` operations (all of them, as above) and below
+  // `loop_min_ops` computes the steps it repeats column after column (step_loops.hpp: the
+  // same operations at one body) `step_lanes` at a time (2..4), as vector code where the
+  // compiler targets AVX (see Packs); < 2: never. Why: the columns' steps are most of calM,
+  // calM^-1 and Lambda besides their Gram entries, and four at a time they take a fraction
+  // of the instructions (talos_reduced's calM^-1 built for its CPU: 14% faster, its mass
+  // matrix 7%; docs/performance.md).
+  int step_lanes = 4;
+  int step_lane_min_ops = 0;
   int lane_max_steps = 20000;
 };
 

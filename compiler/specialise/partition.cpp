@@ -5,7 +5,8 @@
 namespace soa::specialise {
 
 Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed, int whole_ops,
-                    const std::vector<std::pair<int, int>>& atomic, const std::vector<char>& slotted) {
+                    const std::vector<std::pair<int, int>>& atomic, const std::vector<char>& slotted,
+                    const std::vector<std::pair<int, int>>& together, const std::vector<std::array<int, 4>>& blocks) {
   Partition plan;
   const int size = static_cast<int>(p.nodes.size());
   const auto is_removed = [&](int i) { return !removed.empty() && removed[i]; };
@@ -24,6 +25,8 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
         break;
       }
   }
+  for (const auto& [first, last] : together)
+    for (int i = first + 1; i < last; ++i) mark[i] = 2;
   plan.part.assign(size, 0);
   plan.begin = {0};
   int ops = 0, part = 0;
@@ -46,6 +49,10 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
   plan.slot.assign(size, -1);
   const auto marked = [&](int i) { return !slotted.empty() && slotted[i]; };
   if (plan.parts <= 1 && std::none_of(slotted.begin(), slotted.end(), [](char c) { return c != 0; })) return plan;
+  std::vector<int> block_of(size, -1);
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    for (int i : blocks[b])
+      if (i >= 0) block_of[i] = static_cast<int>(b);
 
   std::vector<int> last_part(size, -1);  // the last part reading a value
   for (int i = 0; i < size; ++i) {
@@ -54,13 +61,37 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
     if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], plan.part[i]);
     if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], plan.part[i]);
   }
-  std::vector<std::vector<int>> expiring(plan.parts + 1);  // slots free from part k on
-  std::vector<int> free;
+  // Per part k: the slots free from part k on (a block's first s as -s - 1).
+  std::vector<std::vector<int>> expiring(plan.parts + 1);
+  std::vector<int> free, free_blocks;
+  std::vector<char> placed(blocks.size(), 0);
   int next_part = 0;
   for (int i = 0; i < size; ++i) {
     if (arity(p.nodes[i].op) == 0 || is_removed(i) || (last_part[i] <= plan.part[i] && !marked(i))) continue;
     for (; next_part <= plan.part[i]; ++next_part)
-      for (int s : expiring[next_part]) free.push_back(s);
+      for (int s : expiring[next_part]) (s >= 0 ? free : free_blocks).push_back(s >= 0 ? s : -s - 1);
+    if (block_of[i] >= 0) {
+      const int b = block_of[i];
+      if (placed[b]) continue;
+      placed[b] = 1;
+      int first = plan.slots;
+      if (free_blocks.empty()) {
+        first = (plan.slots + 3) / 4 * 4;  // slots skipped for alignment go to the single ones
+        for (int s = plan.slots; s < first; ++s) free.push_back(s);
+        plan.slots = first + 4;
+      } else {
+        first = free_blocks.back();
+        free_blocks.pop_back();
+      }
+      int last = plan.part[i];
+      for (int k = 0; k < 4; ++k)
+        if (blocks[b][k] >= 0) {
+          plan.slot[blocks[b][k]] = first + k;
+          last = std::max(last, last_part[blocks[b][k]]);
+        }
+      expiring[last + 1].push_back(-first - 1);
+      continue;
+    }
     if (free.empty()) {
       plan.slot[i] = plan.slots++;
     } else {

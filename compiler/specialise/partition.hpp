@@ -24,9 +24,17 @@
 // - atomic: ranges [first, last) of nodes (ascending, disjoint, operations only, none
 //   removed) that are each exactly one part, whatever their size (step_loops.hpp: a loop
 //   is a function of its own); with any, the program is cut even when short.
+// - together: ranges [first, last) of nodes (ascending, disjoint, operations only, none
+//   removed) that one part holds whole (a pack of vector steps, step_loops.hpp): no part
+//   starts inside one, which may make its part longer than part_ops.
+// - blocks: up to 4 nodes each (a pack's values at one position, lane by lane; -1: no
+//   node), given 4 consecutive slots when any of them takes one: node k of a block the
+//   slot s + k, s a multiple of 4 (a back-end moves the 4 values with one vector store and
+//   load). A block's nodes are in one part.
 // - Deterministic: the same program and options, the same partition.
 #pragma once
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -43,6 +51,8 @@ struct Partition {
 };
 
 Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char>& removed = {}, int whole_ops = 0,
-                    const std::vector<std::pair<int, int>>& atomic = {}, const std::vector<char>& slotted = {});
+                    const std::vector<std::pair<int, int>>& atomic = {}, const std::vector<char>& slotted = {},
+                    const std::vector<std::pair<int, int>>& together = {},
+                    const std::vector<std::array<int, 4>>& blocks = {});
 
 }  // namespace soa::specialise

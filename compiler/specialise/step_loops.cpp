@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <queue>
+#include <set>
 #include <utility>
 
 #include "support/error.hpp"
@@ -67,8 +69,13 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
       } else {
         const auto [it, added] = external.emplace(x, static_cast<int>(externals.size()));
         if (added) externals.push_back(x);
-        sig.insert(sig.end(), {4, static_cast<std::uint64_t>(it->second)});
+        // Packs read each lane's operand on its own: which external it is does not matter.
+        sig.insert(sig.end(), {4, options.pack > 0 ? 0 : static_cast<std::uint64_t>(it->second)});
       }
+    }
+    if (options.pack > 0) {  // each lane stores its own values: what leaves the step need not match
+      position.emplace(i, static_cast<int>(position.size()));
+      continue;
     }
     const int factor = dots.factor_of.empty() ? -1 : dots.factor_of[i];
     // Whether a value is read outside its step does not tell per-body steps apart: a sweep's
@@ -131,6 +138,57 @@ std::vector<char> on_cycle(const std::vector<std::vector<int>>& next, const std:
   return cyclic;
 }
 
+// The program's order with each pack's steps together, lane after lane: a topological
+// order taking first, of what is ready, what came first in p (a pack: its first node). So
+// a column's steps stay about where p has them, one after another up the tree, and a pack
+// follows the pack it reads: their values pass in registers. `runs` receives each pack's
+// first position and steps.
+std::vector<int> pack_order(const ScalarProgram& p, const std::vector<std::vector<int>>& steps,
+                            const std::vector<std::vector<int>>& packs, std::vector<std::pair<int, int>>& runs) {
+  const int size = static_cast<int>(p.nodes.size()), count = static_cast<int>(packs.size());
+  std::vector<int> vertex(size, -1);  // computed nodes: a pack, or count + node
+  for (int k = 0; k < count; ++k)
+    for (int r : packs[k])
+      for (int i : steps[r]) vertex[i] = k;
+  for (int i = 0; i < size; ++i)
+    if (is_op(p.nodes[i]) && vertex[i] < 0) vertex[i] = count + i;
+  const int vertices = count + size;
+  std::vector<int> indegree(vertices, 0), key(vertices, -1);
+  std::vector<std::vector<int>> next(vertices);
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (vertex[i] < 0) continue;
+    if (key[vertex[i]] < 0) key[vertex[i]] = i;
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+      if (x >= 0 && vertex[x] >= 0 && vertex[x] != vertex[i]) {
+        next[vertex[x]].push_back(vertex[i]);
+        ++indegree[vertex[i]];
+      }
+  }
+  using Item = std::pair<int, int>;  // (key, vertex)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (int v = 0; v < vertices; ++v)
+    if (key[v] >= 0 && indegree[v] == 0) ready.emplace(key[v], v);
+  std::vector<int> order;
+  for (int i = 0; i < size; ++i)
+    if (!is_op(p.nodes[i])) order.push_back(i);
+  runs.clear();
+  while (!ready.empty()) {
+    const int v = ready.top().second;
+    ready.pop();
+    if (v >= count) {
+      order.push_back(v - count);
+    } else {
+      runs.emplace_back(static_cast<int>(order.size()), static_cast<int>(packs[v].size()));
+      for (int r : packs[v]) order.insert(order.end(), steps[r].begin(), steps[r].end());
+    }
+    for (int w : next[v])
+      if (--indegree[w] == 0) ready.emplace(key[w], w);
+  }
+  if (static_cast<int>(order.size()) != size) throw InternalError("step_loops: packs that cannot run in order");
+  return order;
+}
+
 }  // namespace
 
 StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options) {
@@ -144,6 +202,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   // Worth a loop: fewer lines than the steps written out (a row per step, the step once,
   // the loop's own lines).
   const auto worth = [&](const std::vector<int>& rs) {
+    if (options.pack > 0) return rs.size() >= 2;  // two steps side by side already pay
     const long size = static_cast<long>(steps[rs[0]].size());
     const long ops = static_cast<long>(rs.size()) * size;
     return static_cast<int>(rs.size()) >= options.min_instances && ops >= options.min_ops &&
@@ -162,8 +221,11 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     const auto candidate = [&](std::size_t r) {
       const std::vector<int>& nodes = steps[r];
       if (static_cast<int>(nodes.size()) < options.min_size) return;
+      // Sin and Cos are not repeated (share.hpp computes the angles' once); packs have no
+      // vector square root.
       const bool trig = std::any_of(nodes.begin(), nodes.end(), [&](int i) {
-        return p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos;
+        const ScalarOp op = p.nodes[i].op;
+        return op == ScalarOp::Sin || op == ScalarOp::Cos || (options.pack > 0 && op == ScalarOp::Sqrt);
       });
       if (!trig) alike[signature(p, nodes, static_cast<int>(r), f, dots, o, externals)].push_back(static_cast<int>(r));
     };
@@ -208,6 +270,64 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   // made again.
   std::vector<int> order;
   std::vector<int> emitted_sets;
+  // Packs: per node, its run and lane once placed; the runs as (first position, instances).
+  std::vector<int> run_of(size, -1), lane_of(size, -1);
+  std::vector<std::pair<int, int>> runs;
+  std::vector<std::vector<int>> packs;  // their steps, lane by lane
+  int run_count = 0;
+  // A set's steps cut into runs of at most `pack`, lane by lane where an earlier run's
+  // lanes flow: the steps reading from one run together, in its lanes' order (a back-end
+  // then passes the values on in one vector, or one shuffle), the others in program order.
+  const auto packed = [&](const std::vector<int>& set) {
+    std::map<std::pair<int, int>, int> source;  // (run read, lane) -> step; runs not read last
+    int unread = 0;
+    for (int r : set) {
+      std::pair<int, int> key{std::numeric_limits<int>::max(), unread};
+      for (int i : steps[r]) {
+        const ScalarNode& n = p.nodes[i];
+        for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+          if (x >= 0 && f.region[x] != f.region[i] && run_of[x] >= 0 && key.first == std::numeric_limits<int>::max())
+            key = {run_of[x], lane_of[x]};
+      }
+      if (key.first == std::numeric_limits<int>::max()) ++unread;
+      while (source.count(key)) ++key.second;  // two steps reading one lane
+      source.emplace(key, r);
+    }
+    std::vector<std::vector<int>> out;
+    int from = -1;
+    for (const auto& [key, r] : source) {
+      // A run's group starts a new pack when it does not fit the current one.
+      if (key.first != from) {
+        int group = 0;
+        for (auto it = source.lower_bound({key.first, 0}); it != source.end() && it->first.first == key.first; ++it)
+          ++group;
+        if (out.empty() || static_cast<int>(out.back().size()) + std::min(group, options.pack) > options.pack)
+          out.emplace_back();
+        from = key.first;
+      }
+      if (static_cast<int>(out.back().size()) == options.pack) out.emplace_back();
+      out.back().push_back(r);
+    }
+    // Two steps reading no pack: putting their values side by side costs about what the
+    // pack saves (the back-end's vectors start from scalars); they stay apart.
+    std::set<int> sourced;
+    for (const auto& [key, r] : source)
+      if (key.first != std::numeric_limits<int>::max()) sourced.insert(r);
+    for (std::size_t k = 0, n = out.size(); k < n; ++k)
+      if (out[k].size() == 2 && !sourced.count(out[k][0]) && !sourced.count(out[k][1])) {
+        out.push_back({out[k][1]});
+        out[k].pop_back();
+      }
+    for (const std::vector<int>& run : out) {
+      for (std::size_t l = 0; l < run.size(); ++l)
+        for (int i : steps[run[l]]) {
+          run_of[i] = run_count;
+          lane_of[i] = static_cast<int>(l);
+        }
+      ++run_count;
+    }
+    return out;
+  };
   for (;;) {
     const int sets_n = static_cast<int>(sets.size());
     set_of_region.assign(p.labels.size(), -1);
@@ -285,15 +405,22 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
         order.push_back(v - sets_n);
         continue;
       }
+      if (options.pack > 0) {
+        for (std::vector<int>& run : packed(sets[v]))
+          if (run.size() >= 2) packs.push_back(std::move(run));
+        continue;
+      }
       emitted_sets.push_back(v);
       for (int r : sets[v]) order.insert(order.end(), steps[r].begin(), steps[r].end());
     }
     break;
   }
 
+  if (!packs.empty()) order = pack_order(p, steps, packs, runs);
+
   StepLoops out;
   out.loop_of.assign(size, -1);
-  if (emitted_sets.empty()) {
+  if (emitted_sets.empty() && runs.empty()) {
     out.program = p;
     out.new_of.resize(size);
     for (int i = 0; i < size; ++i) out.new_of[i] = i;
@@ -313,6 +440,13 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     out.program.nodes.push_back(n);
   }
   for (int o : p.outputs) out.program.outputs.push_back(out.new_of[o]);
+  for (const auto& [first, instances] : runs) {
+    StepLoops::Loop l;
+    l.first = first;
+    l.size = static_cast<int>(steps[p.nodes[order[first]].label].size());
+    l.instances = instances;
+    out.loops.push_back(l);
+  }
   // In program order: the sets were emitted in the order they run.
   for (int c : emitted_sets) {
     StepLoops::Loop l;

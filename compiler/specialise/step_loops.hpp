@@ -29,6 +29,14 @@
 //   which makes the set a loop whose instances run in order. A back-end reads the literals
 //   and input indices that differ from a table, and gives the values one instance reads of
 //   another a place in memory.
+// - Packs (options.pack = W > 0, emit-cpp's vector steps): the sets are cut instead into
+//   loops of 2 to W instances, each a back-end computes side by side, one vector operation
+//   per node of the step, lane k instance k. Steps are then alike whatever leaves them (each
+//   lane stores its own values) and whichever values from outside they read (each lane
+//   reads its own); steps with Sqrt are left out. A set's steps are ordered so that those
+//   reading values of one earlier pack are packed together, in the order of the lanes they
+//   read (the first such operand of a step decides); the rest follow in program order.
+//   Steps of a set left alone are not a loop.
 // - The reordered program computes the same values (operations are not changed, only
 //   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
 //   No loops: the program is p unchanged.
@@ -53,6 +61,8 @@ struct LoopOptions {
   // instances that may read earlier ones.
   bool vary = false;
   std::vector<int> input_group;  // per input: its group (vary only; empty: all inputs one group)
+  // Packs of at most this many steps instead of loops (see the contract); 0: loops.
+  int pack = 0;
 };
 
 struct StepLoops {

@@ -89,7 +89,7 @@ struct soa_sincos_pair {
 
 // Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
 // off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+[[gnu::always_inline, maybe_unused]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;

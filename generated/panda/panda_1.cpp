@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 1 of 4 (2209 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 1 of 4 (3561 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -91,7 +91,7 @@ struct soa_sincos_pair {
 
 // Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
 // off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+[[gnu::always_inline, maybe_unused]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
@@ -163,6 +163,1636 @@ struct soa_sincos_pair {
       cos_x[i] = p.c;
     }
 }
+
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_at: four doubles of an array as one vector.
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+typedef double soa_p4_in_memory __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+[[maybe_unused]] static inline soa_p4_in_memory& soa_at(double* p) { return *reinterpret_cast<soa_p4_in_memory*>(p); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
+}
+#endif
+#if defined(__AVX__)
+
+// calM
+void mass_matrix(const double* q, double* calM) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
+  double soa_sin[6], soa_cos[6];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
+
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
+
+  // panda_link7: kinematics
+  const double v4 = soa_sin[5];
+  const double v5 = soa_cos[5];
+
+  // panda_link7: composite body
+  const double v6 = q[7] * 0.010606601717798213;
+  const double v7 = q[7] * 0.010606601717798212;
+  const double v8 = v3 * v7;
+  const double v9 = v2 * v6;
+  const double v10 = v8 + v9;
+  const double v11 = v10 + 0.00041035739999999995;
+  const double v12 = 2.3749999999999997e-06 - v9;
+  const double v13 = v11 + v12;
+  const double v14 = v3 * v6;
+  const double v15 = q[7] * 0.0017543319241238244;
+  const double v16 = 2.3749999999999997e-06 - v8;
+  const double v17 = v11 + v16;
+  const double v18 = q[7] * 0.0017543319241238242;
+  const double v19 = v11 + (-0.00040960739999999996);
+  const double v20 = v6 + 0.0025736053713382038;
+  const double v21 = v7 + 0.0020344399586617982;
+  const double v22 = v13 + 0.030807878390949586;
+  const double v23 = 0.000391391281684248 - v14;
+  const double v24 = (-0.0009653051699191118) - v15;
+  const double v25 = v17 + 0.028386934612428354;
+  const double v26 = (-0.0012555365982728983) - v18;
+  const double v27 = v19 + 0.006682651967360945;
+  const double v28 = q[8] * 0.010606601717798213;
+  const double v29 = q[8] * 0.010606601717798212;
+  const double v30 = v1 * v29;
+  const double v31 = v0 * v28;
+  const double v32 = v30 + v31;
+  const double v33 = 0.00041035739999999995 + v32;
+  const double v34 = 2.3749999999999997e-06 - v31;
+  const double v35 = v33 + v34;
+  const double v36 = v1 * v28;
+  const double v37 = q[8] * 0.0017543319241238244;
+  const double v38 = 2.3749999999999997e-06 - v30;
+  const double v39 = v33 + v38;
+  const double v40 = q[8] * 0.0017543319241238242;
+  const double v41 = (-0.00040960739999999996) + v33;
+  const double v42 = v20 - v28;
+  const double v43 = v21 - v29;
+  const double v44 = v22 + v35;
+  const double v45 = v23 - v36;
+  const double v46 = v24 + v37;
+  const double v47 = v25 + v39;
+  const double v48 = v26 + v40;
+  const double v49 = v27 + v41;
+
+  // panda_link6: kinematics
+  const double v50 = soa_sin[4];
+  const double v51 = soa_cos[4];
+
+  // panda_link6: composite body
+  const double v52 = v4 * v43;
+  const double v53 = v5 * v42;
+  const double v54 = v53 - v52;
+  const double v55 = v5 * v43;
+  const double v56 = v4 * v42;
+  const double v57 = v55 + v56;
+  const double v58 = v54 + 0.13160593599999998;
+  const double v59 = v4 * v45;
+  const double v60 = v5 * v44;
+  const double v61 = v60 - v59;
+  const double v62 = v4 * v47;
+  const double v63 = v5 * v45;
+  const double v64 = v63 - v62;
+  const double v65 = v4 * v48;
+  const double v66 = v5 * v46;
+  const double v67 = v66 - v65;
+  const double v68 = v4 * v44;
+  const double v69 = v63 + v68;
+  const double v70 = v5 * v47;
+  const double v71 = v59 + v70;
+  const double v72 = v5 * v48;
+  const double v73 = v4 * v46;
+  const double v74 = v72 + v73;
+  const double v75 = v4 * v64;
+  const double v76 = v5 * v61;
+  const double v77 = v76 - v75;
+  const double v78 = v5 * v64;
+  const double v79 = v4 * v61;
+  const double v80 = v78 + v79;
+  const double v81 = v5 * v71;
+  const double v82 = v4 * v69;
+  const double v83 = v81 + v82;
+  const double v84 = v54 + v58;
+  const double v85 = v84 * 0.088;
+  const double v86 = v54 * 0.088;
+  const double v87 = v58 * 0.088;
+  const double v88 = v77 - v87;
+  const double v89 = v88 - v86;
+  const double v90 = v85 + v89;
+  const double v91 = v67 + (-0.013224459479792);
+  const double v92 = v57 * 0.088;
+  const double v93 = v80 - v92;
+  const double v94 = v49 + v85;
+  const double v95 = v83 + v85;
+  const double v96 = v58 + 0.10024161669500001;
+  const double v97 = v57 + (-0.017527158935000002);
+  const double v98 = v90 + 0.00248046035817079;
+  const double v99 = 0.001524110902883315 - v91;
+  const double v100 = v93 + (-0.00010375891721868492);
+  const double v101 = v94 + 0.010567766133106952;
+  const double v102 = 9.3569097314605e-05 - v74;
+  const double v103 = v93 + (-0.0001037589172186847);
+  const double v104 = 9.356909731460494e-05 - v74;
+  const double v105 = v95 + 0.011794560230238952;
+
+  // panda_link5: kinematics
+  const double v106 = soa_sin[3];
+  const double v107 = soa_cos[3];
+
+  // panda_link5: composite body
+  const double v108 = v50 * (-0.17380470556900002);
+  const double v109 = v51 * v96;
+  const double v110 = v109 - v108;
+  const double v111 = v51 * (-0.17380470556900002);
+  const double v112 = v50 * v96;
+  const double v113 = v111 + v112;
+  const double v114 = v50 * v99;
+  const double v115 = v51 * v98;
+  const double v116 = v115 - v114;
+  const double v117 = v50 * v101;
+  const double v118 = v51 * v99;
+  const double v119 = v118 - v117;
+  const double v120 = v50 * v102;
+  const double v121 = v51 * v100;
+  const double v122 = v121 - v120;
+  const double v123 = v50 * v98;
+  const double v124 = v118 + v123;
+  const double v125 = v51 * v101;
+  const double v126 = v114 + v125;
+  const double v127 = v51 * v102;
+  const double v128 = v50 * v100;
+  const double v129 = v127 + v128;
+  const double v130 = v50 * v119;
+  const double v131 = v51 * v116;
+  const double v132 = v131 - v130;
+  const double v133 = v51 * v119;
+  const double v134 = v50 * v116;
+  const double v135 = v133 + v134;
+  const double v136 = v51 * v104;
+  const double v137 = v50 * v103;
+  const double v138 = v136 + v137;
+  const double v139 = v51 * v126;
+  const double v140 = v50 * v124;
+  const double v141 = v139 + v140;
+  const double v142 = v110 + (-0.014653732538);
+  const double v143 = 0.05034347249 - v97;
+  const double v144 = v113 + (-0.047121686402);
+  const double v145 = v132 + 0.03942757095803552;
+  const double v146 = (-0.00151524447332703) - v122;
+  const double v147 = v135 + (-0.004600245517563105);
+  const double v148 = (-0.0015152444733270301) - v122;
+  const double v149 = v105 + 0.03146037232526039;
+  const double v150 = 0.0021640520520981297 - v138;
+  const double v151 = v141 + 0.010869510762828563;
+
+  // panda_link4: kinematics
+  const double v152 = soa_sin[2];
+  const double v153 = soa_cos[2];
+
+  // panda_link4: composite body
+  const double v154 = v106 * v143;
+  const double v155 = v107 * v142;
+  const double v156 = v155 - v154;
+  const double v157 = v107 * v143;
+  const double v158 = v106 * v142;
+  const double v159 = v157 + v158;
+  const double v160 = v156 + (-0.36201189750000007);
+  const double v161 = v144 + 1.6850008320000003;
+  const double v162 = v106 * v148;
+  const double v163 = v107 * v145;
+  const double v164 = v163 - v162;
+  const double v165 = v106 * v149;
+  const double v166 = v107 * v146;
+  const double v167 = v166 - v165;
+  const double v168 = v106 * v150;
+  const double v169 = v107 * v147;
+  const double v170 = v169 - v168;
+  const double v171 = v107 * v148;
+  const double v172 = v106 * v145;
+  const double v173 = v171 + v172;
+  const double v174 = v107 * v149;
+  const double v175 = v106 * v146;
+  const double v176 = v174 + v175;
+  const double v177 = v107 * v150;
+  const double v178 = v106 * v147;
+  const double v179 = v177 + v178;
+  const double v180 = v106 * v167;
+  const double v181 = v107 * v164;
+  const double v182 = v181 - v180;
+  const double v183 = v107 * v167;
+  const double v184 = v106 * v164;
+  const double v185 = v183 + v184;
+  const double v186 = v107 * v176;
+  const double v187 = v106 * v173;
+  const double v188 = v186 + v187;
+  const double v189 = v156 + v160;
+  const double v190 = v144 + v161;
+  const double v191 = v190 * 0.384;
+  const double v192 = v189 * (-0.0825);
+  const double v193 = v191 + v192;
+  const double v194 = v156 * (-0.0825);
+  const double v195 = v160 * (-0.0825);
+  const double v196 = v182 - v195;
+  const double v197 = v196 - v194;
+  const double v198 = v193 + v197;
+  const double v199 = v144 * (-0.0825);
+  const double v200 = v160 * 0.384;
+  const double v201 = v170 - v200;
+  const double v202 = v201 - v199;
+  const double v203 = v159 * (-0.0825);
+  const double v204 = v203 - v185;
+  const double v205 = v144 * 0.384;
+  const double v206 = v161 * 0.384;
+  const double v207 = v151 - v206;
+  const double v208 = v207 - v205;
+  const double v209 = v193 + v208;
+  const double v210 = v159 * 0.384;
+  const double v211 = v210 - v179;
+  const double v212 = v188 + v193;
+  const double v213 = v160 + (-0.19076837715);
+  const double v214 = v161 + 0.374644408005;
+  const double v215 = 0.09850206933 - v159;
+  const double v216 = v198 + 0.06767727025085991;
+  const double v217 = v202 + 0.02771584317362585;
+  const double v218 = v204 + 0.0039053550262761003;
+  const double v219 = v209 + 0.03239943042445132;
+  const double v220 = v211 + (-0.0016444875773692705);
+  const double v221 = v212 + 0.0775861490525396;
+
+  // panda_link3: kinematics
+  const double v222 = soa_sin[1];
+  const double v223 = soa_cos[1];
+
+  // panda_link3: composite body
+  const double v224 = v152 * v214;
+  const double v225 = v153 * v213;
+  const double v226 = v225 - v224;
+  const double v227 = v153 * v214;
+  const double v228 = v152 * v213;
+  const double v229 = v227 + v228;
+  const double v230 = v226 + 0.6580132350000001;
+  const double v231 = v152 * v217;
+  const double v232 = v153 * v216;
+  const double v233 = v232 - v231;
+  const double v234 = v152 * v219;
+  const double v235 = v153 * v217;
+  const double v236 = v235 - v234;
+  const double v237 = v152 * v220;
+  const double v238 = v153 * v218;
+  const double v239 = v238 - v237;
+  const double v240 = v152 * v216;
+  const double v241 = v235 + v240;
+  const double v242 = v153 * v219;
+  const double v243 = v231 + v242;
+  const double v244 = v153 * v220;
+  const double v245 = v152 * v218;
+  const double v246 = v244 + v245;
+  const double v247 = v152 * v236;
+  const double v248 = v153 * v233;
+  const double v249 = v248 - v247;
+  const double v250 = v153 * v236;
+  const double v251 = v152 * v233;
+  const double v252 = v250 + v251;
+  const double v253 = v153 * v243;
+  const double v254 = v152 * v241;
+  const double v255 = v253 + v254;
+  const double v256 = v226 + v230;
+  const double v257 = v256 * 0.0825;
+  const double v258 = v226 * 0.0825;
+  const double v259 = v230 * 0.0825;
+  const double v260 = v249 - v259;
+  const double v261 = v260 - v258;
+  const double v262 = v257 + v261;
+  const double v263 = v215 * 0.0825;
+  const double v264 = v263 - v239;
+  const double v265 = v229 * 0.0825;
+  const double v266 = v252 - v265;
+  const double v267 = v221 + v257;
+  const double v268 = v255 + v257;
+  const double v269 = v230 + 0.088844724872;
+  const double v270 = 0.126729164208 - v215;
+  const double v271 = v229 + (-0.214708623208);
+  const double v272 = v262 + 0.05649492601407083;
+  const double v273 = v264 + (-0.008248333140675744);
+  const double v274 = v266 + (-0.005487648106562256);
+  const double v275 = v264 + (-0.008248333140675745);
+  const double v276 = v267 + 0.05287838199960611;
+  const double v277 = (-0.0043772571218395825) - v246;
+  const double v278 = v266 + (-0.005487648106562255);
+  const double v279 = v268 + 0.01824920229252011;
+
+  // panda_link2: kinematics
+  const double v280 = soa_sin[0];
+  const double v281 = soa_cos[0];
+
+  // panda_link2: composite body
+  const double v282 = v222 * v270;
+  const double v283 = v223 * v269;
+  const double v284 = v283 - v282;
+  const double v285 = v223 * v270;
+  const double v286 = v222 * v269;
+  const double v287 = v285 + v286;
+  const double v288 = (-3.5406289520000005) - v271;
+  const double v289 = v222 * v275;
+  const double v290 = v223 * v272;
+  const double v291 = v290 - v289;
+  const double v292 = v222 * v276;
+  const double v293 = v223 * v273;
+  const double v294 = v293 - v292;
+  const double v295 = v222 * v277;
+  const double v296 = v223 * v274;
+  const double v297 = v296 - v295;
+  const double v298 = v223 * v275;
+  const double v299 = v222 * v272;
+  const double v300 = v298 + v299;
+  const double v301 = v223 * v276;
+  const double v302 = v222 * v273;
+  const double v303 = v301 + v302;
+  const double v304 = v223 * v277;
+  const double v305 = v222 * v274;
+  const double v306 = v304 + v305;
+  const double v307 = v222 * v294;
+  const double v308 = v223 * v291;
+  const double v309 = v308 - v307;
+  const double v310 = v223 * v294;
+  const double v311 = v222 * v291;
+  const double v312 = v310 + v311;
+  const double v313 = v222 * v278;
+  const double v314 = v304 + v313;
+  const double v315 = v223 * v303;
+  const double v316 = v222 * v300;
+  const double v317 = v315 + v316;
+  const double v318 = v288 - v271;
+  const double v319 = v318 * (-0.316);
+  const double v320 = v309 + v319;
+  const double v321 = v284 * (-0.316);
+  const double v322 = v297 + v321;
+  const double v323 = v271 * (-0.316);
+  const double v324 = v288 * (-0.316);
+  const double v325 = v279 - v324;
+  const double v326 = v323 + v325;
+  const double v327 = v319 + v326;
+  const double v328 = v287 * (-0.316);
+  const double v329 = v314 + v328;
+  const double v330 = v317 + v319;
+  const double v331 = v320 + 0.00850351162402155;
+  const double v332 = (-0.00398335888393552) - v322;
+  const double v333 = v312 + 0.01026110182100817;
+  const double v334 = v327 + 0.028124284712194955;
+  const double v335 = 0.0007689361029464 - v329;
+  const double v336 = v330 + 0.026534991901690206;
+
+  // panda_link1: composite body
+  const double v337 = v280 * v332;
+  const double v338 = v281 * v332;
+  const double v339 = v280 * v331;
+  const double v340 = v338 + v339;
+  const double v341 = v281 * v334;
+  const double v342 = v337 + v341;
+  const double v343 = v281 * v335;
+  const double v344 = v280 * v333;
+  const double v345 = v343 + v344;
+  const double v346 = -v345;
+  const double v347 = v281 * v342;
+  const double v348 = v280 * v340;
+  const double v349 = v347 + v348;
+  const double v350 = v349 + 0.009213163777211224;
+
+  // column 2, panda_link2: phi R H*
+  const double v351 = v306 + v328;
+
+  // column 3, panda_link3: phi R H*
+  const double v352 = v221 + v258;
+
+  // column 3, panda_link2: phi R H*
+  const double v353 = v223 * v229;
+  const double v354 = v222 * v229;
+  const double v355 = (-0.316) * v354;
+  const double v356 = (-0.316) * v353;
+  const double v357 = v222 * v352;
+  const double v358 = v223 * v239;
+  const double v359 = v357 + v358;
+  const double v360 = v223 * v352;
+  const double v361 = v222 * v239;
+  const double v362 = v361 - v360;
+  const double v363 = v359 - v355;
+  const double v364 = v356 + v362;
+
+  // column 4, panda_link4: phi R H*
+  const double v365 = v156 * 0.384;
+  const double v366 = v170 - v365;
+  const double v367 = v151 + v194;
+
+  // column 4, panda_link3: phi R H*
+  const double v368 = v153 * v159;
+  const double v369 = v152 * v159;
+  const double v370 = 0.0825 * v369;
+  const double v371 = v156 * 0.0825;
+  const double v372 = v152 * v367;
+  const double v373 = v153 * v366;
+  const double v374 = v373 - v372;
+  const double v375 = v153 * v367;
+  const double v376 = v152 * v366;
+  const double v377 = v375 + v376;
+  const double v378 = v370 - v211;
+  const double v379 = v371 + v377;
+
+  // column 4, panda_link2: phi R H*
+  const double v380 = v156 * v222;
+  const double v381 = v223 * v368;
+  const double v382 = v380 + v381;
+  const double v383 = v156 * v223;
+  const double v384 = v222 * v368;
+  const double v385 = v383 - v384;
+  const double v386 = (-0.316) * v385;
+  const double v387 = (-0.316) * v382;
+  const double v388 = v222 * v378;
+  const double v389 = v223 * v374;
+  const double v390 = v389 - v388;
+  const double v391 = v223 * v378;
+  const double v392 = v222 * v374;
+  const double v393 = v391 + v392;
+  const double v394 = v386 + v390;
+  const double v395 = v387 + v393;
+
+  // column 5, panda_link5: phi R H*
+  const double v396 = v51 * 0.17380470556900002;
+  const double v397 = v396 - v112;
+  const double v398 = v50 * 0.17380470556900002;
+  const double v399 = v109 + v398;
+
+  // column 5, panda_link4: phi R H*
+  const double v400 = v107 * v397;
+  const double v401 = v106 * v397;
+  const double v402 = 0.384 * v401;
+  const double v403 = (-0.0825) * v401;
+  const double v404 = 0.384 * v400;
+  const double v405 = (-0.0825) * v399;
+  const double v406 = v405 - v404;
+  const double v407 = v105 * v106;
+  const double v408 = v107 * v122;
+  const double v409 = v407 + v408;
+  const double v410 = v105 * v107;
+  const double v411 = v106 * v122;
+  const double v412 = v410 - v411;
+  const double v413 = v409 - v402;
+  const double v414 = v129 + v403;
+  const double v415 = v406 + v412;
+
+  // column 5, panda_link3: phi R H*
+  const double v416 = v152 * v399;
+  const double v417 = v153 * v400;
+  const double v418 = v417 - v416;
+  const double v419 = v153 * v399;
+  const double v420 = v152 * v400;
+  const double v421 = v419 + v420;
+  const double v422 = 0.0825 * v421;
+  const double v423 = 0.0825 * v401;
+  const double v424 = v152 * v414;
+  const double v425 = v153 * v413;
+  const double v426 = v425 - v424;
+  const double v427 = v153 * v414;
+  const double v428 = v152 * v413;
+  const double v429 = v427 + v428;
+  const double v430 = v415 + v422;
+  const double v431 = v423 + v429;
+
+  // column 5, panda_link2: phi R H*
+  const double v432 = v222 * v401;
+  const double v433 = v223 * v418;
+  const double v434 = v433 - v432;
+  const double v435 = v223 * v401;
+  const double v436 = v222 * v418;
+  const double v437 = v435 + v436;
+  const double v438 = (-0.316) * v437;
+  const double v439 = (-0.316) * v434;
+  const double v440 = v222 * v430;
+  const double v441 = v223 * v426;
+  const double v442 = v440 + v441;
+  const double v443 = v223 * v430;
+  const double v444 = v222 * v426;
+  const double v445 = v444 - v443;
+  const double v446 = v438 + v442;
+
+  // column 2, panda_link1: phi R H* ... column 5, panda_link1: phi R H*: 4 steps alike, side by side
+  const soa_p4 p0_0 = soa_p4{v279, v246, v281, v281} * soa_p4{v281, v281, v379, v431};
+  const soa_p4 p0_1 = v280 * soa_p4{v322, v363, v394, v446};
+  const soa_p4 p0_2 = p0_0 - p0_1;
+
+  // column 5, panda_link2: phi R H*
+  const double v459 = v445 - v439;
+
+  // column 6, panda_link6: phi R H*
+  const double v460 = v49 + v86;
+
+  // column 6, panda_link4: phi R H*
+  const double v461 = v54 * v106;
+  const double v462 = v54 * v107;
+  const double v463 = v74 * v106;
+  const double v464 = v74 * v107;
+
+  // column 7, panda_link6: phi R H*
+  const double v465 = v4 * 0.010606601717798212;
+  const double v466 = v5 * 0.010606601717798213;
+  const double v467 = v466 - v465;
+  const double v468 = v5 * 0.010606601717798212;
+  const double v469 = v4 * 0.010606601717798213;
+  const double v470 = v468 + v469;
+  const double v471 = 0.088 * v470;
+  const double v472 = v4 * 0.0017543319241238244;
+  const double v473 = v5 * (-0.0017543319241238242);
+  const double v474 = v473 - v472;
+  const double v475 = v5 * 0.0017543319241238244;
+  const double v476 = v4 * (-0.0017543319241238242);
+  const double v477 = v475 + v476;
+
+  // column 8, panda_link6: phi R H*
+  const double v478 = v4 * (-0.010606601717798212);
+  const double v479 = v5 * (-0.010606601717798213);
+  const double v480 = v479 - v478;
+  const double v481 = v5 * (-0.010606601717798212);
+  const double v482 = v4 * (-0.010606601717798213);
+  const double v483 = v481 + v482;
+  const double v484 = 0.088 * v483;
+  const double v485 = v4 * (-0.0017543319241238244);
+  const double v486 = v5 * 0.0017543319241238242;
+  const double v487 = v486 - v485;
+
+  // column 6, panda_link5: phi R H* ... column 8, panda_link5: phi R H*: 3 steps alike, side by side
+  const soa_p4 p1_0 = v51 * soa_p4{v57, v467, v480, v480};
+  const soa_p4 p1_1 = v50 * soa_p4{v57, v467, v480, v480};
+  const soa_p4 p1_2 = v50 * soa_p4{v460, v471, v484, v484};
+  const soa_p4 p1_3 = v51 * soa_p4{v67, v474, v487, v487};
+  const soa_p4 p1_4 = p1_2 + p1_3;
+  const soa_p4 p1_5 = v51 * soa_p4{v460, v471, v484, v484};
+  const soa_p4 p1_6 = v50 * soa_p4{v67, v474, v487, v487};
+  const soa_p4 p1_7 = p1_6 - p1_5;
+
+  // column 6, panda_link4: phi R H*
+  const double v512 = v107 * p1_0[0];
+  const double v513 = v461 - v512;
+  const double v514 = v106 * p1_0[0];
+  const double v515 = v462 + v514;
+  const double v516 = 0.384 * v515;
+  const double v517 = (-0.0825) * v515;
+  const double v518 = 0.384 * v513;
+  const double v519 = (-0.0825) * p1_1[0];
+  const double v520 = v518 + v519;
+  const double v521 = v107 * p1_4[0];
+  const double v522 = v463 + v521;
+  const double v523 = v106 * p1_4[0];
+  const double v524 = v464 - v523;
+  const double v525 = v516 + v522;
+  const double v526 = p1_7[0] - v517;
+  const double v527 = v524 - v520;
+
+  // column 6, panda_link3: phi R H*
+  const double v528 = v152 * p1_1[0];
+  const double v529 = v153 * v513;
+  const double v530 = v528 + v529;
+  const double v531 = v153 * p1_1[0];
+  const double v532 = v152 * v513;
+  const double v533 = v532 - v531;
+  const double v534 = 0.0825 * v533;
+  const double v535 = 0.0825 * v515;
+  const double v536 = v152 * v526;
+  const double v537 = v153 * v525;
+  const double v538 = v537 - v536;
+  const double v539 = v153 * v526;
+  const double v540 = v152 * v525;
+  const double v541 = v539 + v540;
+  const double v542 = v527 + v534;
+  const double v543 = v541 - v535;
+
+  // column 8, panda_link6: phi R H*
+  const double v544 = v5 * (-0.0017543319241238244);
+  const double v545 = v4 * 0.0017543319241238242;
+  const double v546 = v544 + v545;
+
+  // column 7, panda_link4: phi R H* ... column 8, panda_link4: phi R H*: 2 steps alike, side by side
+  const soa_p4 p2_0 = v106 * soa_p4{v470, v483, v483, v483};
+  const soa_p4 p2_1 = v107 * soa_shuffle<1, 2, 2, 2>(p1_0);
+  const soa_p4 p2_2 = p2_0 + p2_1;
+  const soa_p4 p2_3 = v107 * soa_p4{v470, v483, v483, v483};
+  const soa_p4 p2_4 = v106 * soa_shuffle<1, 2, 2, 2>(p1_0);
+  const soa_p4 p2_5 = p2_3 - p2_4;
+  const soa_p4 p2_6 = 0.384 * p2_5;
+  const soa_p4 p2_7 = (-0.0825) * p2_5;
+  const soa_p4 p2_8 = 0.384 * p2_2;
+  const soa_p4 p2_9 = (-0.0825) * soa_shuffle<1, 2, 2, 2>(p1_1);
+  const soa_p4 p2_10 = p2_9 - p2_8;
+  const soa_p4 p2_11 = v106 * soa_p4{v477, v546, v546, v546};
+  const soa_p4 p2_12 = v107 * soa_shuffle<1, 2, 2, 2>(p1_4);
+  const soa_p4 p2_13 = p2_11 + p2_12;
+  const soa_p4 p2_14 = v107 * soa_p4{v477, v546, v546, v546};
+  const soa_p4 p2_15 = v106 * soa_shuffle<1, 2, 2, 2>(p1_4);
+  const soa_p4 p2_16 = p2_14 - p2_15;
+  const soa_p4 p2_17 = p2_6 + p2_13;
+  const soa_p4 p2_18 = soa_shuffle<1, 2, 2, 2>(p1_7) - p2_7;
+  const soa_p4 p2_19 = p2_10 + p2_16;
+
+  // column 7, panda_link3: phi R H* ... column 8, panda_link3: phi R H*: 2 steps alike, side by side
+  const soa_p4 p3_0 = v152 * soa_shuffle<1, 2, 2, 2>(p1_1);
+  const soa_p4 p3_1 = v153 * p2_2;
+  const soa_p4 p3_2 = p3_1 - p3_0;
+  const soa_p4 p3_3 = v153 * soa_shuffle<1, 2, 2, 2>(p1_1);
+  const soa_p4 p3_4 = v152 * p2_2;
+  const soa_p4 p3_5 = p3_3 + p3_4;
+  const soa_p4 p3_6 = 0.0825 * p3_5;
+  const soa_p4 p3_7 = 0.0825 * p2_5;
+  const soa_p4 p3_8 = v152 * p2_18;
+  const soa_p4 p3_9 = v153 * p2_17;
+  const soa_p4 p3_10 = p3_9 - p3_8;
+  const soa_p4 p3_11 = v153 * p2_18;
+  const soa_p4 p3_12 = v152 * p2_17;
+  const soa_p4 p3_13 = p3_11 + p3_12;
+  const soa_p4 p3_14 = p2_19 + p3_6;
+  const soa_p4 p3_15 = p3_13 - p3_7;
+
+  // column 7, panda_link2: phi R H* ... column 6, panda_link2: phi R H*: 3 steps alike, side by side
+  const soa_p4 p4_0 = v222 * soa_p4{p2_5[0], p2_5[1], v515, v515};
+  const soa_p4 p4_1 = v223 * soa_p4{p3_2[0], p3_2[1], v530, v530};
+  const soa_p4 p4_2 = p4_0 + p4_1;
+  const soa_p4 p4_3 = v223 * soa_p4{p2_5[0], p2_5[1], v515, v515};
+  const soa_p4 p4_4 = v222 * soa_p4{p3_2[0], p3_2[1], v530, v530};
+  const soa_p4 p4_5 = p4_4 - p4_3;
+  const soa_p4 p4_6 = (-0.316) * p4_5;
+  const soa_p4 p4_7 = (-0.316) * p4_2;
+  const soa_p4 p4_8 = v222 * soa_p4{p3_14[0], p3_14[1], v542, v542};
+  const soa_p4 p4_9 = v223 * soa_p4{p3_10[0], p3_10[1], v538, v538};
+  const soa_p4 p4_10 = p4_8 + p4_9;
+  const soa_p4 p4_11 = v223 * soa_p4{p3_14[0], p3_14[1], v542, v542};
+  const soa_p4 p4_12 = v222 * soa_p4{p3_10[0], p3_10[1], v538, v538};
+  const soa_p4 p4_13 = p4_12 - p4_11;
+  const soa_p4 p4_14 = p4_6 + p4_10;
+  const soa_p4 p4_15 = p4_13 - p4_7;
+
+  // column 7, panda_link1: phi R H* ... column 6, panda_link1: phi R H*: 3 steps alike, side by side
+  const soa_p4 p5_0 = v281 * soa_p4{p3_15[0], p3_15[1], v543, v543};
+  const soa_p4 p5_1 = v280 * p4_14;
+  const soa_p4 p5_2 = p5_0 - p5_1;
+
+  // output
+  calM[0] = v350;
+  calM[1] = v346;
+  calM[2] = p0_2[0];
+  calM[3] = p0_2[1];
+  calM[4] = p0_2[2];
+  calM[5] = p0_2[3];
+  calM[6] = p5_2[2];
+  calM[7] = p5_2[0];
+  calM[8] = p5_2[1];
+  calM[9] = v346;
+  calM[10] = v336;
+  calM[11] = v351;
+  calM[12] = v364;
+  calM[13] = v395;
+  calM[14] = v459;
+  calM[15] = p4_15[2];
+  calM[16] = p4_15[0];
+  calM[17] = p4_15[1];
+  calM[18] = p0_2[0];
+  calM[19] = v351;
+  calM[20] = v279;
+  calM[21] = v246;
+  calM[22] = v379;
+  calM[23] = v431;
+  calM[24] = v543;
+  calM[25] = p3_15[0];
+  calM[26] = p3_15[1];
+  calM[27] = p0_2[1];
+  calM[28] = v364;
+  calM[29] = v246;
+  calM[30] = v221;
+  calM[31] = v211;
+  calM[32] = v415;
+  calM[33] = v527;
+  calM[34] = p2_19[0];
+  calM[35] = p2_19[1];
+  calM[36] = p0_2[2];
+  calM[37] = v395;
+  calM[38] = v379;
+  calM[39] = v211;
+  calM[40] = v151;
+  calM[41] = v129;
+  calM[42] = p1_7[0];
+  calM[43] = p1_7[1];
+  calM[44] = p1_7[2];
+  calM[45] = p0_2[3];
+  calM[46] = v459;
+  calM[47] = v431;
+  calM[48] = v415;
+  calM[49] = v129;
+  calM[50] = v105;
+  calM[51] = v74;
+  calM[52] = v477;
+  calM[53] = v546;
+  calM[54] = p5_2[2];
+  calM[55] = p4_15[2];
+  calM[56] = v543;
+  calM[57] = v527;
+  calM[58] = p1_7[0];
+  calM[59] = v74;
+  calM[60] = v49;
+  calM[63] = p5_2[0];
+  calM[64] = p4_15[0];
+  calM[65] = p3_15[0];
+  calM[66] = p2_19[0];
+  calM[67] = p1_7[1];
+  calM[68] = v477;
+  calM[72] = p5_2[1];
+  calM[73] = p4_15[1];
+  calM[74] = p3_15[1];
+  calM[75] = p2_19[1];
+  calM[76] = p1_7[2];
+  calM[77] = v546;
+
+  // outputs that are constants or inputs
+  calM[61] = 0.0;
+  calM[62] = 0.0;
+  calM[69] = 0.0;
+  calM[70] = 0.015;
+  calM[71] = 0.0;
+  calM[78] = 0.0;
+  calM[79] = 0.0;
+  calM[80] = 0.015;
+}
+#endif
+#if !defined(__AVX__)
+
+// calM
+void mass_matrix(const double* q, double* calM) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
+  double soa_sin[6], soa_cos[6];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
+
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
+
+  // panda_link7: kinematics
+  const double v4 = soa_sin[5];
+  const double v5 = soa_cos[5];
+
+  // panda_link7: composite body
+  const double v6 = q[7] * 0.010606601717798213;
+  const double v7 = q[7] * 0.010606601717798212;
+  const double v8 = v3 * v7;
+  const double v9 = v2 * v6;
+  const double v10 = v8 + v9;
+  const double v11 = v10 + 0.00041035739999999995;
+  const double v12 = 2.3749999999999997e-06 - v9;
+  const double v13 = v11 + v12;
+  const double v14 = v3 * v6;
+  const double v15 = q[7] * 0.0017543319241238244;
+  const double v16 = 2.3749999999999997e-06 - v8;
+  const double v17 = v11 + v16;
+  const double v18 = q[7] * 0.0017543319241238242;
+  const double v19 = v11 + (-0.00040960739999999996);
+  const double v20 = v6 + 0.0025736053713382038;
+  const double v21 = v7 + 0.0020344399586617982;
+  const double v22 = v13 + 0.030807878390949586;
+  const double v23 = 0.000391391281684248 - v14;
+  const double v24 = (-0.0009653051699191118) - v15;
+  const double v25 = v17 + 0.028386934612428354;
+  const double v26 = (-0.0012555365982728983) - v18;
+  const double v27 = v19 + 0.006682651967360945;
+  const double v28 = q[8] * 0.010606601717798213;
+  const double v29 = q[8] * 0.010606601717798212;
+  const double v30 = v1 * v29;
+  const double v31 = v0 * v28;
+  const double v32 = v30 + v31;
+  const double v33 = 0.00041035739999999995 + v32;
+  const double v34 = 2.3749999999999997e-06 - v31;
+  const double v35 = v33 + v34;
+  const double v36 = v1 * v28;
+  const double v37 = q[8] * 0.0017543319241238244;
+  const double v38 = 2.3749999999999997e-06 - v30;
+  const double v39 = v33 + v38;
+  const double v40 = q[8] * 0.0017543319241238242;
+  const double v41 = (-0.00040960739999999996) + v33;
+  const double v42 = v20 - v28;
+  const double v43 = v21 - v29;
+  const double v44 = v22 + v35;
+  const double v45 = v23 - v36;
+  const double v46 = v24 + v37;
+  const double v47 = v25 + v39;
+  const double v48 = v26 + v40;
+  const double v49 = v27 + v41;
+
+  // panda_link6: kinematics
+  const double v50 = soa_sin[4];
+  const double v51 = soa_cos[4];
+
+  // panda_link6: composite body
+  const double v52 = v4 * v43;
+  const double v53 = v5 * v42;
+  const double v54 = v53 - v52;
+  const double v55 = v5 * v43;
+  const double v56 = v4 * v42;
+  const double v57 = v55 + v56;
+  const double v58 = v54 + 0.13160593599999998;
+  const double v59 = v4 * v45;
+  const double v60 = v5 * v44;
+  const double v61 = v60 - v59;
+  const double v62 = v4 * v47;
+  const double v63 = v5 * v45;
+  const double v64 = v63 - v62;
+  const double v65 = v4 * v48;
+  const double v66 = v5 * v46;
+  const double v67 = v66 - v65;
+  const double v68 = v4 * v44;
+  const double v69 = v63 + v68;
+  const double v70 = v5 * v47;
+  const double v71 = v59 + v70;
+  const double v72 = v5 * v48;
+  const double v73 = v4 * v46;
+  const double v74 = v72 + v73;
+  const double v75 = v4 * v64;
+  const double v76 = v5 * v61;
+  const double v77 = v76 - v75;
+  const double v78 = v5 * v64;
+  const double v79 = v4 * v61;
+  const double v80 = v78 + v79;
+  const double v81 = v5 * v71;
+  const double v82 = v4 * v69;
+  const double v83 = v81 + v82;
+  const double v84 = v54 + v58;
+  const double v85 = v84 * 0.088;
+  const double v86 = v54 * 0.088;
+  const double v87 = v58 * 0.088;
+  const double v88 = v77 - v87;
+  const double v89 = v88 - v86;
+  const double v90 = v85 + v89;
+  const double v91 = v67 + (-0.013224459479792);
+  const double v92 = v57 * 0.088;
+  const double v93 = v80 - v92;
+  const double v94 = v49 + v85;
+  const double v95 = v83 + v85;
+  const double v96 = v58 + 0.10024161669500001;
+  const double v97 = v57 + (-0.017527158935000002);
+  const double v98 = v90 + 0.00248046035817079;
+  const double v99 = 0.001524110902883315 - v91;
+  const double v100 = v93 + (-0.00010375891721868492);
+  const double v101 = v94 + 0.010567766133106952;
+  const double v102 = 9.3569097314605e-05 - v74;
+  const double v103 = v93 + (-0.0001037589172186847);
+  const double v104 = 9.356909731460494e-05 - v74;
+  const double v105 = v95 + 0.011794560230238952;
+
+  // panda_link5: kinematics
+  const double v106 = soa_sin[3];
+  const double v107 = soa_cos[3];
+
+  // panda_link5: composite body
+  const double v108 = v50 * (-0.17380470556900002);
+  const double v109 = v51 * v96;
+  const double v110 = v109 - v108;
+  const double v111 = v51 * (-0.17380470556900002);
+  const double v112 = v50 * v96;
+  const double v113 = v111 + v112;
+  const double v114 = v50 * v99;
+  const double v115 = v51 * v98;
+  const double v116 = v115 - v114;
+  const double v117 = v50 * v101;
+  const double v118 = v51 * v99;
+  const double v119 = v118 - v117;
+  const double v120 = v50 * v102;
+  const double v121 = v51 * v100;
+  const double v122 = v121 - v120;
+  const double v123 = v50 * v98;
+  const double v124 = v118 + v123;
+  const double v125 = v51 * v101;
+  const double v126 = v114 + v125;
+  const double v127 = v51 * v102;
+  const double v128 = v50 * v100;
+  const double v129 = v127 + v128;
+  const double v130 = v50 * v119;
+  const double v131 = v51 * v116;
+  const double v132 = v131 - v130;
+  const double v133 = v51 * v119;
+  const double v134 = v50 * v116;
+  const double v135 = v133 + v134;
+  const double v136 = v51 * v104;
+  const double v137 = v50 * v103;
+  const double v138 = v136 + v137;
+  const double v139 = v51 * v126;
+  const double v140 = v50 * v124;
+  const double v141 = v139 + v140;
+  const double v142 = v110 + (-0.014653732538);
+  const double v143 = 0.05034347249 - v97;
+  const double v144 = v113 + (-0.047121686402);
+  const double v145 = v132 + 0.03942757095803552;
+  const double v146 = (-0.00151524447332703) - v122;
+  const double v147 = v135 + (-0.004600245517563105);
+  const double v148 = (-0.0015152444733270301) - v122;
+  const double v149 = v105 + 0.03146037232526039;
+  const double v150 = 0.0021640520520981297 - v138;
+  const double v151 = v141 + 0.010869510762828563;
+
+  // panda_link4: kinematics
+  const double v152 = soa_sin[2];
+  const double v153 = soa_cos[2];
+
+  // panda_link4: composite body
+  const double v154 = v106 * v143;
+  const double v155 = v107 * v142;
+  const double v156 = v155 - v154;
+  const double v157 = v107 * v143;
+  const double v158 = v106 * v142;
+  const double v159 = v157 + v158;
+  const double v160 = v156 + (-0.36201189750000007);
+  const double v161 = v144 + 1.6850008320000003;
+  const double v162 = v106 * v148;
+  const double v163 = v107 * v145;
+  const double v164 = v163 - v162;
+  const double v165 = v106 * v149;
+  const double v166 = v107 * v146;
+  const double v167 = v166 - v165;
+  const double v168 = v106 * v150;
+  const double v169 = v107 * v147;
+  const double v170 = v169 - v168;
+  const double v171 = v107 * v148;
+  const double v172 = v106 * v145;
+  const double v173 = v171 + v172;
+  const double v174 = v107 * v149;
+  const double v175 = v106 * v146;
+  const double v176 = v174 + v175;
+  const double v177 = v107 * v150;
+  const double v178 = v106 * v147;
+  const double v179 = v177 + v178;
+  const double v180 = v106 * v167;
+  const double v181 = v107 * v164;
+  const double v182 = v181 - v180;
+  const double v183 = v107 * v167;
+  const double v184 = v106 * v164;
+  const double v185 = v183 + v184;
+  const double v186 = v107 * v176;
+  const double v187 = v106 * v173;
+  const double v188 = v186 + v187;
+  const double v189 = v156 + v160;
+  const double v190 = v144 + v161;
+  const double v191 = v190 * 0.384;
+  const double v192 = v189 * (-0.0825);
+  const double v193 = v191 + v192;
+  const double v194 = v156 * (-0.0825);
+  const double v195 = v160 * (-0.0825);
+  const double v196 = v182 - v195;
+  const double v197 = v196 - v194;
+  const double v198 = v193 + v197;
+  const double v199 = v144 * (-0.0825);
+  const double v200 = v160 * 0.384;
+  const double v201 = v170 - v200;
+  const double v202 = v201 - v199;
+  const double v203 = v159 * (-0.0825);
+  const double v204 = v203 - v185;
+  const double v205 = v144 * 0.384;
+  const double v206 = v161 * 0.384;
+  const double v207 = v151 - v206;
+  const double v208 = v207 - v205;
+  const double v209 = v193 + v208;
+  const double v210 = v159 * 0.384;
+  const double v211 = v210 - v179;
+  const double v212 = v188 + v193;
+  const double v213 = v160 + (-0.19076837715);
+  const double v214 = v161 + 0.374644408005;
+  const double v215 = 0.09850206933 - v159;
+  const double v216 = v198 + 0.06767727025085991;
+  const double v217 = v202 + 0.02771584317362585;
+  const double v218 = v204 + 0.0039053550262761003;
+  const double v219 = v209 + 0.03239943042445132;
+  const double v220 = v211 + (-0.0016444875773692705);
+  const double v221 = v212 + 0.0775861490525396;
+
+  // panda_link3: kinematics
+  const double v222 = soa_sin[1];
+  const double v223 = soa_cos[1];
+
+  // panda_link3: composite body
+  const double v224 = v152 * v214;
+  const double v225 = v153 * v213;
+  const double v226 = v225 - v224;
+  const double v227 = v153 * v214;
+  const double v228 = v152 * v213;
+  const double v229 = v227 + v228;
+  const double v230 = v226 + 0.6580132350000001;
+  const double v231 = v152 * v217;
+  const double v232 = v153 * v216;
+  const double v233 = v232 - v231;
+  const double v234 = v152 * v219;
+  const double v235 = v153 * v217;
+  const double v236 = v235 - v234;
+  const double v237 = v152 * v220;
+  const double v238 = v153 * v218;
+  const double v239 = v238 - v237;
+  const double v240 = v152 * v216;
+  const double v241 = v235 + v240;
+  const double v242 = v153 * v219;
+  const double v243 = v231 + v242;
+  const double v244 = v153 * v220;
+  const double v245 = v152 * v218;
+  const double v246 = v244 + v245;
+  const double v247 = v152 * v236;
+  const double v248 = v153 * v233;
+  const double v249 = v248 - v247;
+  const double v250 = v153 * v236;
+  const double v251 = v152 * v233;
+  const double v252 = v250 + v251;
+  const double v253 = v153 * v243;
+  const double v254 = v152 * v241;
+  const double v255 = v253 + v254;
+  const double v256 = v226 + v230;
+  const double v257 = v256 * 0.0825;
+  const double v258 = v226 * 0.0825;
+  const double v259 = v230 * 0.0825;
+  const double v260 = v249 - v259;
+  const double v261 = v260 - v258;
+  const double v262 = v257 + v261;
+  const double v263 = v215 * 0.0825;
+  const double v264 = v263 - v239;
+  const double v265 = v229 * 0.0825;
+  const double v266 = v252 - v265;
+  const double v267 = v221 + v257;
+  const double v268 = v255 + v257;
+  const double v269 = v230 + 0.088844724872;
+  const double v270 = 0.126729164208 - v215;
+  const double v271 = v229 + (-0.214708623208);
+  const double v272 = v262 + 0.05649492601407083;
+  const double v273 = v264 + (-0.008248333140675744);
+  const double v274 = v266 + (-0.005487648106562256);
+  const double v275 = v264 + (-0.008248333140675745);
+  const double v276 = v267 + 0.05287838199960611;
+  const double v277 = (-0.0043772571218395825) - v246;
+  const double v278 = v266 + (-0.005487648106562255);
+  const double v279 = v268 + 0.01824920229252011;
+
+  // panda_link2: kinematics
+  const double v280 = soa_sin[0];
+  const double v281 = soa_cos[0];
+
+  // panda_link2: composite body
+  const double v282 = v222 * v270;
+  const double v283 = v223 * v269;
+  const double v284 = v283 - v282;
+  const double v285 = v223 * v270;
+  const double v286 = v222 * v269;
+  const double v287 = v285 + v286;
+  const double v288 = (-3.5406289520000005) - v271;
+  const double v289 = v222 * v275;
+  const double v290 = v223 * v272;
+  const double v291 = v290 - v289;
+  const double v292 = v222 * v276;
+  const double v293 = v223 * v273;
+  const double v294 = v293 - v292;
+  const double v295 = v222 * v277;
+  const double v296 = v223 * v274;
+  const double v297 = v296 - v295;
+  const double v298 = v223 * v275;
+  const double v299 = v222 * v272;
+  const double v300 = v298 + v299;
+  const double v301 = v223 * v276;
+  const double v302 = v222 * v273;
+  const double v303 = v301 + v302;
+  const double v304 = v223 * v277;
+  const double v305 = v222 * v274;
+  const double v306 = v304 + v305;
+  const double v307 = v222 * v294;
+  const double v308 = v223 * v291;
+  const double v309 = v308 - v307;
+  const double v310 = v223 * v294;
+  const double v311 = v222 * v291;
+  const double v312 = v310 + v311;
+  const double v313 = v222 * v278;
+  const double v314 = v304 + v313;
+  const double v315 = v223 * v303;
+  const double v316 = v222 * v300;
+  const double v317 = v315 + v316;
+  const double v318 = v288 - v271;
+  const double v319 = v318 * (-0.316);
+  const double v320 = v309 + v319;
+  const double v321 = v284 * (-0.316);
+  const double v322 = v297 + v321;
+  const double v323 = v271 * (-0.316);
+  const double v324 = v288 * (-0.316);
+  const double v325 = v279 - v324;
+  const double v326 = v323 + v325;
+  const double v327 = v319 + v326;
+  const double v328 = v287 * (-0.316);
+  const double v329 = v314 + v328;
+  const double v330 = v317 + v319;
+  const double v331 = v320 + 0.00850351162402155;
+  const double v332 = (-0.00398335888393552) - v322;
+  const double v333 = v312 + 0.01026110182100817;
+  const double v334 = v327 + 0.028124284712194955;
+  const double v335 = 0.0007689361029464 - v329;
+  const double v336 = v330 + 0.026534991901690206;
+
+  // panda_link1: composite body
+  const double v337 = v280 * v332;
+  const double v338 = v281 * v332;
+  const double v339 = v280 * v331;
+  const double v340 = v338 + v339;
+  const double v341 = v281 * v334;
+  const double v342 = v337 + v341;
+  const double v343 = v281 * v335;
+  const double v344 = v280 * v333;
+  const double v345 = v343 + v344;
+  const double v346 = -v345;
+  const double v347 = v281 * v342;
+  const double v348 = v280 * v340;
+  const double v349 = v347 + v348;
+  const double v350 = v349 + 0.009213163777211224;
+
+  // column 2, panda_link2: phi R H*
+  const double v351 = v306 + v328;
+
+  // column 2, panda_link1: phi R H*
+  const double v352 = v279 * v281;
+  const double v353 = v280 * v322;
+  const double v354 = v352 - v353;
+
+  // column 3, panda_link3: phi R H*
+  const double v355 = v221 + v258;
+
+  // column 3, panda_link2: phi R H*
+  const double v356 = v223 * v229;
+  const double v357 = v222 * v229;
+  const double v358 = (-0.316) * v357;
+  const double v359 = (-0.316) * v356;
+  const double v360 = v222 * v355;
+  const double v361 = v223 * v239;
+  const double v362 = v360 + v361;
+  const double v363 = v223 * v355;
+  const double v364 = v222 * v239;
+  const double v365 = v364 - v363;
+  const double v366 = v362 - v358;
+  const double v367 = v359 + v365;
+
+  // column 3, panda_link1: phi R H*
+  const double v368 = v246 * v281;
+  const double v369 = v280 * v366;
+  const double v370 = v368 - v369;
+
+  // column 4, panda_link4: phi R H*
+  const double v371 = v156 * 0.384;
+  const double v372 = v170 - v371;
+  const double v373 = v151 + v194;
+
+  // column 4, panda_link3: phi R H*
+  const double v374 = v153 * v159;
+  const double v375 = v152 * v159;
+  const double v376 = 0.0825 * v375;
+  const double v377 = v156 * 0.0825;
+  const double v378 = v152 * v373;
+  const double v379 = v153 * v372;
+  const double v380 = v379 - v378;
+  const double v381 = v153 * v373;
+  const double v382 = v152 * v372;
+  const double v383 = v381 + v382;
+  const double v384 = v376 - v211;
+  const double v385 = v377 + v383;
+
+  // column 4, panda_link2: phi R H*
+  const double v386 = v156 * v222;
+  const double v387 = v223 * v374;
+  const double v388 = v386 + v387;
+  const double v389 = v156 * v223;
+  const double v390 = v222 * v374;
+  const double v391 = v389 - v390;
+  const double v392 = (-0.316) * v391;
+  const double v393 = (-0.316) * v388;
+  const double v394 = v222 * v384;
+  const double v395 = v223 * v380;
+  const double v396 = v395 - v394;
+  const double v397 = v223 * v384;
+  const double v398 = v222 * v380;
+  const double v399 = v397 + v398;
+  const double v400 = v392 + v396;
+  const double v401 = v393 + v399;
+
+  // column 4, panda_link1: phi R H*
+  const double v402 = v281 * v385;
+  const double v403 = v280 * v400;
+  const double v404 = v402 - v403;
+
+  // column 5, panda_link5: phi R H*
+  const double v405 = v51 * 0.17380470556900002;
+  const double v406 = v405 - v112;
+  const double v407 = v50 * 0.17380470556900002;
+  const double v408 = v109 + v407;
+
+  // column 5, panda_link4: phi R H*
+  const double v409 = v107 * v406;
+  const double v410 = v106 * v406;
+  const double v411 = 0.384 * v410;
+  const double v412 = (-0.0825) * v410;
+  const double v413 = 0.384 * v409;
+  const double v414 = (-0.0825) * v408;
+  const double v415 = v414 - v413;
+  const double v416 = v105 * v106;
+  const double v417 = v107 * v122;
+  const double v418 = v416 + v417;
+  const double v419 = v105 * v107;
+  const double v420 = v106 * v122;
+  const double v421 = v419 - v420;
+  const double v422 = v418 - v411;
+  const double v423 = v129 + v412;
+  const double v424 = v415 + v421;
+
+  // column 5, panda_link3: phi R H*
+  const double v425 = v152 * v408;
+  const double v426 = v153 * v409;
+  const double v427 = v426 - v425;
+  const double v428 = v153 * v408;
+  const double v429 = v152 * v409;
+  const double v430 = v428 + v429;
+  const double v431 = 0.0825 * v430;
+  const double v432 = 0.0825 * v410;
+  const double v433 = v152 * v423;
+  const double v434 = v153 * v422;
+  const double v435 = v434 - v433;
+  const double v436 = v153 * v423;
+  const double v437 = v152 * v422;
+  const double v438 = v436 + v437;
+  const double v439 = v424 + v431;
+  const double v440 = v432 + v438;
+
+  // column 5, panda_link2: phi R H*
+  const double v441 = v222 * v410;
+  const double v442 = v223 * v427;
+  const double v443 = v442 - v441;
+  const double v444 = v223 * v410;
+  const double v445 = v222 * v427;
+  const double v446 = v444 + v445;
+  const double v447 = (-0.316) * v446;
+  const double v448 = (-0.316) * v443;
+  const double v449 = v222 * v439;
+  const double v450 = v223 * v435;
+  const double v451 = v449 + v450;
+  const double v452 = v223 * v439;
+  const double v453 = v222 * v435;
+  const double v454 = v453 - v452;
+  const double v455 = v447 + v451;
+  const double v456 = v454 - v448;
+
+  // column 5, panda_link1: phi R H*
+  const double v457 = v281 * v440;
+  const double v458 = v280 * v455;
+  const double v459 = v457 - v458;
+
+  // column 6, panda_link6: phi R H*
+  const double v460 = v49 + v86;
+
+  // column 6, panda_link5: phi R H*
+  const double v461 = v51 * v57;
+  const double v462 = v50 * v57;
+  const double v463 = v50 * v460;
+  const double v464 = v51 * v67;
+  const double v465 = v463 + v464;
+  const double v466 = v51 * v460;
+  const double v467 = v50 * v67;
+  const double v468 = v467 - v466;
+
+  // column 6, panda_link4: phi R H*
+  const double v469 = v54 * v106;
+  const double v470 = v107 * v461;
+  const double v471 = v469 - v470;
+  const double v472 = v54 * v107;
+  const double v473 = v106 * v461;
+  const double v474 = v472 + v473;
+  const double v475 = 0.384 * v474;
+  const double v476 = (-0.0825) * v474;
+  const double v477 = 0.384 * v471;
+  const double v478 = (-0.0825) * v462;
+  const double v479 = v477 + v478;
+  const double v480 = v74 * v106;
+  const double v481 = v107 * v465;
+  const double v482 = v480 + v481;
+  const double v483 = v74 * v107;
+  const double v484 = v106 * v465;
+  const double v485 = v483 - v484;
+  const double v486 = v475 + v482;
+  const double v487 = v468 - v476;
+  const double v488 = v485 - v479;
+
+  // column 6, panda_link3: phi R H*
+  const double v489 = v152 * v462;
+  const double v490 = v153 * v471;
+  const double v491 = v489 + v490;
+  const double v492 = v153 * v462;
+  const double v493 = v152 * v471;
+  const double v494 = v493 - v492;
+  const double v495 = 0.0825 * v494;
+  const double v496 = 0.0825 * v474;
+  const double v497 = v152 * v487;
+  const double v498 = v153 * v486;
+  const double v499 = v498 - v497;
+  const double v500 = v153 * v487;
+  const double v501 = v152 * v486;
+  const double v502 = v500 + v501;
+  const double v503 = v488 + v495;
+  const double v504 = v502 - v496;
+
+  // column 6, panda_link2: phi R H*
+  const double v505 = v222 * v474;
+  const double v506 = v223 * v491;
+  const double v507 = v505 + v506;
+  const double v508 = v223 * v474;
+  const double v509 = v222 * v491;
+  const double v510 = v509 - v508;
+  const double v511 = (-0.316) * v510;
+  const double v512 = (-0.316) * v507;
+  const double v513 = v222 * v503;
+  const double v514 = v223 * v499;
+  const double v515 = v513 + v514;
+  const double v516 = v223 * v503;
+  const double v517 = v222 * v499;
+  const double v518 = v517 - v516;
+  const double v519 = v511 + v515;
+  const double v520 = v518 - v512;
+
+  // column 6, panda_link1: phi R H*
+  const double v521 = v281 * v504;
+  const double v522 = v280 * v519;
+  const double v523 = v521 - v522;
+
+  // column 7, panda_link6: phi R H*
+  const double v524 = v4 * 0.010606601717798212;
+  const double v525 = v5 * 0.010606601717798213;
+  const double v526 = v525 - v524;
+  const double v527 = v5 * 0.010606601717798212;
+  const double v528 = v4 * 0.010606601717798213;
+  const double v529 = v527 + v528;
+  const double v530 = 0.088 * v529;
+  const double v531 = v4 * 0.0017543319241238244;
+  const double v532 = v5 * (-0.0017543319241238242);
+  const double v533 = v532 - v531;
+  const double v534 = v5 * 0.0017543319241238244;
+  const double v535 = v4 * (-0.0017543319241238242);
+  const double v536 = v534 + v535;
+
+  // column 7, panda_link5: phi R H*
+  const double v537 = v51 * v526;
+  const double v538 = v50 * v526;
+  const double v539 = v50 * v530;
+  const double v540 = v51 * v533;
+  const double v541 = v539 + v540;
+  const double v542 = v51 * v530;
+  const double v543 = v50 * v533;
+  const double v544 = v543 - v542;
+
+  // column 7, panda_link4: phi R H*
+  const double v545 = v106 * v529;
+  const double v546 = v107 * v537;
+  const double v547 = v545 + v546;
+  const double v548 = v107 * v529;
+  const double v549 = v106 * v537;
+  const double v550 = v548 - v549;
+  const double v551 = 0.384 * v550;
+  const double v552 = (-0.0825) * v550;
+  const double v553 = 0.384 * v547;
+  const double v554 = (-0.0825) * v538;
+  const double v555 = v554 - v553;
+  const double v556 = v106 * v536;
+  const double v557 = v107 * v541;
+  const double v558 = v556 + v557;
+  const double v559 = v107 * v536;
+  const double v560 = v106 * v541;
+  const double v561 = v559 - v560;
+  const double v562 = v551 + v558;
+  const double v563 = v544 - v552;
+  const double v564 = v555 + v561;
+
+  // column 7, panda_link3: phi R H*
+  const double v565 = v152 * v538;
+  const double v566 = v153 * v547;
+  const double v567 = v566 - v565;
+  const double v568 = v153 * v538;
+  const double v569 = v152 * v547;
+  const double v570 = v568 + v569;
+  const double v571 = 0.0825 * v570;
+  const double v572 = 0.0825 * v550;
+  const double v573 = v152 * v563;
+  const double v574 = v153 * v562;
+  const double v575 = v574 - v573;
+  const double v576 = v153 * v563;
+  const double v577 = v152 * v562;
+  const double v578 = v576 + v577;
+  const double v579 = v564 + v571;
+  const double v580 = v578 - v572;
+
+  // column 7, panda_link2: phi R H*
+  const double v581 = v222 * v550;
+  const double v582 = v223 * v567;
+  const double v583 = v581 + v582;
+  const double v584 = v223 * v550;
+  const double v585 = v222 * v567;
+  const double v586 = v585 - v584;
+  const double v587 = (-0.316) * v586;
+  const double v588 = (-0.316) * v583;
+  const double v589 = v222 * v579;
+  const double v590 = v223 * v575;
+  const double v591 = v589 + v590;
+  const double v592 = v223 * v579;
+  const double v593 = v222 * v575;
+  const double v594 = v593 - v592;
+  const double v595 = v587 + v591;
+  const double v596 = v594 - v588;
+
+  // column 7, panda_link1: phi R H*
+  const double v597 = v281 * v580;
+  const double v598 = v280 * v595;
+  const double v599 = v597 - v598;
+
+  // column 8, panda_link6: phi R H*
+  const double v600 = v4 * (-0.010606601717798212);
+  const double v601 = v5 * (-0.010606601717798213);
+  const double v602 = v601 - v600;
+  const double v603 = v5 * (-0.010606601717798212);
+  const double v604 = v4 * (-0.010606601717798213);
+  const double v605 = v603 + v604;
+  const double v606 = 0.088 * v605;
+  const double v607 = v4 * (-0.0017543319241238244);
+  const double v608 = v5 * 0.0017543319241238242;
+  const double v609 = v608 - v607;
+  const double v610 = v5 * (-0.0017543319241238244);
+  const double v611 = v4 * 0.0017543319241238242;
+  const double v612 = v610 + v611;
+
+  // column 8, panda_link5: phi R H*
+  const double v613 = v51 * v602;
+  const double v614 = v50 * v602;
+  const double v615 = v50 * v606;
+  const double v616 = v51 * v609;
+  const double v617 = v615 + v616;
+  const double v618 = v51 * v606;
+  const double v619 = v50 * v609;
+  const double v620 = v619 - v618;
+
+  // column 8, panda_link4: phi R H*
+  const double v621 = v106 * v605;
+  const double v622 = v107 * v613;
+  const double v623 = v621 + v622;
+  const double v624 = v107 * v605;
+  const double v625 = v106 * v613;
+  const double v626 = v624 - v625;
+  const double v627 = 0.384 * v626;
+  const double v628 = (-0.0825) * v626;
+  const double v629 = 0.384 * v623;
+  const double v630 = (-0.0825) * v614;
+  const double v631 = v630 - v629;
+  const double v632 = v106 * v612;
+  const double v633 = v107 * v617;
+  const double v634 = v632 + v633;
+  const double v635 = v107 * v612;
+  const double v636 = v106 * v617;
+  const double v637 = v635 - v636;
+  const double v638 = v627 + v634;
+  const double v639 = v620 - v628;
+  const double v640 = v631 + v637;
+
+  // column 8, panda_link3: phi R H*
+  const double v641 = v152 * v614;
+  const double v642 = v153 * v623;
+  const double v643 = v642 - v641;
+  const double v644 = v153 * v614;
+  const double v645 = v152 * v623;
+  const double v646 = v644 + v645;
+  const double v647 = 0.0825 * v646;
+  const double v648 = 0.0825 * v626;
+  const double v649 = v152 * v639;
+  const double v650 = v153 * v638;
+  const double v651 = v650 - v649;
+  const double v652 = v153 * v639;
+  const double v653 = v152 * v638;
+  const double v654 = v652 + v653;
+  const double v655 = v640 + v647;
+  const double v656 = v654 - v648;
+
+  // column 8, panda_link2: phi R H*
+  const double v657 = v222 * v626;
+  const double v658 = v223 * v643;
+  const double v659 = v657 + v658;
+  const double v660 = v223 * v626;
+  const double v661 = v222 * v643;
+  const double v662 = v661 - v660;
+  const double v663 = (-0.316) * v662;
+  const double v664 = (-0.316) * v659;
+  const double v665 = v222 * v655;
+  const double v666 = v223 * v651;
+  const double v667 = v665 + v666;
+  const double v668 = v223 * v655;
+  const double v669 = v222 * v651;
+  const double v670 = v669 - v668;
+  const double v671 = v663 + v667;
+  const double v672 = v670 - v664;
+
+  // column 8, panda_link1: phi R H*
+  const double v673 = v281 * v656;
+  const double v674 = v280 * v671;
+  const double v675 = v673 - v674;
+
+  // output
+  calM[0] = v350;
+  calM[1] = v346;
+  calM[2] = v354;
+  calM[3] = v370;
+  calM[4] = v404;
+  calM[5] = v459;
+  calM[6] = v523;
+  calM[7] = v599;
+  calM[8] = v675;
+  calM[9] = v346;
+  calM[10] = v336;
+  calM[11] = v351;
+  calM[12] = v367;
+  calM[13] = v401;
+  calM[14] = v456;
+  calM[15] = v520;
+  calM[16] = v596;
+  calM[17] = v672;
+  calM[18] = v354;
+  calM[19] = v351;
+  calM[20] = v279;
+  calM[21] = v246;
+  calM[22] = v385;
+  calM[23] = v440;
+  calM[24] = v504;
+  calM[25] = v580;
+  calM[26] = v656;
+  calM[27] = v370;
+  calM[28] = v367;
+  calM[29] = v246;
+  calM[30] = v221;
+  calM[31] = v211;
+  calM[32] = v424;
+  calM[33] = v488;
+  calM[34] = v564;
+  calM[35] = v640;
+  calM[36] = v404;
+  calM[37] = v401;
+  calM[38] = v385;
+  calM[39] = v211;
+  calM[40] = v151;
+  calM[41] = v129;
+  calM[42] = v468;
+  calM[43] = v544;
+  calM[44] = v620;
+  calM[45] = v459;
+  calM[46] = v456;
+  calM[47] = v440;
+  calM[48] = v424;
+  calM[49] = v129;
+  calM[50] = v105;
+  calM[51] = v74;
+  calM[52] = v536;
+  calM[53] = v612;
+  calM[54] = v523;
+  calM[55] = v520;
+  calM[56] = v504;
+  calM[57] = v488;
+  calM[58] = v468;
+  calM[59] = v74;
+  calM[60] = v49;
+  calM[63] = v599;
+  calM[64] = v596;
+  calM[65] = v580;
+  calM[66] = v564;
+  calM[67] = v544;
+  calM[68] = v536;
+  calM[72] = v675;
+  calM[73] = v672;
+  calM[74] = v656;
+  calM[75] = v640;
+  calM[76] = v620;
+  calM[77] = v612;
+
+  // outputs that are constants or inputs
+  calM[61] = 0.0;
+  calM[62] = 0.0;
+  calM[69] = 0.0;
+  calM[70] = 0.015;
+  calM[71] = 0.0;
+  calM[78] = 0.0;
+  calM[79] = 0.0;
+  calM[80] = 0.015;
+}
+#endif
 
 // calM^-1 (T - C)
 void forward_dynamics(const double* q, const double* qd, const double* T, double* qdd) {
@@ -2506,5 +4136,7 @@ void forward_dynamics(const double* q, const double* qd, const double* T, double
 }
 
 }  // namespace soa_gen::panda
+
+extern "C" void panda_mass_matrix(const double* in, double* out) { soa_gen::panda::mass_matrix(in, out); }
 
 extern "C" void panda_forward_dynamics(const double* in, double* out) { soa_gen::panda::forward_dynamics(in, in + 9, in + 18, out); }

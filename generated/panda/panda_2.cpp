@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 2 of 4 (2212 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 2 of 4 (3160 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -91,7 +91,7 @@ struct soa_sincos_pair {
 
 // Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
 // off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+[[gnu::always_inline, maybe_unused]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
@@ -164,419 +164,19 @@ struct soa_sincos_pair {
     }
 }
 
-// J
-void jacobian(const double* q, double* J) {
-
-  // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
-
-  // panda_link2: kinematics
-  const double v0 = soa_sin[0];
-  const double v1 = soa_cos[0];
-
-  // panda_link3: kinematics
-  const double v2 = soa_sin[1];
-  const double v3 = soa_cos[1];
-
-  // panda_link4: kinematics
-  const double v4 = soa_sin[2];
-  const double v5 = soa_cos[2];
-
-  // panda_link5: kinematics
-  const double v6 = soa_sin[3];
-  const double v7 = soa_cos[3];
-
-  // panda_link6: kinematics
-  const double v8 = soa_sin[4];
-  const double v9 = soa_cos[4];
-
-  // panda_link7: kinematics
-  const double v10 = soa_sin[5];
-  const double v11 = soa_cos[5];
-
-  // column 0, panda_link3: phi* H*
-  const double v12 = v0 * (-0.316);
-  const double v13 = v2 * v12;
-  const double v14 = v3 * v12;
-  const double v15 = v0 * v3;
-  const double v16 = v0 * v2;
-
-  // column 0, panda_link4: phi* H*
-  const double v17 = v1 * 0.0825;
-  const double v18 = v16 * 0.0825;
-  const double v19 = v17 - v14;
-  const double v20 = v4 * v18;
-  const double v21 = v5 * v13;
-  const double v22 = v20 + v21;
-  const double v23 = v5 * v18;
-  const double v24 = v4 * v13;
-  const double v25 = v24 - v23;
-  const double v26 = v1 * v4;
-  const double v27 = v5 * v15;
-  const double v28 = v26 - v27;
-  const double v29 = v1 * v5;
-  const double v30 = v4 * v15;
-  const double v31 = v29 + v30;
-
-  // column 0, panda_link5: phi* H*
-  const double v32 = v16 * 0.384;
-  const double v33 = v16 * (-0.0825);
-  const double v34 = v28 * 0.384;
-  const double v35 = v31 * (-0.0825);
-  const double v36 = v35 - v34;
-  const double v37 = v32 - v22;
-  const double v38 = v25 - v33;
-  const double v39 = v19 + v36;
-  const double v40 = v6 * v39;
-  const double v41 = v7 * v37;
-  const double v42 = v40 + v41;
-  const double v43 = v7 * v39;
-  const double v44 = v6 * v37;
-  const double v45 = v43 - v44;
-  const double v46 = v6 * v16;
-  const double v47 = v7 * v28;
-  const double v48 = v46 + v47;
-  const double v49 = v7 * v16;
-  const double v50 = v6 * v28;
-  const double v51 = v49 - v50;
-
-  // column 0, panda_link6: phi* H*
-  const double v52 = v8 * v38;
-  const double v53 = v9 * v42;
-  const double v54 = v52 + v53;
-  const double v55 = v9 * v38;
-  const double v56 = v8 * v42;
-  const double v57 = v55 - v56;
-  const double v58 = v8 * v31;
-  const double v59 = v9 * v48;
-  const double v60 = v58 + v59;
-  const double v61 = v9 * v31;
-  const double v62 = v8 * v48;
-  const double v63 = v61 - v62;
-
-  // column 0, panda_link7: phi* H*
-  const double v64 = v51 * 0.088;
-  const double v65 = v63 * 0.088;
-  const double v66 = v57 - v64;
-  const double v67 = v45 + v65;
-  const double v68 = v10 * v67;
-  const double v69 = v11 * v54;
-  const double v70 = v69 - v68;
-  const double v71 = v11 * v67;
-  const double v72 = v10 * v54;
-  const double v73 = v71 + v72;
-  const double v74 = -v66;
-  const double v75 = v10 * v51;
-  const double v76 = v11 * v60;
-  const double v77 = v76 - v75;
-  const double v78 = v11 * v51;
-  const double v79 = v10 * v60;
-  const double v80 = v78 + v79;
-  const double v81 = -v63;
-
-  // column 0, panda_link7: B*
-  const double v82 = v80 * 0.2104;
-  const double v83 = v77 * 0.2104;
-  const double v84 = v70 - v82;
-  const double v85 = v73 + v83;
-  const double v86 = v85 * (-0.7071067811865476);
-  const double v87 = 0.7071067811865475 * v84;
-  const double v88 = v87 - v86;
-  const double v89 = 0.7071067811865475 * v85;
-  const double v90 = 0.7071067811865476 * v84;
-  const double v91 = v90 - v89;
-  const double v92 = v80 * (-0.7071067811865476);
-  const double v93 = 0.7071067811865475 * v77;
-  const double v94 = v93 - v92;
-  const double v95 = 0.7071067811865475 * v80;
-  const double v96 = 0.7071067811865476 * v77;
-  const double v97 = v96 - v95;
-
-  // column 1, panda_link3: phi* H*
-  const double v98 = v3 * 0.316;
-  const double v99 = v2 * 0.316;
-
-  // column 1, panda_link4: phi* H*
-  const double v100 = v3 * 0.0825;
-  const double v101 = v4 * v100;
-  const double v102 = v5 * v98;
-  const double v103 = v102 - v101;
-  const double v104 = v5 * v100;
-  const double v105 = v4 * v98;
-  const double v106 = v104 + v105;
-  const double v107 = v2 * v5;
-  const double v108 = v2 * v4;
-
-  // column 1, panda_link5: phi* H*
-  const double v109 = v3 * 0.384;
-  const double v110 = v3 * (-0.0825);
-  const double v111 = 0.384 * v107;
-  const double v112 = (-0.0825) * v108;
-  const double v113 = v111 + v112;
-  const double v114 = v103 + v109;
-  const double v115 = v106 + v110;
-  const double v116 = v99 + v113;
-  const double v117 = v6 * v116;
-  const double v118 = v7 * v114;
-  const double v119 = v118 - v117;
-  const double v120 = v7 * v116;
-  const double v121 = v6 * v114;
-  const double v122 = v120 + v121;
-  const double v123 = v3 * v6;
-  const double v124 = v7 * v107;
-  const double v125 = v123 + v124;
-  const double v126 = v3 * v7;
-  const double v127 = v6 * v107;
-  const double v128 = v126 - v127;
-
-  // column 1, panda_link6: phi* H*
-  const double v129 = v8 * v115;
-  const double v130 = v9 * v119;
-  const double v131 = v130 - v129;
-  const double v132 = v9 * v115;
-  const double v133 = v8 * v119;
-  const double v134 = v132 + v133;
-  const double v135 = v8 * v108;
-  const double v136 = v9 * v125;
-  const double v137 = v136 - v135;
-  const double v138 = v9 * v108;
-  const double v139 = v8 * v125;
-  const double v140 = v138 + v139;
-
-  // column 1, panda_link7: phi* H*
-  const double v141 = 0.088 * v128;
-  const double v142 = 0.088 * v140;
-  const double v143 = v134 + v141;
-  const double v144 = v122 + v142;
-  const double v145 = v10 * v144;
-  const double v146 = v11 * v131;
-  const double v147 = v145 + v146;
-  const double v148 = v11 * v144;
-  const double v149 = v10 * v131;
-  const double v150 = v148 - v149;
-  const double v151 = v10 * v128;
-  const double v152 = v11 * v137;
-  const double v153 = v152 - v151;
-  const double v154 = v11 * v128;
-  const double v155 = v10 * v137;
-  const double v156 = v154 + v155;
-
-  // column 1, panda_link7: B*
-  const double v157 = 0.2104 * v156;
-  const double v158 = 0.2104 * v153;
-  const double v159 = v147 - v157;
-  const double v160 = v150 - v158;
-  const double v161 = (-0.7071067811865476) * v160;
-  const double v162 = 0.7071067811865475 * v159;
-  const double v163 = v161 + v162;
-  const double v164 = 0.7071067811865475 * v160;
-  const double v165 = 0.7071067811865476 * v159;
-  const double v166 = v164 + v165;
-  const double v167 = (-0.7071067811865476) * v156;
-  const double v168 = 0.7071067811865475 * v153;
-  const double v169 = v168 - v167;
-  const double v170 = 0.7071067811865475 * v156;
-  const double v171 = 0.7071067811865476 * v153;
-  const double v172 = v171 - v170;
-
-  // column 2, panda_link5: phi* H*
-  const double v173 = v4 * 0.384;
-  const double v174 = v5 * (-0.0825);
-  const double v175 = v174 - v173;
-  const double v176 = (-0.0825) - v175;
-  const double v177 = v6 * v176;
-  const double v178 = v7 * v176;
-  const double v179 = v4 * v7;
-  const double v180 = v4 * v6;
-
-  // column 2, panda_link6: phi* H*
-  const double v181 = v9 * v177;
-  const double v182 = v8 * v177;
-  const double v183 = v5 * v8;
-  const double v184 = v9 * v179;
-  const double v185 = v183 + v184;
-  const double v186 = v5 * v9;
-  const double v187 = v8 * v179;
-  const double v188 = v186 - v187;
-
-  // column 2, panda_link7: phi* H*
-  const double v189 = 0.088 * v180;
-  const double v190 = 0.088 * v188;
-  const double v191 = v182 + v189;
-  const double v192 = v178 - v190;
-  const double v193 = v10 * v192;
-  const double v194 = v11 * v181;
-  const double v195 = v193 - v194;
-  const double v196 = v11 * v192;
-  const double v197 = v10 * v181;
-  const double v198 = v196 + v197;
-  const double v199 = -v191;
-  const double v200 = v10 * v180;
-  const double v201 = v11 * v185;
-  const double v202 = v200 + v201;
-  const double v203 = v11 * v180;
-  const double v204 = v10 * v185;
-  const double v205 = v203 - v204;
-  const double v206 = -v188;
-
-  // column 2, panda_link7: B*
-  const double v207 = 0.2104 * v205;
-  const double v208 = 0.2104 * v202;
-  const double v209 = v195 + v207;
-  const double v210 = v198 - v208;
-  const double v211 = (-0.7071067811865476) * v210;
-  const double v212 = 0.7071067811865475 * v209;
-  const double v213 = v211 + v212;
-  const double v214 = 0.7071067811865475 * v210;
-  const double v215 = 0.7071067811865476 * v209;
-  const double v216 = v214 + v215;
-  const double v217 = (-0.7071067811865476) * v205;
-  const double v218 = 0.7071067811865475 * v202;
-  const double v219 = v217 + v218;
-  const double v220 = 0.7071067811865475 * v205;
-  const double v221 = 0.7071067811865476 * v202;
-  const double v222 = v220 + v221;
-
-  // column 3, panda_link5: phi* H*
-  const double v223 = v7 * (-0.384);
-  const double v224 = v6 * (-0.384);
-
-  // column 3, panda_link6: phi* H*
-  const double v225 = v8 * (-0.0825);
-  const double v226 = v9 * v223;
-  const double v227 = v225 + v226;
-  const double v228 = v9 * (-0.0825);
-  const double v229 = v8 * v223;
-  const double v230 = v228 - v229;
-  const double v231 = v6 * v9;
-  const double v232 = v6 * v8;
-  const double v233 = -v232;
-
-  // column 3, panda_link7: phi* H*
-  const double v234 = v7 * 0.088;
-  const double v235 = 0.088 * v232;
-  const double v236 = v230 + v234;
-  const double v237 = v224 - v235;
-  const double v238 = v10 * v237;
-  const double v239 = v11 * v227;
-  const double v240 = v238 + v239;
-  const double v241 = v11 * v237;
-  const double v242 = v10 * v227;
-  const double v243 = v241 - v242;
-  const double v244 = -v236;
-  const double v245 = v7 * v10;
-  const double v246 = v11 * v231;
-  const double v247 = v245 - v246;
-  const double v248 = v7 * v11;
-  const double v249 = v10 * v231;
-  const double v250 = v248 + v249;
-
-  // column 3, panda_link7: B*
-  const double v251 = 0.2104 * v250;
-  const double v252 = 0.2104 * v247;
-  const double v253 = v240 + v251;
-  const double v254 = v243 - v252;
-  const double v255 = (-0.7071067811865476) * v254;
-  const double v256 = 0.7071067811865475 * v253;
-  const double v257 = v255 + v256;
-  const double v258 = 0.7071067811865475 * v254;
-  const double v259 = 0.7071067811865476 * v253;
-  const double v260 = v258 + v259;
-  const double v261 = (-0.7071067811865476) * v250;
-  const double v262 = 0.7071067811865475 * v247;
-  const double v263 = v261 + v262;
-  const double v264 = 0.7071067811865475 * v250;
-  const double v265 = 0.7071067811865476 * v247;
-  const double v266 = v264 + v265;
-
-  // column 4, panda_link7: phi* H*
-  const double v267 = v9 * 0.088;
-  const double v268 = v10 * v267;
-  const double v269 = v11 * v267;
-  const double v270 = v8 * v11;
-  const double v271 = v8 * v10;
-  const double v272 = -v9;
-
-  // column 4, panda_link7: B*
-  const double v273 = 0.2104 * v271;
-  const double v274 = 0.2104 * v270;
-  const double v275 = v268 + v273;
-  const double v276 = v269 + v274;
-  const double v277 = (-0.7071067811865476) * v276;
-  const double v278 = 0.7071067811865475 * v275;
-  const double v279 = v277 + v278;
-  const double v280 = -v279;
-  const double v281 = 0.7071067811865475 * v276;
-  const double v282 = 0.7071067811865476 * v275;
-  const double v283 = v281 + v282;
-  const double v284 = -v283;
-  const double v285 = (-0.7071067811865476) * v271;
-  const double v286 = 0.7071067811865475 * v270;
-  const double v287 = v286 - v285;
-  const double v288 = 0.7071067811865475 * v271;
-  const double v289 = 0.7071067811865476 * v270;
-  const double v290 = v289 - v288;
-
-  // column 5, panda_link7: B*
-  const double v291 = v10 * (-0.14877526676164962);
-  const double v292 = v11 * 0.1487752667616496;
-  const double v293 = v292 - v291;
-  const double v294 = v10 * 0.1487752667616496;
-  const double v295 = v11 * 0.14877526676164962;
-  const double v296 = v295 - v294;
-  const double v297 = v11 * (-0.7071067811865476);
-  const double v298 = v10 * 0.7071067811865475;
-  const double v299 = v297 + v298;
-  const double v300 = v11 * 0.7071067811865475;
-  const double v301 = v10 * 0.7071067811865476;
-  const double v302 = v300 + v301;
-
-  // output
-  J[0] = v94;
-  J[1] = v97;
-  J[2] = v81;
-  J[3] = v88;
-  J[4] = v91;
-  J[5] = v74;
-  J[6] = v169;
-  J[7] = v172;
-  J[8] = v140;
-  J[9] = v163;
-  J[10] = v166;
-  J[11] = v143;
-  J[12] = v219;
-  J[13] = v222;
-  J[14] = v206;
-  J[15] = v213;
-  J[16] = v216;
-  J[17] = v199;
-  J[18] = v263;
-  J[19] = v266;
-  J[20] = v233;
-  J[21] = v257;
-  J[22] = v260;
-  J[23] = v244;
-  J[24] = v287;
-  J[25] = v290;
-  J[26] = v272;
-  J[27] = v280;
-  J[28] = v284;
-  J[30] = v299;
-  J[31] = v302;
-  J[33] = v293;
-  J[34] = v296;
-
-  // outputs that are constants or inputs
-  J[29] = 0.0;
-  J[32] = 0.0;
-  J[35] = (-0.088);
-  J[36] = 0.0;
-  J[37] = 0.0;
-  J[38] = 1.0;
-  for (int i = 39; i < 54; ++i) J[i] = 0.0;
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_at: four doubles of an array as one vector.
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+typedef double soa_p4_in_memory __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+[[maybe_unused]] static inline soa_p4_in_memory& soa_at(double* p) { return *reinterpret_cast<soa_p4_in_memory*>(p); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#endif
+#if defined(__AVX__)
 
 // J calM^-1 J*
 void lambda(const double* q, double* Lambda) {
@@ -1569,879 +1169,539 @@ void lambda(const double* q, double* Lambda) {
   // column 0, panda_link5: D^-1
   const double v944 = v376 * v943;
 
-  // column 0, panda_link4: psi B
-  const double v945 = v377 * v943;
-  const double v946 = v378 * v943;
-  const double v947 = v379 * v943;
-  const double v948 = v380 * v943;
-  const double v949 = v381 * v943;
-  const double v950 = v382 * v943;
-  const double v951 = v940 - v945;
-  const double v952 = v931 + v946;
-  const double v953 = v943 - v947;
-  const double v954 = v934 - v948;
-  const double v955 = v929 - v949;
-  const double v956 = v937 + v950;
-  const double v957 = v273 * v955;
-  const double v958 = v274 * v954;
-  const double v959 = v958 - v957;
-  const double v960 = v274 * v955;
-  const double v961 = v273 * v954;
-  const double v962 = v960 + v961;
-  const double v963 = 0.384 * v962;
-  const double v964 = (-0.0825) * v962;
-  const double v965 = 0.384 * v959;
-  const double v966 = (-0.0825) * v956;
-  const double v967 = v965 + v966;
-  const double v968 = v273 * v952;
-  const double v969 = v274 * v951;
-  const double v970 = v968 + v969;
-  const double v971 = v274 * v952;
-  const double v972 = v273 * v951;
-  const double v973 = v971 - v972;
-  const double v974 = v970 - v963;
-  const double v975 = v953 + v964;
-  const double v976 = v973 - v967;
-
-  // column 0, panda_link4: D^-1
-  const double v977 = v582 * v976;
-
-  // column 0, panda_link3: psi B
-  const double v978 = v583 * v976;
-  const double v979 = v584 * v976;
-  const double v980 = v585 * v976;
-  const double v981 = v586 * v976;
-  const double v982 = v587 * v976;
-  const double v983 = v588 * v976;
-  const double v984 = v974 - v978;
-  const double v985 = v975 - v979;
-  const double v986 = v976 - v980;
-  const double v987 = v959 - v981;
-  const double v988 = v956 + v982;
-  const double v989 = v962 + v983;
-  const double v990 = v425 * v988;
-  const double v991 = v426 * v987;
-  const double v992 = v990 + v991;
-  const double v993 = v426 * v988;
-  const double v994 = v425 * v987;
-  const double v995 = v994 - v993;
-  const double v996 = 0.0825 * v995;
-  const double v997 = 0.0825 * v989;
-  const double v998 = v425 * v985;
-  const double v999 = v426 * v984;
-  const double v1000 = v999 - v998;
-  const double v1001 = v426 * v985;
-  const double v1002 = v425 * v984;
-  const double v1003 = v1001 + v1002;
-  const double v1004 = v986 + v996;
-  const double v1005 = v997 + v1003;
-
-  // column 0, panda_link3: D^-1
-  const double v1006 = v757 * v1005;
-
-  // column 0, panda_link2: psi B
-  const double v1007 = v758 * v1005;
-  const double v1008 = v759 * v1005;
-  const double v1009 = v760 * v1005;
-  const double v1010 = v761 * v1005;
-  const double v1011 = v762 * v1005;
-  const double v1012 = v1000 - v1007;
-  const double v1013 = v1004 + v1008;
-  const double v1014 = v1005 - v1009;
-  const double v1015 = v992 - v1010;
-  const double v1016 = v989 - v1011;
-  const double v1017 = v631 * v1016;
-  const double v1018 = v632 * v1015;
-  const double v1019 = v1018 - v1017;
-  const double v1020 = v632 * v1016;
-  const double v1021 = v631 * v1015;
-  const double v1022 = v1020 + v1021;
-  const double v1023 = (-0.316) * v1022;
-  const double v1024 = (-0.316) * v1019;
-  const double v1025 = v631 * v1013;
-  const double v1026 = v632 * v1012;
-  const double v1027 = v1025 + v1026;
-  const double v1028 = v632 * v1013;
-  const double v1029 = v631 * v1012;
-  const double v1030 = v1029 - v1028;
-  const double v1031 = v1023 + v1027;
-  const double v1032 = v1030 - v1024;
-
-  // column 0, panda_link2: D^-1
-  const double v1033 = v897 * v1032;
-
-  // column 0, panda_link1: psi B
-  const double v1034 = v898 * v1032;
-  const double v1035 = v899 * v1032;
-  const double v1036 = v1031 - v1034;
-  const double v1037 = v1014 + v1035;
-  const double v1038 = v794 * v1037;
-  const double v1039 = v793 * v1036;
-  const double v1040 = v1038 - v1039;
-
-  // column 0, panda_link1: D^-1
-  const double v1041 = v916 * v1040;
-
   // column 1, panda_link6: psi B
-  const double v1042 = 0.7071067811865476 * v5;
-  const double v1043 = v1042 - v921;
-  const double v1044 = 0.7071067811865476 * v4;
-  const double v1045 = v918 + v1044;
+  const double v945 = 0.7071067811865476 * v5;
+  const double v946 = v945 - v921;
+  const double v947 = 0.7071067811865476 * v4;
+  const double v948 = v918 + v947;
 
   // column 1, panda_link6: D^-1
-  const double v1046 = v227 * v1045;
+  const double v949 = v227 * v948;
 
   // column 1, panda_link5: psi B
-  const double v1047 = v228 * v1045;
-  const double v1048 = v229 * v1045;
-  const double v1049 = v230 * v1045;
-  const double v1050 = v231 * v1045;
-  const double v1051 = v232 * v1045;
-  const double v1052 = v233 * v1045;
-  const double v1053 = v1043 - v1047;
-  const double v1054 = v1045 - v1049;
-  const double v1055 = v112 * v1051;
-  const double v1056 = v113 * v1050;
-  const double v1057 = v1055 - v1056;
-  const double v1058 = v113 * v1051;
-  const double v1059 = v112 * v1050;
-  const double v1060 = v1058 + v1059;
-  const double v1061 = v112 * v1048;
-  const double v1062 = v113 * v1053;
-  const double v1063 = v1061 + v1062;
-  const double v1064 = v113 * v1048;
-  const double v1065 = v112 * v1053;
-  const double v1066 = v1065 - v1064;
+  const double v950 = v228 * v948;
+  const double v951 = v229 * v948;
+  const double v952 = v230 * v948;
+  const double v953 = v231 * v948;
+  const double v954 = v232 * v948;
+  const double v955 = v233 * v948;
+  const double v956 = v946 - v950;
+  const double v957 = v948 - v952;
+  const double v958 = v112 * v954;
+  const double v959 = v113 * v953;
+  const double v960 = v958 - v959;
+  const double v961 = v113 * v954;
+  const double v962 = v112 * v953;
+  const double v963 = v961 + v962;
+  const double v964 = v112 * v951;
+  const double v965 = v113 * v956;
+  const double v966 = v964 + v965;
+  const double v967 = v113 * v951;
+  const double v968 = v112 * v956;
+  const double v969 = v968 - v967;
+
+  // column 0, panda_link4: psi B ... column 1, panda_link4: psi B: 2 steps alike, side by side
+  const soa_p4 p0_0 = v377 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_1 = v378 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_2 = v379 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_3 = v380 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_4 = v381 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_5 = v382 * soa_p4{v943, v969, v969, v969};
+  const soa_p4 p0_6 = soa_p4{v940, v966, v966, v966} - p0_0;
+  const soa_p4 p0_7 = soa_p4{v931, v957, v957, v957} + p0_1;
+  const soa_p4 p0_8 = soa_p4{v943, v969, v969, v969} - p0_2;
+  const soa_p4 p0_9 = soa_p4{v934, v960, v960, v960} - p0_3;
+  const soa_p4 p0_10 = soa_p4{v929, v955, v955, v955} - p0_4;
+  const soa_p4 p0_11 = soa_p4{v937, v963, v963, v963} + p0_5;
+  const soa_p4 p0_12 = v273 * p0_10;
+  const soa_p4 p0_13 = v274 * p0_9;
+  const soa_p4 p0_14 = p0_13 - p0_12;
+  const soa_p4 p0_15 = v274 * p0_10;
+  const soa_p4 p0_16 = v273 * p0_9;
+  const soa_p4 p0_17 = p0_15 + p0_16;
+  const soa_p4 p0_18 = 0.384 * p0_17;
+  const soa_p4 p0_19 = (-0.0825) * p0_17;
+  const soa_p4 p0_20 = 0.384 * p0_14;
+  const soa_p4 p0_21 = (-0.0825) * p0_11;
+  const soa_p4 p0_22 = p0_20 + p0_21;
+  const soa_p4 p0_23 = v273 * p0_7;
+  const soa_p4 p0_24 = v274 * p0_6;
+  const soa_p4 p0_25 = p0_23 + p0_24;
+  const soa_p4 p0_26 = v274 * p0_7;
+  const soa_p4 p0_27 = v273 * p0_6;
+  const soa_p4 p0_28 = p0_26 - p0_27;
+  const soa_p4 p0_29 = p0_25 - p0_18;
+  const soa_p4 p0_30 = p0_8 + p0_19;
+  const soa_p4 p0_31 = p0_28 - p0_22;
+
+  // column 0, panda_link4: D^-1
+  const double v1034 = v582 * p0_31[0];
+
+  // column 0, panda_link3: psi B ... column 1, panda_link3: psi B: 2 steps alike, side by side
+  const soa_p4 p1_0 = v583 * p0_31;
+  const soa_p4 p1_1 = v584 * p0_31;
+  const soa_p4 p1_2 = v585 * p0_31;
+  const soa_p4 p1_3 = v586 * p0_31;
+  const soa_p4 p1_4 = v587 * p0_31;
+  const soa_p4 p1_5 = v588 * p0_31;
+  const soa_p4 p1_6 = p0_29 - p1_0;
+  const soa_p4 p1_7 = p0_30 - p1_1;
+  const soa_p4 p1_8 = p0_31 - p1_2;
+  const soa_p4 p1_9 = p0_14 - p1_3;
+  const soa_p4 p1_10 = p0_11 + p1_4;
+  const soa_p4 p1_11 = p0_17 + p1_5;
+  const soa_p4 p1_12 = v425 * p1_10;
+  const soa_p4 p1_13 = v426 * p1_9;
+  const soa_p4 p1_14 = p1_12 + p1_13;
+  const soa_p4 p1_15 = v426 * p1_10;
+  const soa_p4 p1_16 = v425 * p1_9;
+  const soa_p4 p1_17 = p1_16 - p1_15;
+  const soa_p4 p1_18 = 0.0825 * p1_17;
+  const soa_p4 p1_19 = 0.0825 * p1_11;
+  const soa_p4 p1_20 = v425 * p1_7;
+  const soa_p4 p1_21 = v426 * p1_6;
+  const soa_p4 p1_22 = p1_21 - p1_20;
+  const soa_p4 p1_23 = v426 * p1_7;
+  const soa_p4 p1_24 = v425 * p1_6;
+  const soa_p4 p1_25 = p1_23 + p1_24;
+  const soa_p4 p1_26 = p1_8 + p1_18;
+  const soa_p4 p1_27 = p1_19 + p1_25;
+
+  // column 0, panda_link3: D^-1
+  const double v1091 = v757 * p1_27[0];
 
   // column 1, panda_link5: D^-1
-  const double v1067 = v376 * v1066;
-
-  // column 1, panda_link4: psi B
-  const double v1068 = v377 * v1066;
-  const double v1069 = v378 * v1066;
-  const double v1070 = v379 * v1066;
-  const double v1071 = v380 * v1066;
-  const double v1072 = v381 * v1066;
-  const double v1073 = v382 * v1066;
-  const double v1074 = v1063 - v1068;
-  const double v1075 = v1054 + v1069;
-  const double v1076 = v1066 - v1070;
-  const double v1077 = v1057 - v1071;
-  const double v1078 = v1052 - v1072;
-  const double v1079 = v1060 + v1073;
-  const double v1080 = v273 * v1078;
-  const double v1081 = v274 * v1077;
-  const double v1082 = v1081 - v1080;
-  const double v1083 = v274 * v1078;
-  const double v1084 = v273 * v1077;
-  const double v1085 = v1083 + v1084;
-  const double v1086 = 0.384 * v1085;
-  const double v1087 = (-0.0825) * v1085;
-  const double v1088 = 0.384 * v1082;
-  const double v1089 = (-0.0825) * v1079;
-  const double v1090 = v1088 + v1089;
-  const double v1091 = v273 * v1075;
-  const double v1092 = v274 * v1074;
-  const double v1093 = v1091 + v1092;
-  const double v1094 = v274 * v1075;
-  const double v1095 = v273 * v1074;
-  const double v1096 = v1094 - v1095;
-  const double v1097 = v1093 - v1086;
-  const double v1098 = v1076 + v1087;
-  const double v1099 = v1096 - v1090;
+  const double v1092 = v376 * v969;
 
   // column 1, panda_link4: D^-1
-  const double v1100 = v582 * v1099;
-
-  // column 1, panda_link3: psi B
-  const double v1101 = v583 * v1099;
-  const double v1102 = v584 * v1099;
-  const double v1103 = v585 * v1099;
-  const double v1104 = v586 * v1099;
-  const double v1105 = v587 * v1099;
-  const double v1106 = v588 * v1099;
-  const double v1107 = v1097 - v1101;
-  const double v1108 = v1098 - v1102;
-  const double v1109 = v1099 - v1103;
-  const double v1110 = v1082 - v1104;
-  const double v1111 = v1079 + v1105;
-  const double v1112 = v1085 + v1106;
-  const double v1113 = v425 * v1111;
-  const double v1114 = v426 * v1110;
-  const double v1115 = v1113 + v1114;
-  const double v1116 = v426 * v1111;
-  const double v1117 = v425 * v1110;
-  const double v1118 = v1117 - v1116;
-  const double v1119 = 0.0825 * v1118;
-  const double v1120 = 0.0825 * v1112;
-  const double v1121 = v425 * v1108;
-  const double v1122 = v426 * v1107;
-  const double v1123 = v1122 - v1121;
-  const double v1124 = v426 * v1108;
-  const double v1125 = v425 * v1107;
-  const double v1126 = v1124 + v1125;
-  const double v1127 = v1109 + v1119;
-  const double v1128 = v1120 + v1126;
+  const double v1093 = v582 * p0_31[1];
 
   // column 1, panda_link3: D^-1
-  const double v1129 = v757 * v1128;
-
-  // column 1, panda_link2: psi B
-  const double v1130 = v758 * v1128;
-  const double v1131 = v759 * v1128;
-  const double v1132 = v760 * v1128;
-  const double v1133 = v761 * v1128;
-  const double v1134 = v762 * v1128;
-  const double v1135 = v1123 - v1130;
-  const double v1136 = v1127 + v1131;
-  const double v1137 = v1128 - v1132;
-  const double v1138 = v1115 - v1133;
-  const double v1139 = v1112 - v1134;
-  const double v1140 = v631 * v1139;
-  const double v1141 = v632 * v1138;
-  const double v1142 = v1141 - v1140;
-  const double v1143 = v632 * v1139;
-  const double v1144 = v631 * v1138;
-  const double v1145 = v1143 + v1144;
-  const double v1146 = (-0.316) * v1145;
-  const double v1147 = (-0.316) * v1142;
-  const double v1148 = v631 * v1136;
-  const double v1149 = v632 * v1135;
-  const double v1150 = v1148 + v1149;
-  const double v1151 = v632 * v1136;
-  const double v1152 = v631 * v1135;
-  const double v1153 = v1152 - v1151;
-  const double v1154 = v1146 + v1150;
-  const double v1155 = v1153 - v1147;
-
-  // column 1, panda_link2: D^-1
-  const double v1156 = v897 * v1155;
-
-  // column 1, panda_link1: psi B
-  const double v1157 = v898 * v1155;
-  const double v1158 = v899 * v1155;
-  const double v1159 = v1154 - v1157;
-  const double v1160 = v1137 + v1158;
-  const double v1161 = v794 * v1160;
-  const double v1162 = v793 * v1159;
-  const double v1163 = v1161 - v1162;
-
-  // column 1, panda_link1: D^-1
-  const double v1164 = v916 * v1163;
+  const double v1094 = v757 * p1_27[1];
 
   // column 2, panda_link6: psi B
-  const double v1165 = 1.0 - v79;
-  const double v1166 = v4 * v81;
-  const double v1167 = v5 * v80;
-  const double v1168 = v1166 - v1167;
-  const double v1169 = v5 * v81;
-  const double v1170 = v4 * v80;
-  const double v1171 = v1169 + v1170;
-  const double v1172 = 0.088 * v1171;
-  const double v1173 = v4 * v78;
-  const double v1174 = v5 * v77;
-  const double v1175 = v1173 - v1174;
-  const double v1176 = v5 * v78;
-  const double v1177 = v4 * v77;
-  const double v1178 = v1176 + v1177;
-  const double v1179 = v1172 - v1165;
+  const double v1095 = 1.0 - v79;
+  const double v1096 = v4 * v81;
+  const double v1097 = v5 * v80;
+  const double v1098 = v1096 - v1097;
+  const double v1099 = v5 * v81;
+  const double v1100 = v4 * v80;
+  const double v1101 = v1099 + v1100;
+  const double v1102 = 0.088 * v1101;
+  const double v1103 = v4 * v78;
+  const double v1104 = v5 * v77;
+  const double v1105 = v1103 - v1104;
+  const double v1106 = v5 * v78;
+  const double v1107 = v4 * v77;
+  const double v1108 = v1106 + v1107;
+  const double v1109 = v1102 - v1095;
 
   // column 2, panda_link6: D^-1
-  const double v1180 = v227 * v1178;
+  const double v1110 = v227 * v1108;
 
   // column 2, panda_link5: psi B
-  const double v1181 = v228 * v1178;
-  const double v1182 = v229 * v1178;
-  const double v1183 = v230 * v1178;
-  const double v1184 = v231 * v1178;
-  const double v1185 = v232 * v1178;
-  const double v1186 = v233 * v1178;
-  const double v1187 = v1175 + v1181;
-  const double v1188 = v1179 + v1182;
-  const double v1189 = v1183 - v1178;
-  const double v1190 = v1168 + v1184;
-  const double v1191 = v1186 - v1171;
-  const double v1192 = v112 * v1185;
-  const double v1193 = v113 * v1190;
-  const double v1194 = v1193 - v1192;
-  const double v1195 = v113 * v1185;
-  const double v1196 = v112 * v1190;
-  const double v1197 = v1195 + v1196;
-  const double v1198 = v112 * v1188;
-  const double v1199 = v113 * v1187;
-  const double v1200 = v1199 - v1198;
-  const double v1201 = v113 * v1188;
-  const double v1202 = v112 * v1187;
-  const double v1203 = v1201 + v1202;
+  const double v1111 = v228 * v1108;
+  const double v1112 = v229 * v1108;
+  const double v1113 = v230 * v1108;
+  const double v1114 = v231 * v1108;
+  const double v1115 = v232 * v1108;
+  const double v1116 = v233 * v1108;
+  const double v1117 = v1105 + v1111;
+  const double v1118 = v1109 + v1112;
+  const double v1119 = v1113 - v1108;
+  const double v1120 = v1098 + v1114;
+  const double v1121 = v1116 - v1101;
+  const double v1122 = v112 * v1115;
+  const double v1123 = v113 * v1120;
+  const double v1124 = v1123 - v1122;
+  const double v1125 = v113 * v1115;
+  const double v1126 = v112 * v1120;
+  const double v1127 = v1125 + v1126;
+  const double v1128 = v112 * v1118;
+  const double v1129 = v113 * v1117;
+  const double v1130 = v1129 - v1128;
+  const double v1131 = v113 * v1118;
+  const double v1132 = v112 * v1117;
+  const double v1133 = v1131 + v1132;
 
   // column 2, panda_link5: D^-1
-  const double v1204 = v376 * v1203;
-
-  // column 2, panda_link4: psi B
-  const double v1205 = v377 * v1203;
-  const double v1206 = v378 * v1203;
-  const double v1207 = v379 * v1203;
-  const double v1208 = v380 * v1203;
-  const double v1209 = v381 * v1203;
-  const double v1210 = v382 * v1203;
-  const double v1211 = v1200 - v1205;
-  const double v1212 = v1189 + v1206;
-  const double v1213 = v1203 - v1207;
-  const double v1214 = v1194 - v1208;
-  const double v1215 = v1191 + v1209;
-  const double v1216 = v1197 - v1210;
-  const double v1217 = v273 * v1215;
-  const double v1218 = v274 * v1214;
-  const double v1219 = v1217 + v1218;
-  const double v1220 = v274 * v1215;
-  const double v1221 = v273 * v1214;
-  const double v1222 = v1220 - v1221;
-  const double v1223 = 0.384 * v1222;
-  const double v1224 = (-0.0825) * v1222;
-  const double v1225 = 0.384 * v1219;
-  const double v1226 = (-0.0825) * v1216;
-  const double v1227 = v1226 - v1225;
-  const double v1228 = v273 * v1212;
-  const double v1229 = v274 * v1211;
-  const double v1230 = v1228 + v1229;
-  const double v1231 = v274 * v1212;
-  const double v1232 = v273 * v1211;
-  const double v1233 = v1231 - v1232;
-  const double v1234 = v1223 + v1230;
-  const double v1235 = v1213 - v1224;
-  const double v1236 = v1227 + v1233;
-
-  // column 2, panda_link4: D^-1
-  const double v1237 = v582 * v1236;
-
-  // column 2, panda_link3: psi B
-  const double v1238 = v583 * v1236;
-  const double v1239 = v584 * v1236;
-  const double v1240 = v585 * v1236;
-  const double v1241 = v586 * v1236;
-  const double v1242 = v587 * v1236;
-  const double v1243 = v588 * v1236;
-  const double v1244 = v1234 - v1238;
-  const double v1245 = v1235 - v1239;
-  const double v1246 = v1236 - v1240;
-  const double v1247 = v1219 - v1241;
-  const double v1248 = v1216 - v1242;
-  const double v1249 = v1222 - v1243;
-  const double v1250 = v425 * v1248;
-  const double v1251 = v426 * v1247;
-  const double v1252 = v1251 - v1250;
-  const double v1253 = v426 * v1248;
-  const double v1254 = v425 * v1247;
-  const double v1255 = v1253 + v1254;
-  const double v1256 = 0.0825 * v1255;
-  const double v1257 = 0.0825 * v1249;
-  const double v1258 = v425 * v1245;
-  const double v1259 = v426 * v1244;
-  const double v1260 = v1259 - v1258;
-  const double v1261 = v426 * v1245;
-  const double v1262 = v425 * v1244;
-  const double v1263 = v1261 + v1262;
-  const double v1264 = v1246 + v1256;
-  const double v1265 = v1263 - v1257;
-
-  // column 2, panda_link3: D^-1
-  const double v1266 = v757 * v1265;
-
-  // column 2, panda_link2: psi B
-  const double v1267 = v758 * v1265;
-  const double v1268 = v759 * v1265;
-  const double v1269 = v760 * v1265;
-  const double v1270 = v761 * v1265;
-  const double v1271 = v762 * v1265;
-  const double v1272 = v1260 - v1267;
-  const double v1273 = v1264 + v1268;
-  const double v1274 = v1265 - v1269;
-  const double v1275 = v1252 - v1270;
-  const double v1276 = v1249 + v1271;
-  const double v1277 = v631 * v1276;
-  const double v1278 = v632 * v1275;
-  const double v1279 = v1277 + v1278;
-  const double v1280 = v632 * v1276;
-  const double v1281 = v631 * v1275;
-  const double v1282 = v1281 - v1280;
-  const double v1283 = (-0.316) * v1282;
-  const double v1284 = (-0.316) * v1279;
-  const double v1285 = v631 * v1273;
-  const double v1286 = v632 * v1272;
-  const double v1287 = v1285 + v1286;
-  const double v1288 = v632 * v1273;
-  const double v1289 = v631 * v1272;
-  const double v1290 = v1289 - v1288;
-  const double v1291 = v1283 + v1287;
-  const double v1292 = v1290 - v1284;
-
-  // column 2, panda_link2: D^-1
-  const double v1293 = v897 * v1292;
-
-  // column 2, panda_link1: psi B
-  const double v1294 = v898 * v1292;
-  const double v1295 = v899 * v1292;
-  const double v1296 = v1291 - v1294;
-  const double v1297 = v1274 + v1295;
-  const double v1298 = v794 * v1297;
-  const double v1299 = v793 * v1296;
-  const double v1300 = v1298 - v1299;
-
-  // column 2, panda_link1: D^-1
-  const double v1301 = v916 * v1300;
+  const double v1134 = v376 * v1133;
 
   // column 3, panda_link6: psi B
-  const double v1302 = 0.088 * v922;
-  const double v1303 = v4 * 0.1487752667616496;
-  const double v1304 = v5 * 0.14877526676164962;
-  const double v1305 = v1304 - v1303;
-  const double v1306 = v5 * 0.1487752667616496;
-  const double v1307 = v4 * 0.14877526676164962;
-  const double v1308 = v1306 + v1307;
+  const double v1135 = 0.088 * v922;
+  const double v1136 = v4 * 0.1487752667616496;
+  const double v1137 = v5 * 0.14877526676164962;
+  const double v1138 = v1137 - v1136;
+  const double v1139 = v5 * 0.1487752667616496;
+  const double v1140 = v4 * 0.14877526676164962;
+  const double v1141 = v1139 + v1140;
 
   // column 3, panda_link6: D^-1
-  const double v1309 = v227 * v1308;
+  const double v1142 = v227 * v1141;
 
   // column 3, panda_link5: psi B
-  const double v1310 = v228 * v1308;
-  const double v1311 = v229 * v1308;
-  const double v1312 = v230 * v1308;
-  const double v1313 = v231 * v1308;
-  const double v1314 = v232 * v1308;
-  const double v1315 = v233 * v1308;
-  const double v1316 = v1305 - v1310;
-  const double v1317 = v1302 + v1311;
-  const double v1318 = v1308 - v1312;
-  const double v1319 = v919 - v1313;
-  const double v1320 = v922 - v1315;
-  const double v1321 = v112 * v1314;
-  const double v1322 = v113 * v1319;
-  const double v1323 = v1321 + v1322;
-  const double v1324 = v113 * v1314;
-  const double v1325 = v112 * v1319;
-  const double v1326 = v1325 - v1324;
-  const double v1327 = v112 * v1317;
-  const double v1328 = v113 * v1316;
-  const double v1329 = v1327 + v1328;
-  const double v1330 = v113 * v1317;
-  const double v1331 = v112 * v1316;
-  const double v1332 = v1331 - v1330;
+  const double v1143 = v228 * v1141;
+  const double v1144 = v229 * v1141;
+  const double v1145 = v230 * v1141;
+  const double v1146 = v231 * v1141;
+  const double v1147 = v232 * v1141;
+  const double v1148 = v233 * v1141;
+  const double v1149 = v1138 - v1143;
+  const double v1150 = v1135 + v1144;
+  const double v1151 = v1141 - v1145;
+  const double v1152 = v919 - v1146;
+  const double v1153 = v922 - v1148;
+  const double v1154 = v112 * v1147;
+  const double v1155 = v113 * v1152;
+  const double v1156 = v1154 + v1155;
+  const double v1157 = v113 * v1147;
+  const double v1158 = v112 * v1152;
+  const double v1159 = v1158 - v1157;
+  const double v1160 = v112 * v1150;
+  const double v1161 = v113 * v1149;
+  const double v1162 = v1160 + v1161;
+  const double v1163 = v113 * v1150;
+  const double v1164 = v112 * v1149;
+  const double v1165 = v1164 - v1163;
 
   // column 3, panda_link5: D^-1
-  const double v1333 = v376 * v1332;
-
-  // column 3, panda_link4: psi B
-  const double v1334 = v377 * v1332;
-  const double v1335 = v378 * v1332;
-  const double v1336 = v379 * v1332;
-  const double v1337 = v380 * v1332;
-  const double v1338 = v381 * v1332;
-  const double v1339 = v382 * v1332;
-  const double v1340 = v1329 - v1334;
-  const double v1341 = v1318 + v1335;
-  const double v1342 = v1332 - v1336;
-  const double v1343 = v1323 - v1337;
-  const double v1344 = v1320 + v1338;
-  const double v1345 = v1326 - v1339;
-  const double v1346 = v273 * v1344;
-  const double v1347 = v274 * v1343;
-  const double v1348 = v1346 + v1347;
-  const double v1349 = v274 * v1344;
-  const double v1350 = v273 * v1343;
-  const double v1351 = v1349 - v1350;
-  const double v1352 = 0.384 * v1351;
-  const double v1353 = (-0.0825) * v1351;
-  const double v1354 = 0.384 * v1348;
-  const double v1355 = (-0.0825) * v1345;
-  const double v1356 = v1355 - v1354;
-  const double v1357 = v273 * v1341;
-  const double v1358 = v274 * v1340;
-  const double v1359 = v1357 + v1358;
-  const double v1360 = v274 * v1341;
-  const double v1361 = v273 * v1340;
-  const double v1362 = v1360 - v1361;
-  const double v1363 = v1352 + v1359;
-  const double v1364 = v1342 - v1353;
-  const double v1365 = v1356 + v1362;
-
-  // column 3, panda_link4: D^-1
-  const double v1366 = v582 * v1365;
-
-  // column 3, panda_link3: psi B
-  const double v1367 = v583 * v1365;
-  const double v1368 = v584 * v1365;
-  const double v1369 = v585 * v1365;
-  const double v1370 = v586 * v1365;
-  const double v1371 = v587 * v1365;
-  const double v1372 = v588 * v1365;
-  const double v1373 = v1363 - v1367;
-  const double v1374 = v1364 - v1368;
-  const double v1375 = v1365 - v1369;
-  const double v1376 = v1348 - v1370;
-  const double v1377 = v1345 - v1371;
-  const double v1378 = v1351 - v1372;
-  const double v1379 = v425 * v1377;
-  const double v1380 = v426 * v1376;
-  const double v1381 = v1380 - v1379;
-  const double v1382 = v426 * v1377;
-  const double v1383 = v425 * v1376;
-  const double v1384 = v1382 + v1383;
-  const double v1385 = 0.0825 * v1384;
-  const double v1386 = 0.0825 * v1378;
-  const double v1387 = v425 * v1374;
-  const double v1388 = v426 * v1373;
-  const double v1389 = v1388 - v1387;
-  const double v1390 = v426 * v1374;
-  const double v1391 = v425 * v1373;
-  const double v1392 = v1390 + v1391;
-  const double v1393 = v1375 + v1385;
-  const double v1394 = v1392 - v1386;
-
-  // column 3, panda_link3: D^-1
-  const double v1395 = v757 * v1394;
-
-  // column 3, panda_link2: psi B
-  const double v1396 = v758 * v1394;
-  const double v1397 = v759 * v1394;
-  const double v1398 = v760 * v1394;
-  const double v1399 = v761 * v1394;
-  const double v1400 = v762 * v1394;
-  const double v1401 = v1389 - v1396;
-  const double v1402 = v1393 + v1397;
-  const double v1403 = v1394 - v1398;
-  const double v1404 = v1381 - v1399;
-  const double v1405 = v1378 + v1400;
-  const double v1406 = v631 * v1405;
-  const double v1407 = v632 * v1404;
-  const double v1408 = v1406 + v1407;
-  const double v1409 = v632 * v1405;
-  const double v1410 = v631 * v1404;
-  const double v1411 = v1410 - v1409;
-  const double v1412 = (-0.316) * v1411;
-  const double v1413 = (-0.316) * v1408;
-  const double v1414 = v631 * v1402;
-  const double v1415 = v632 * v1401;
-  const double v1416 = v1414 + v1415;
-  const double v1417 = v632 * v1402;
-  const double v1418 = v631 * v1401;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = v1412 + v1416;
-  const double v1421 = v1419 - v1413;
-
-  // column 3, panda_link2: D^-1
-  const double v1422 = v897 * v1421;
-
-  // column 3, panda_link1: psi B
-  const double v1423 = v898 * v1421;
-  const double v1424 = v899 * v1421;
-  const double v1425 = v1420 - v1423;
-  const double v1426 = v1403 + v1424;
-  const double v1427 = v794 * v1426;
-  const double v1428 = v793 * v1425;
-  const double v1429 = v1427 - v1428;
-
-  // column 3, panda_link1: D^-1
-  const double v1430 = v916 * v1429;
+  const double v1166 = v376 * v1165;
 
   // column 4, panda_link6: psi B
-  const double v1431 = 0.088 * v1045;
-  const double v1432 = v5 * (-0.1487752667616496);
-  const double v1433 = v1432 - v1307;
-  const double v1434 = v4 * (-0.1487752667616496);
-  const double v1435 = v1304 + v1434;
+  const double v1167 = 0.088 * v948;
+  const double v1168 = v5 * (-0.1487752667616496);
+  const double v1169 = v1168 - v1140;
+  const double v1170 = v4 * (-0.1487752667616496);
+  const double v1171 = v1137 + v1170;
 
   // column 4, panda_link6: D^-1
-  const double v1436 = v227 * v1435;
+  const double v1172 = v227 * v1171;
 
   // column 4, panda_link5: psi B
-  const double v1437 = v228 * v1435;
-  const double v1438 = v229 * v1435;
-  const double v1439 = v230 * v1435;
-  const double v1440 = v231 * v1435;
-  const double v1441 = v232 * v1435;
-  const double v1442 = v233 * v1435;
-  const double v1443 = v1433 - v1437;
-  const double v1444 = v1431 + v1438;
-  const double v1445 = v1435 - v1439;
-  const double v1446 = v1043 - v1440;
-  const double v1447 = v1045 - v1442;
-  const double v1448 = v112 * v1441;
-  const double v1449 = v113 * v1446;
-  const double v1450 = v1448 + v1449;
-  const double v1451 = v113 * v1441;
-  const double v1452 = v112 * v1446;
-  const double v1453 = v1452 - v1451;
-  const double v1454 = v112 * v1444;
-  const double v1455 = v113 * v1443;
-  const double v1456 = v1454 + v1455;
-  const double v1457 = v113 * v1444;
-  const double v1458 = v112 * v1443;
-  const double v1459 = v1458 - v1457;
+  const double v1173 = v228 * v1171;
+  const double v1174 = v229 * v1171;
+  const double v1175 = v230 * v1171;
+  const double v1176 = v231 * v1171;
+  const double v1177 = v232 * v1171;
+  const double v1178 = v233 * v1171;
+  const double v1179 = v1169 - v1173;
+  const double v1180 = v1167 + v1174;
+  const double v1181 = v1171 - v1175;
+  const double v1182 = v946 - v1176;
+  const double v1183 = v948 - v1178;
+  const double v1184 = v112 * v1177;
+  const double v1185 = v113 * v1182;
+  const double v1186 = v1184 + v1185;
+  const double v1187 = v113 * v1177;
+  const double v1188 = v112 * v1182;
+  const double v1189 = v1188 - v1187;
+  const double v1190 = v112 * v1180;
+  const double v1191 = v113 * v1179;
+  const double v1192 = v1190 + v1191;
+  const double v1193 = v113 * v1180;
+  const double v1194 = v112 * v1179;
+  const double v1195 = v1194 - v1193;
+
+  // column 3, panda_link4: psi B ... column 2, panda_link4: psi B: 3 steps alike, side by side
+  const soa_p4 p2_0 = v377 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_1 = v378 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_2 = v379 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_3 = v380 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_4 = v381 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_5 = v382 * soa_p4{v1165, v1195, v1133, v1133};
+  const soa_p4 p2_6 = soa_p4{v1162, v1192, v1130, v1130} - p2_0;
+  const soa_p4 p2_7 = soa_p4{v1151, v1181, v1119, v1119} + p2_1;
+  const soa_p4 p2_8 = soa_p4{v1165, v1195, v1133, v1133} - p2_2;
+  const soa_p4 p2_9 = soa_p4{v1156, v1186, v1124, v1124} - p2_3;
+  const soa_p4 p2_10 = soa_p4{v1153, v1183, v1121, v1121} + p2_4;
+  const soa_p4 p2_11 = soa_p4{v1159, v1189, v1127, v1127} - p2_5;
+  const soa_p4 p2_12 = v273 * p2_10;
+  const soa_p4 p2_13 = v274 * p2_9;
+  const soa_p4 p2_14 = p2_12 + p2_13;
+  const soa_p4 p2_15 = v274 * p2_10;
+  const soa_p4 p2_16 = v273 * p2_9;
+  const soa_p4 p2_17 = p2_15 - p2_16;
+  const soa_p4 p2_18 = 0.384 * p2_17;
+  const soa_p4 p2_19 = (-0.0825) * p2_17;
+  const soa_p4 p2_20 = 0.384 * p2_14;
+  const soa_p4 p2_21 = (-0.0825) * p2_11;
+  const soa_p4 p2_22 = p2_21 - p2_20;
+  const soa_p4 p2_23 = v273 * p2_7;
+  const soa_p4 p2_24 = v274 * p2_6;
+  const soa_p4 p2_25 = p2_23 + p2_24;
+  const soa_p4 p2_26 = v274 * p2_7;
+  const soa_p4 p2_27 = v273 * p2_6;
+  const soa_p4 p2_28 = p2_26 - p2_27;
+  const soa_p4 p2_29 = p2_18 + p2_25;
+  const soa_p4 p2_30 = p2_8 - p2_19;
+  const soa_p4 p2_31 = p2_22 + p2_28;
+
+  // column 2, panda_link4: D^-1
+  const double v1292 = v582 * p2_31[2];
+
+  // column 3, panda_link3: psi B ... column 2, panda_link3: psi B: 3 steps alike, side by side
+  const soa_p4 p3_0 = v583 * p2_31;
+  const soa_p4 p3_1 = v584 * p2_31;
+  const soa_p4 p3_2 = v585 * p2_31;
+  const soa_p4 p3_3 = v586 * p2_31;
+  const soa_p4 p3_4 = v587 * p2_31;
+  const soa_p4 p3_5 = v588 * p2_31;
+  const soa_p4 p3_6 = p2_29 - p3_0;
+  const soa_p4 p3_7 = p2_30 - p3_1;
+  const soa_p4 p3_8 = p2_31 - p3_2;
+  const soa_p4 p3_9 = p2_14 - p3_3;
+  const soa_p4 p3_10 = p2_11 - p3_4;
+  const soa_p4 p3_11 = p2_17 - p3_5;
+  const soa_p4 p3_12 = v425 * p3_10;
+  const soa_p4 p3_13 = v426 * p3_9;
+  const soa_p4 p3_14 = p3_13 - p3_12;
+  const soa_p4 p3_15 = v426 * p3_10;
+  const soa_p4 p3_16 = v425 * p3_9;
+  const soa_p4 p3_17 = p3_15 + p3_16;
+  const soa_p4 p3_18 = 0.0825 * p3_17;
+  const soa_p4 p3_19 = 0.0825 * p3_11;
+  const soa_p4 p3_20 = v425 * p3_7;
+  const soa_p4 p3_21 = v426 * p3_6;
+  const soa_p4 p3_22 = p3_21 - p3_20;
+  const soa_p4 p3_23 = v426 * p3_7;
+  const soa_p4 p3_24 = v425 * p3_6;
+  const soa_p4 p3_25 = p3_23 + p3_24;
+  const soa_p4 p3_26 = p3_8 + p3_18;
+  const soa_p4 p3_27 = p3_25 - p3_19;
+
+  // column 2, panda_link3: D^-1
+  const double v1377 = v757 * p3_27[2];
+
+  // column 3, panda_link2: psi B ... column 2, panda_link2: psi B: 3 steps alike, side by side
+  const soa_p4 p4_0 = v758 * p3_27;
+  const soa_p4 p4_1 = v759 * p3_27;
+  const soa_p4 p4_2 = v760 * p3_27;
+  const soa_p4 p4_3 = v761 * p3_27;
+  const soa_p4 p4_4 = v762 * p3_27;
+  const soa_p4 p4_5 = p3_22 - p4_0;
+  const soa_p4 p4_6 = p3_26 + p4_1;
+  const soa_p4 p4_7 = p3_27 - p4_2;
+  const soa_p4 p4_8 = p3_14 - p4_3;
+  const soa_p4 p4_9 = p3_11 + p4_4;
+  const soa_p4 p4_10 = v631 * p4_9;
+  const soa_p4 p4_11 = v632 * p4_8;
+  const soa_p4 p4_12 = p4_10 + p4_11;
+  const soa_p4 p4_13 = v632 * p4_9;
+  const soa_p4 p4_14 = v631 * p4_8;
+  const soa_p4 p4_15 = p4_14 - p4_13;
+  const soa_p4 p4_16 = (-0.316) * p4_15;
+  const soa_p4 p4_17 = (-0.316) * p4_12;
+  const soa_p4 p4_18 = v631 * p4_6;
+  const soa_p4 p4_19 = v632 * p4_5;
+  const soa_p4 p4_20 = p4_18 + p4_19;
+  const soa_p4 p4_21 = v632 * p4_6;
+  const soa_p4 p4_22 = v631 * p4_5;
+  const soa_p4 p4_23 = p4_22 - p4_21;
+  const soa_p4 p4_24 = p4_16 + p4_20;
+  const soa_p4 p4_25 = p4_23 - p4_17;
+
+  // column 2, panda_link2: D^-1
+  const double v1456 = v897 * p4_25[2];
+
+  // column 3, panda_link1: psi B ... column 2, panda_link1: psi B: 3 steps alike, side by side
+  const soa_p4 p5_0 = v898 * p4_25;
+  const soa_p4 p5_1 = v899 * p4_25;
+  const soa_p4 p5_2 = p4_24 - p5_0;
+  const soa_p4 p5_3 = p4_7 + p5_1;
+  const soa_p4 p5_4 = v794 * p5_3;
+  const soa_p4 p5_5 = v793 * p5_2;
+  const soa_p4 p5_6 = p5_4 - p5_5;
+
+  // column 2, panda_link1: D^-1
+  const double v1478 = v916 * p5_6[2];
+
+  // column 3, panda_link4: D^-1
+  const double v1479 = v582 * p2_31[0];
+
+  // column 3, panda_link3: D^-1
+  const double v1480 = v757 * p3_27[0];
+
+  // column 3, panda_link2: D^-1
+  const double v1481 = v897 * p4_25[0];
+
+  // column 3, panda_link1: D^-1
+  const double v1482 = v916 * p5_6[0];
 
   // column 4, panda_link5: D^-1
-  const double v1460 = v376 * v1459;
-
-  // column 4, panda_link4: psi B
-  const double v1461 = v377 * v1459;
-  const double v1462 = v378 * v1459;
-  const double v1463 = v379 * v1459;
-  const double v1464 = v380 * v1459;
-  const double v1465 = v381 * v1459;
-  const double v1466 = v382 * v1459;
-  const double v1467 = v1456 - v1461;
-  const double v1468 = v1445 + v1462;
-  const double v1469 = v1459 - v1463;
-  const double v1470 = v1450 - v1464;
-  const double v1471 = v1447 + v1465;
-  const double v1472 = v1453 - v1466;
-  const double v1473 = v273 * v1471;
-  const double v1474 = v274 * v1470;
-  const double v1475 = v1473 + v1474;
-  const double v1476 = v274 * v1471;
-  const double v1477 = v273 * v1470;
-  const double v1478 = v1476 - v1477;
-  const double v1479 = 0.384 * v1478;
-  const double v1480 = (-0.0825) * v1478;
-  const double v1481 = 0.384 * v1475;
-  const double v1482 = (-0.0825) * v1472;
-  const double v1483 = v1482 - v1481;
-  const double v1484 = v273 * v1468;
-  const double v1485 = v274 * v1467;
-  const double v1486 = v1484 + v1485;
-  const double v1487 = v274 * v1468;
-  const double v1488 = v273 * v1467;
-  const double v1489 = v1487 - v1488;
-  const double v1490 = v1479 + v1486;
-  const double v1491 = v1469 - v1480;
-  const double v1492 = v1483 + v1489;
+  const double v1483 = v376 * v1195;
 
   // column 4, panda_link4: D^-1
-  const double v1493 = v582 * v1492;
-
-  // column 4, panda_link3: psi B
-  const double v1494 = v583 * v1492;
-  const double v1495 = v584 * v1492;
-  const double v1496 = v585 * v1492;
-  const double v1497 = v586 * v1492;
-  const double v1498 = v587 * v1492;
-  const double v1499 = v588 * v1492;
-  const double v1500 = v1490 - v1494;
-  const double v1501 = v1491 - v1495;
-  const double v1502 = v1492 - v1496;
-  const double v1503 = v1475 - v1497;
-  const double v1504 = v1472 - v1498;
-  const double v1505 = v1478 - v1499;
-  const double v1506 = v425 * v1504;
-  const double v1507 = v426 * v1503;
-  const double v1508 = v1507 - v1506;
-  const double v1509 = v426 * v1504;
-  const double v1510 = v425 * v1503;
-  const double v1511 = v1509 + v1510;
-  const double v1512 = 0.0825 * v1511;
-  const double v1513 = 0.0825 * v1505;
-  const double v1514 = v425 * v1501;
-  const double v1515 = v426 * v1500;
-  const double v1516 = v1515 - v1514;
-  const double v1517 = v426 * v1501;
-  const double v1518 = v425 * v1500;
-  const double v1519 = v1517 + v1518;
-  const double v1520 = v1502 + v1512;
-  const double v1521 = v1519 - v1513;
+  const double v1484 = v582 * p2_31[1];
 
   // column 4, panda_link3: D^-1
-  const double v1522 = v757 * v1521;
-
-  // column 4, panda_link2: psi B
-  const double v1523 = v758 * v1521;
-  const double v1524 = v759 * v1521;
-  const double v1525 = v760 * v1521;
-  const double v1526 = v761 * v1521;
-  const double v1527 = v762 * v1521;
-  const double v1528 = v1516 - v1523;
-  const double v1529 = v1520 + v1524;
-  const double v1530 = v1521 - v1525;
-  const double v1531 = v1508 - v1526;
-  const double v1532 = v1505 + v1527;
-  const double v1533 = v631 * v1532;
-  const double v1534 = v632 * v1531;
-  const double v1535 = v1533 + v1534;
-  const double v1536 = v632 * v1532;
-  const double v1537 = v631 * v1531;
-  const double v1538 = v1537 - v1536;
-  const double v1539 = (-0.316) * v1538;
-  const double v1540 = (-0.316) * v1535;
-  const double v1541 = v631 * v1529;
-  const double v1542 = v632 * v1528;
-  const double v1543 = v1541 + v1542;
-  const double v1544 = v632 * v1529;
-  const double v1545 = v631 * v1528;
-  const double v1546 = v1545 - v1544;
-  const double v1547 = v1539 + v1543;
-  const double v1548 = v1546 - v1540;
+  const double v1485 = v757 * p3_27[1];
 
   // column 4, panda_link2: D^-1
-  const double v1549 = v897 * v1548;
-
-  // column 4, panda_link1: psi B
-  const double v1550 = v898 * v1548;
-  const double v1551 = v899 * v1548;
-  const double v1552 = v1547 - v1550;
-  const double v1553 = v1530 + v1551;
-  const double v1554 = v794 * v1553;
-  const double v1555 = v793 * v1552;
-  const double v1556 = v1554 - v1555;
+  const double v1486 = v897 * p4_25[1];
 
   // column 4, panda_link1: D^-1
-  const double v1557 = v916 * v1556;
+  const double v1487 = v916 * p5_6[1];
 
   // column 5, panda_link6: D^-1
-  const double v1558 = v227 * (-0.088);
+  const double v1488 = v227 * (-0.088);
 
   // column 5, panda_link5: psi B
-  const double v1559 = v228 * (-0.088);
-  const double v1560 = v229 * (-0.088);
-  const double v1561 = v230 * (-0.088);
-  const double v1562 = v231 * (-0.088);
-  const double v1563 = v232 * (-0.088);
-  const double v1564 = v233 * (-0.088);
-  const double v1565 = (-0.088) - v1561;
-  const double v1566 = (-1.0) - v1563;
-  const double v1567 = v112 * v1566;
-  const double v1568 = v113 * v1562;
-  const double v1569 = v1567 + v1568;
-  const double v1570 = v113 * v1566;
-  const double v1571 = v112 * v1562;
-  const double v1572 = v1570 - v1571;
-  const double v1573 = v112 * v1560;
-  const double v1574 = v113 * v1559;
-  const double v1575 = v1573 - v1574;
-  const double v1576 = v113 * v1560;
-  const double v1577 = v112 * v1559;
-  const double v1578 = v1576 + v1577;
+  const double v1489 = v228 * (-0.088);
+  const double v1490 = v229 * (-0.088);
+  const double v1491 = v230 * (-0.088);
+  const double v1492 = v231 * (-0.088);
+  const double v1493 = v232 * (-0.088);
+  const double v1494 = v233 * (-0.088);
+  const double v1495 = (-0.088) - v1491;
+  const double v1496 = (-1.0) - v1493;
+  const double v1497 = v112 * v1496;
+  const double v1498 = v113 * v1492;
+  const double v1499 = v1497 + v1498;
+  const double v1500 = v113 * v1496;
+  const double v1501 = v112 * v1492;
+  const double v1502 = v1500 - v1501;
+  const double v1503 = v112 * v1490;
+  const double v1504 = v113 * v1489;
+  const double v1505 = v1503 - v1504;
+  const double v1506 = v113 * v1490;
+  const double v1507 = v112 * v1489;
+  const double v1508 = v1506 + v1507;
 
   // column 5, panda_link5: D^-1
-  const double v1579 = v376 * v1578;
+  const double v1509 = v376 * v1508;
 
   // column 5, panda_link4: psi B
-  const double v1580 = v377 * v1578;
-  const double v1581 = v378 * v1578;
-  const double v1582 = v379 * v1578;
-  const double v1583 = v380 * v1578;
-  const double v1584 = v381 * v1578;
-  const double v1585 = v382 * v1578;
-  const double v1586 = v1575 + v1580;
-  const double v1587 = v1581 - v1565;
-  const double v1588 = v1582 - v1578;
-  const double v1589 = v1583 - v1569;
-  const double v1590 = v1564 + v1584;
-  const double v1591 = v1572 + v1585;
-  const double v1592 = v273 * v1590;
-  const double v1593 = v274 * v1589;
-  const double v1594 = v1593 - v1592;
-  const double v1595 = v274 * v1590;
-  const double v1596 = v273 * v1589;
-  const double v1597 = v1595 + v1596;
-  const double v1598 = 0.384 * v1597;
-  const double v1599 = (-0.0825) * v1597;
-  const double v1600 = 0.384 * v1594;
-  const double v1601 = (-0.0825) * v1591;
-  const double v1602 = v1601 - v1600;
-  const double v1603 = v273 * v1587;
-  const double v1604 = v274 * v1586;
-  const double v1605 = v1604 - v1603;
-  const double v1606 = v274 * v1587;
-  const double v1607 = v273 * v1586;
-  const double v1608 = v1606 + v1607;
-  const double v1609 = v1605 - v1598;
-  const double v1610 = v1588 + v1599;
-  const double v1611 = v1602 - v1608;
+  const double v1510 = v377 * v1508;
+  const double v1511 = v378 * v1508;
+  const double v1512 = v379 * v1508;
+  const double v1513 = v380 * v1508;
+  const double v1514 = v381 * v1508;
+  const double v1515 = v382 * v1508;
+  const double v1516 = v1505 + v1510;
+  const double v1517 = v1511 - v1495;
+  const double v1518 = v1512 - v1508;
+  const double v1519 = v1513 - v1499;
+  const double v1520 = v1494 + v1514;
+  const double v1521 = v1502 + v1515;
+  const double v1522 = v273 * v1520;
+  const double v1523 = v274 * v1519;
+  const double v1524 = v1523 - v1522;
+  const double v1525 = v274 * v1520;
+  const double v1526 = v273 * v1519;
+  const double v1527 = v1525 + v1526;
+  const double v1528 = 0.384 * v1527;
+  const double v1529 = (-0.0825) * v1527;
+  const double v1530 = 0.384 * v1524;
+  const double v1531 = (-0.0825) * v1521;
+  const double v1532 = v1531 - v1530;
+  const double v1533 = v273 * v1517;
+  const double v1534 = v274 * v1516;
+  const double v1535 = v1534 - v1533;
+  const double v1536 = v274 * v1517;
+  const double v1537 = v273 * v1516;
+  const double v1538 = v1536 + v1537;
+  const double v1539 = v1535 - v1528;
+  const double v1540 = v1518 + v1529;
+  const double v1541 = v1532 - v1538;
 
   // column 5, panda_link4: D^-1
-  const double v1612 = v582 * v1611;
+  const double v1542 = v582 * v1541;
 
   // column 5, panda_link3: psi B
-  const double v1613 = v583 * v1611;
-  const double v1614 = v584 * v1611;
-  const double v1615 = v585 * v1611;
-  const double v1616 = v586 * v1611;
-  const double v1617 = v587 * v1611;
-  const double v1618 = v588 * v1611;
-  const double v1619 = v1609 - v1613;
-  const double v1620 = v1610 - v1614;
-  const double v1621 = v1611 - v1615;
-  const double v1622 = v1594 - v1616;
-  const double v1623 = v1591 - v1617;
-  const double v1624 = v1597 + v1618;
-  const double v1625 = v425 * v1623;
-  const double v1626 = v426 * v1622;
-  const double v1627 = v1626 - v1625;
-  const double v1628 = v426 * v1623;
-  const double v1629 = v425 * v1622;
-  const double v1630 = v1628 + v1629;
-  const double v1631 = 0.0825 * v1630;
-  const double v1632 = 0.0825 * v1624;
-  const double v1633 = v425 * v1620;
-  const double v1634 = v426 * v1619;
-  const double v1635 = v1634 - v1633;
-  const double v1636 = v426 * v1620;
-  const double v1637 = v425 * v1619;
-  const double v1638 = v1636 + v1637;
-  const double v1639 = v1621 + v1631;
-  const double v1640 = v1632 + v1638;
+  const double v1543 = v583 * v1541;
+  const double v1544 = v584 * v1541;
+  const double v1545 = v585 * v1541;
+  const double v1546 = v586 * v1541;
+  const double v1547 = v587 * v1541;
+  const double v1548 = v588 * v1541;
+  const double v1549 = v1539 - v1543;
+  const double v1550 = v1540 - v1544;
+  const double v1551 = v1541 - v1545;
+  const double v1552 = v1524 - v1546;
+  const double v1553 = v1521 - v1547;
+  const double v1554 = v1527 + v1548;
+  const double v1555 = v425 * v1553;
+  const double v1556 = v426 * v1552;
+  const double v1557 = v1556 - v1555;
+  const double v1558 = v426 * v1553;
+  const double v1559 = v425 * v1552;
+  const double v1560 = v1558 + v1559;
+  const double v1561 = 0.0825 * v1560;
+  const double v1562 = 0.0825 * v1554;
+  const double v1563 = v425 * v1550;
+  const double v1564 = v426 * v1549;
+  const double v1565 = v1564 - v1563;
+  const double v1566 = v426 * v1550;
+  const double v1567 = v425 * v1549;
+  const double v1568 = v1566 + v1567;
+  const double v1569 = v1551 + v1561;
+  const double v1570 = v1562 + v1568;
+
+  // column 0, panda_link2: psi B ... column 5, panda_link2: psi B: 3 steps alike, side by side
+  const soa_p4 p6_0 = v758 * soa_p4{p1_27[0], p1_27[1], v1570, v1570};
+  const soa_p4 p6_1 = v759 * soa_p4{p1_27[0], p1_27[1], v1570, v1570};
+  const soa_p4 p6_2 = v760 * soa_p4{p1_27[0], p1_27[1], v1570, v1570};
+  const soa_p4 p6_3 = v761 * soa_p4{p1_27[0], p1_27[1], v1570, v1570};
+  const soa_p4 p6_4 = v762 * soa_p4{p1_27[0], p1_27[1], v1570, v1570};
+  const soa_p4 p6_5 = soa_p4{p1_22[0], p1_22[1], v1565, v1565} - p6_0;
+  const soa_p4 p6_6 = soa_p4{p1_26[0], p1_26[1], v1569, v1569} + p6_1;
+  const soa_p4 p6_7 = soa_p4{p1_27[0], p1_27[1], v1570, v1570} - p6_2;
+  const soa_p4 p6_8 = soa_p4{p1_14[0], p1_14[1], v1557, v1557} - p6_3;
+  const soa_p4 p6_9 = soa_p4{p1_11[0], p1_11[1], v1554, v1554} - p6_4;
+  const soa_p4 p6_10 = v631 * p6_9;
+  const soa_p4 p6_11 = v632 * p6_8;
+  const soa_p4 p6_12 = p6_11 - p6_10;
+  const soa_p4 p6_13 = v632 * p6_9;
+  const soa_p4 p6_14 = v631 * p6_8;
+  const soa_p4 p6_15 = p6_13 + p6_14;
+  const soa_p4 p6_16 = (-0.316) * p6_15;
+  const soa_p4 p6_17 = (-0.316) * p6_12;
+  const soa_p4 p6_18 = v631 * p6_6;
+  const soa_p4 p6_19 = v632 * p6_5;
+  const soa_p4 p6_20 = p6_18 + p6_19;
+  const soa_p4 p6_21 = v632 * p6_6;
+  const soa_p4 p6_22 = v631 * p6_5;
+  const soa_p4 p6_23 = p6_22 - p6_21;
+  const soa_p4 p6_24 = p6_16 + p6_20;
+  const soa_p4 p6_25 = p6_23 - p6_17;
+
+  // column 0, panda_link2: D^-1
+  const double v1649 = v897 * p6_25[0];
+
+  // column 0, panda_link1: psi B ... column 5, panda_link1: psi B: 3 steps alike, side by side
+  const soa_p4 p7_0 = v898 * p6_25;
+  const soa_p4 p7_1 = v899 * p6_25;
+  const soa_p4 p7_2 = p6_24 - p7_0;
+  const soa_p4 p7_3 = p6_7 + p7_1;
+  const soa_p4 p7_4 = v794 * p7_3;
+  const soa_p4 p7_5 = v793 * p7_2;
+  const soa_p4 p7_6 = p7_4 - p7_5;
+
+  // column 0, panda_link1: D^-1
+  const double v1671 = v916 * p7_6[0];
+
+  // column 1, panda_link2: D^-1
+  const double v1672 = v897 * p6_25[1];
+
+  // column 1, panda_link1: D^-1
+  const double v1673 = v916 * p7_6[1];
 
   // column 5, panda_link3: D^-1
-  const double v1641 = v757 * v1640;
-
-  // column 5, panda_link2: psi B
-  const double v1642 = v758 * v1640;
-  const double v1643 = v759 * v1640;
-  const double v1644 = v760 * v1640;
-  const double v1645 = v761 * v1640;
-  const double v1646 = v762 * v1640;
-  const double v1647 = v1635 - v1642;
-  const double v1648 = v1639 + v1643;
-  const double v1649 = v1640 - v1644;
-  const double v1650 = v1627 - v1645;
-  const double v1651 = v1624 - v1646;
-  const double v1652 = v631 * v1651;
-  const double v1653 = v632 * v1650;
-  const double v1654 = v1653 - v1652;
-  const double v1655 = v632 * v1651;
-  const double v1656 = v631 * v1650;
-  const double v1657 = v1655 + v1656;
-  const double v1658 = (-0.316) * v1657;
-  const double v1659 = (-0.316) * v1654;
-  const double v1660 = v631 * v1648;
-  const double v1661 = v632 * v1647;
-  const double v1662 = v1660 + v1661;
-  const double v1663 = v632 * v1648;
-  const double v1664 = v631 * v1647;
-  const double v1665 = v1664 - v1663;
-  const double v1666 = v1658 + v1662;
-  const double v1667 = v1665 - v1659;
+  const double v1674 = v757 * v1570;
 
   // column 5, panda_link2: D^-1
-  const double v1668 = v897 * v1667;
-
-  // column 5, panda_link1: psi B
-  const double v1669 = v898 * v1667;
-  const double v1670 = v899 * v1667;
-  const double v1671 = v1666 - v1669;
-  const double v1672 = v1649 + v1670;
-  const double v1673 = v794 * v1672;
-  const double v1674 = v793 * v1671;
-  const double v1675 = v1673 - v1674;
+  const double v1675 = v897 * p6_25[2];
 
   // column 5, panda_link1: D^-1
-  const double v1676 = v916 * v1675;
+  const double v1676 = v916 * p7_6[2];
 
   // column 0, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1677 = v1040 * v1041;
-  const double v1678 = v1032 * v1033;
+  const double v1677 = p7_6[0] * v1671;
+  const double v1678 = p6_25[0] * v1649;
   const double v1679 = v1677 + v1678;
-  const double v1680 = v1005 * v1006;
+  const double v1680 = p1_27[0] * v1091;
   const double v1681 = v1679 + v1680;
-  const double v1682 = v976 * v977;
+  const double v1682 = p0_31[0] * v1034;
   const double v1683 = v1681 + v1682;
   const double v1684 = v943 * v944;
   const double v1685 = v1683 + v1684;
@@ -2449,232 +1709,232 @@ void lambda(const double* q, double* Lambda) {
   const double v1687 = v1685 + v1686;
 
   // column 1, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1688 = v1040 * v1164;
-  const double v1689 = v1032 * v1156;
+  const double v1688 = p7_6[0] * v1673;
+  const double v1689 = p6_25[0] * v1672;
   const double v1690 = v1688 + v1689;
-  const double v1691 = v1005 * v1129;
+  const double v1691 = p1_27[0] * v1094;
   const double v1692 = v1690 + v1691;
-  const double v1693 = v976 * v1100;
+  const double v1693 = p0_31[0] * v1093;
   const double v1694 = v1692 + v1693;
-  const double v1695 = v943 * v1067;
+  const double v1695 = v943 * v1092;
   const double v1696 = v1694 + v1695;
-  const double v1697 = v922 * v1046;
+  const double v1697 = v922 * v949;
   const double v1698 = v1696 + v1697;
-  const double v1699 = v1163 * v1164;
-  const double v1700 = v1155 * v1156;
+  const double v1699 = p7_6[1] * v1673;
+  const double v1700 = p6_25[1] * v1672;
   const double v1701 = v1699 + v1700;
-  const double v1702 = v1128 * v1129;
+  const double v1702 = p1_27[1] * v1094;
   const double v1703 = v1701 + v1702;
-  const double v1704 = v1099 * v1100;
+  const double v1704 = p0_31[1] * v1093;
   const double v1705 = v1703 + v1704;
-  const double v1706 = v1066 * v1067;
+  const double v1706 = v969 * v1092;
   const double v1707 = v1705 + v1706;
-  const double v1708 = v1045 * v1046;
+  const double v1708 = v948 * v949;
   const double v1709 = v1707 + v1708;
 
   // column 2, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1710 = v1040 * v1301;
-  const double v1711 = v1032 * v1293;
+  const double v1710 = p7_6[0] * v1478;
+  const double v1711 = p6_25[0] * v1456;
   const double v1712 = v1710 + v1711;
-  const double v1713 = v1005 * v1266;
+  const double v1713 = p1_27[0] * v1377;
   const double v1714 = v1712 + v1713;
-  const double v1715 = v976 * v1237;
+  const double v1715 = p0_31[0] * v1292;
   const double v1716 = v1714 + v1715;
-  const double v1717 = v943 * v1204;
+  const double v1717 = v943 * v1134;
   const double v1718 = v1716 + v1717;
-  const double v1719 = v922 * v1180;
+  const double v1719 = v922 * v1110;
   const double v1720 = v1718 - v1719;
-  const double v1721 = v1163 * v1301;
-  const double v1722 = v1155 * v1293;
+  const double v1721 = p7_6[1] * v1478;
+  const double v1722 = p6_25[1] * v1456;
   const double v1723 = v1721 + v1722;
-  const double v1724 = v1128 * v1266;
+  const double v1724 = p1_27[1] * v1377;
   const double v1725 = v1723 + v1724;
-  const double v1726 = v1099 * v1237;
+  const double v1726 = p0_31[1] * v1292;
   const double v1727 = v1725 + v1726;
-  const double v1728 = v1066 * v1204;
+  const double v1728 = v969 * v1134;
   const double v1729 = v1727 + v1728;
-  const double v1730 = v1045 * v1180;
+  const double v1730 = v948 * v1110;
   const double v1731 = v1729 - v1730;
-  const double v1732 = v1300 * v1301;
-  const double v1733 = v1292 * v1293;
+  const double v1732 = p5_6[2] * v1478;
+  const double v1733 = p4_25[2] * v1456;
   const double v1734 = v1732 + v1733;
-  const double v1735 = v1265 * v1266;
+  const double v1735 = p3_27[2] * v1377;
   const double v1736 = v1734 + v1735;
-  const double v1737 = v1236 * v1237;
+  const double v1737 = p2_31[2] * v1292;
   const double v1738 = v1736 + v1737;
-  const double v1739 = v1203 * v1204;
+  const double v1739 = v1133 * v1134;
   const double v1740 = v1738 + v1739;
-  const double v1741 = v1178 * v1180;
+  const double v1741 = v1108 * v1110;
   const double v1742 = v1740 + v1741;
   const double v1743 = v76 + v1742;
 
   // column 3, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1744 = v1040 * v1430;
-  const double v1745 = v1032 * v1422;
+  const double v1744 = p7_6[0] * v1482;
+  const double v1745 = p6_25[0] * v1481;
   const double v1746 = v1744 + v1745;
-  const double v1747 = v1005 * v1395;
+  const double v1747 = p1_27[0] * v1480;
   const double v1748 = v1746 + v1747;
-  const double v1749 = v976 * v1366;
+  const double v1749 = p0_31[0] * v1479;
   const double v1750 = v1748 + v1749;
-  const double v1751 = v943 * v1333;
+  const double v1751 = v943 * v1166;
   const double v1752 = v1750 + v1751;
-  const double v1753 = v922 * v1309;
+  const double v1753 = v922 * v1142;
   const double v1754 = v1752 + v1753;
-  const double v1755 = v1163 * v1430;
-  const double v1756 = v1155 * v1422;
+  const double v1755 = p7_6[1] * v1482;
+  const double v1756 = p6_25[1] * v1481;
   const double v1757 = v1755 + v1756;
-  const double v1758 = v1128 * v1395;
+  const double v1758 = p1_27[1] * v1480;
   const double v1759 = v1757 + v1758;
-  const double v1760 = v1099 * v1366;
+  const double v1760 = p0_31[1] * v1479;
   const double v1761 = v1759 + v1760;
-  const double v1762 = v1066 * v1333;
+  const double v1762 = v969 * v1166;
   const double v1763 = v1761 + v1762;
-  const double v1764 = v1045 * v1309;
+  const double v1764 = v948 * v1142;
   const double v1765 = v1763 + v1764;
-  const double v1766 = v1300 * v1430;
-  const double v1767 = v1292 * v1422;
+  const double v1766 = p5_6[2] * v1482;
+  const double v1767 = p4_25[2] * v1481;
   const double v1768 = v1766 + v1767;
-  const double v1769 = v1265 * v1395;
+  const double v1769 = p3_27[2] * v1480;
   const double v1770 = v1768 + v1769;
-  const double v1771 = v1236 * v1366;
+  const double v1771 = p2_31[2] * v1479;
   const double v1772 = v1770 + v1771;
-  const double v1773 = v1203 * v1333;
+  const double v1773 = v1133 * v1166;
   const double v1774 = v1772 + v1773;
-  const double v1775 = v1178 * v1309;
+  const double v1775 = v1108 * v1142;
   const double v1776 = v1774 - v1775;
-  const double v1777 = v1429 * v1430;
-  const double v1778 = v1421 * v1422;
+  const double v1777 = p5_6[0] * v1482;
+  const double v1778 = p4_25[0] * v1481;
   const double v1779 = v1777 + v1778;
-  const double v1780 = v1394 * v1395;
+  const double v1780 = p3_27[0] * v1480;
   const double v1781 = v1779 + v1780;
-  const double v1782 = v1365 * v1366;
+  const double v1782 = p2_31[0] * v1479;
   const double v1783 = v1781 + v1782;
-  const double v1784 = v1332 * v1333;
+  const double v1784 = v1165 * v1166;
   const double v1785 = v1783 + v1784;
-  const double v1786 = v1308 * v1309;
+  const double v1786 = v1141 * v1142;
   const double v1787 = v1785 + v1786;
 
   // column 4, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1788 = v1040 * v1557;
-  const double v1789 = v1032 * v1549;
+  const double v1788 = p7_6[0] * v1487;
+  const double v1789 = p6_25[0] * v1486;
   const double v1790 = v1788 + v1789;
-  const double v1791 = v1005 * v1522;
+  const double v1791 = p1_27[0] * v1485;
   const double v1792 = v1790 + v1791;
-  const double v1793 = v976 * v1493;
+  const double v1793 = p0_31[0] * v1484;
   const double v1794 = v1792 + v1793;
-  const double v1795 = v943 * v1460;
+  const double v1795 = v943 * v1483;
   const double v1796 = v1794 + v1795;
-  const double v1797 = v922 * v1436;
+  const double v1797 = v922 * v1172;
   const double v1798 = v1796 + v1797;
-  const double v1799 = v1163 * v1557;
-  const double v1800 = v1155 * v1549;
+  const double v1799 = p7_6[1] * v1487;
+  const double v1800 = p6_25[1] * v1486;
   const double v1801 = v1799 + v1800;
-  const double v1802 = v1128 * v1522;
+  const double v1802 = p1_27[1] * v1485;
   const double v1803 = v1801 + v1802;
-  const double v1804 = v1099 * v1493;
+  const double v1804 = p0_31[1] * v1484;
   const double v1805 = v1803 + v1804;
-  const double v1806 = v1066 * v1460;
+  const double v1806 = v969 * v1483;
   const double v1807 = v1805 + v1806;
-  const double v1808 = v1045 * v1436;
+  const double v1808 = v948 * v1172;
   const double v1809 = v1807 + v1808;
-  const double v1810 = v1300 * v1557;
-  const double v1811 = v1292 * v1549;
+  const double v1810 = p5_6[2] * v1487;
+  const double v1811 = p4_25[2] * v1486;
   const double v1812 = v1810 + v1811;
-  const double v1813 = v1265 * v1522;
+  const double v1813 = p3_27[2] * v1485;
   const double v1814 = v1812 + v1813;
-  const double v1815 = v1236 * v1493;
+  const double v1815 = p2_31[2] * v1484;
   const double v1816 = v1814 + v1815;
-  const double v1817 = v1203 * v1460;
+  const double v1817 = v1133 * v1483;
   const double v1818 = v1816 + v1817;
-  const double v1819 = v1178 * v1436;
+  const double v1819 = v1108 * v1172;
   const double v1820 = v1818 - v1819;
-  const double v1821 = v1429 * v1557;
-  const double v1822 = v1421 * v1549;
+  const double v1821 = p5_6[0] * v1487;
+  const double v1822 = p4_25[0] * v1486;
   const double v1823 = v1821 + v1822;
-  const double v1824 = v1394 * v1522;
+  const double v1824 = p3_27[0] * v1485;
   const double v1825 = v1823 + v1824;
-  const double v1826 = v1365 * v1493;
+  const double v1826 = p2_31[0] * v1484;
   const double v1827 = v1825 + v1826;
-  const double v1828 = v1332 * v1460;
+  const double v1828 = v1165 * v1483;
   const double v1829 = v1827 + v1828;
-  const double v1830 = v1308 * v1436;
+  const double v1830 = v1141 * v1172;
   const double v1831 = v1829 + v1830;
-  const double v1832 = v1556 * v1557;
-  const double v1833 = v1548 * v1549;
+  const double v1832 = p5_6[1] * v1487;
+  const double v1833 = p4_25[1] * v1486;
   const double v1834 = v1832 + v1833;
-  const double v1835 = v1521 * v1522;
+  const double v1835 = p3_27[1] * v1485;
   const double v1836 = v1834 + v1835;
-  const double v1837 = v1492 * v1493;
+  const double v1837 = p2_31[1] * v1484;
   const double v1838 = v1836 + v1837;
-  const double v1839 = v1459 * v1460;
+  const double v1839 = v1195 * v1483;
   const double v1840 = v1838 + v1839;
-  const double v1841 = v1435 * v1436;
+  const double v1841 = v1171 * v1172;
   const double v1842 = v1840 + v1841;
 
   // column 5, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1843 = v1040 * v1676;
-  const double v1844 = v1032 * v1668;
+  const double v1843 = p7_6[0] * v1676;
+  const double v1844 = p6_25[0] * v1675;
   const double v1845 = v1843 + v1844;
-  const double v1846 = v1005 * v1641;
+  const double v1846 = p1_27[0] * v1674;
   const double v1847 = v1845 + v1846;
-  const double v1848 = v976 * v1612;
+  const double v1848 = p0_31[0] * v1542;
   const double v1849 = v1847 + v1848;
-  const double v1850 = v943 * v1579;
+  const double v1850 = v943 * v1509;
   const double v1851 = v1849 - v1850;
-  const double v1852 = v922 * v1558;
+  const double v1852 = v922 * v1488;
   const double v1853 = v1851 + v1852;
-  const double v1854 = v1163 * v1676;
-  const double v1855 = v1155 * v1668;
+  const double v1854 = p7_6[1] * v1676;
+  const double v1855 = p6_25[1] * v1675;
   const double v1856 = v1854 + v1855;
-  const double v1857 = v1128 * v1641;
+  const double v1857 = p1_27[1] * v1674;
   const double v1858 = v1856 + v1857;
-  const double v1859 = v1099 * v1612;
+  const double v1859 = p0_31[1] * v1542;
   const double v1860 = v1858 + v1859;
-  const double v1861 = v1066 * v1579;
+  const double v1861 = v969 * v1509;
   const double v1862 = v1860 - v1861;
-  const double v1863 = v1045 * v1558;
+  const double v1863 = v948 * v1488;
   const double v1864 = v1862 + v1863;
-  const double v1865 = v1300 * v1676;
-  const double v1866 = v1292 * v1668;
+  const double v1865 = p5_6[2] * v1676;
+  const double v1866 = p4_25[2] * v1675;
   const double v1867 = v1865 + v1866;
-  const double v1868 = v1265 * v1641;
+  const double v1868 = p3_27[2] * v1674;
   const double v1869 = v1867 + v1868;
-  const double v1870 = v1236 * v1612;
+  const double v1870 = p2_31[2] * v1542;
   const double v1871 = v1869 + v1870;
-  const double v1872 = v1203 * v1579;
+  const double v1872 = v1133 * v1509;
   const double v1873 = v1871 - v1872;
-  const double v1874 = v1178 * v1558;
+  const double v1874 = v1108 * v1488;
   const double v1875 = v1873 - v1874;
-  const double v1876 = v1429 * v1676;
-  const double v1877 = v1421 * v1668;
+  const double v1876 = p5_6[0] * v1676;
+  const double v1877 = p4_25[0] * v1675;
   const double v1878 = v1876 + v1877;
-  const double v1879 = v1394 * v1641;
+  const double v1879 = p3_27[0] * v1674;
   const double v1880 = v1878 + v1879;
-  const double v1881 = v1365 * v1612;
+  const double v1881 = p2_31[0] * v1542;
   const double v1882 = v1880 + v1881;
-  const double v1883 = v1332 * v1579;
+  const double v1883 = v1165 * v1509;
   const double v1884 = v1882 - v1883;
-  const double v1885 = v1308 * v1558;
+  const double v1885 = v1141 * v1488;
   const double v1886 = v1884 + v1885;
-  const double v1887 = v1556 * v1676;
-  const double v1888 = v1548 * v1668;
+  const double v1887 = p5_6[1] * v1676;
+  const double v1888 = p4_25[1] * v1675;
   const double v1889 = v1887 + v1888;
-  const double v1890 = v1521 * v1641;
+  const double v1890 = p3_27[1] * v1674;
   const double v1891 = v1889 + v1890;
-  const double v1892 = v1492 * v1612;
+  const double v1892 = p2_31[1] * v1542;
   const double v1893 = v1891 + v1892;
-  const double v1894 = v1459 * v1579;
+  const double v1894 = v1195 * v1509;
   const double v1895 = v1893 - v1894;
-  const double v1896 = v1435 * v1558;
+  const double v1896 = v1171 * v1488;
   const double v1897 = v1895 + v1896;
-  const double v1898 = v1675 * v1676;
-  const double v1899 = v1667 * v1668;
+  const double v1898 = p7_6[2] * v1676;
+  const double v1899 = p6_25[2] * v1675;
   const double v1900 = v1898 + v1899;
-  const double v1901 = v1640 * v1641;
+  const double v1901 = v1570 * v1674;
   const double v1902 = v1900 + v1901;
-  const double v1903 = v1611 * v1612;
+  const double v1903 = v1541 * v1542;
   const double v1904 = v1902 + v1903;
-  const double v1905 = v1578 * v1579;
+  const double v1905 = v1508 * v1509;
   const double v1906 = v1904 + v1905;
   const double v1907 = v227 * 0.007743999999999999;
   const double v1908 = v1906 + v1907;
@@ -2717,9 +1977,1367 @@ void lambda(const double* q, double* Lambda) {
   Lambda[34] = v1897;
   Lambda[35] = v1908;
 }
+#endif
+
+// calM^-1 J* f0
+void tip_force_correction(const double* q, const double* f0, double* dqdd) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
+  double soa_sin[6], soa_cos[6];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
+
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
+
+  // panda_link7: kinematics
+  const double v4 = soa_sin[5];
+  const double v5 = soa_cos[5];
+
+  // panda_link7: Riccati
+  const double v6 = q[7] * 0.005303300858899105;
+  const double v7 = q[7] * (-0.005303300858899107);
+  const double v8 = v7 - v6;
+  const double v9 = q[7] * (-0.005303300858899106);
+  const double v10 = q[7] * 0.005303300858899108;
+  const double v11 = v10 - v9;
+  const double v12 = q[7] * 0.010606601717798212;
+  const double v13 = q[7] * 0.010606601717798213;
+  const double v14 = v3 * v12;
+  const double v15 = (-0.0002051787) - v14;
+  const double v16 = v2 * v12;
+  const double v17 = v16 - 0.00020517869999999997;
+  const double v18 = q[7] * (-0.0008771659620619123);
+  const double v19 = q[7] * 0.000877165962061912;
+  const double v20 = v19 - v18;
+  const double v21 = v2 * v13;
+  const double v22 = 0.00020517869999999997 + v21;
+  const double v23 = q[7] * (-0.0008771659620619122);
+  const double v24 = v19 - v23;
+  const double v25 = v2 * v11;
+  const double v26 = v3 * v8;
+  const double v27 = v26 - v25;
+  const double v28 = 2.3749999999999997e-06 - v15;
+  const double v29 = v22 + 2.3749999999999997e-06;
+  const double v30 = 7.5e-07 - v27;
+  const double v31 = v28 + 0.030807878390949586;
+  const double v32 = 0.000391391281684248 - v17;
+  const double v33 = (-0.0009653051699191118) - v20;
+  const double v34 = v12 + 0.0020344399586617982;
+  const double v35 = v29 + 0.028386934612428354;
+  const double v36 = (-0.0012555365982728983) - v24;
+  const double v37 = (-0.0025736053713382038) - v13;
+  const double v38 = v30 + 0.006682651967360945;
+  const double v39 = v8 + (-0.0020344399586617982);
+  const double v40 = v11 + 0.0025736053713382038;
+  const double v41 = q[8] * 0.005303300858899105;
+  const double v42 = q[8] * (-0.005303300858899107);
+  const double v43 = v41 - v42;
+  const double v44 = q[8] * (-0.005303300858899106);
+  const double v45 = q[8] * 0.005303300858899108;
+  const double v46 = v44 - v45;
+  const double v47 = q[8] * 0.010606601717798212;
+  const double v48 = q[8] * 0.010606601717798213;
+  const double v49 = v1 * v47;
+  const double v50 = (-0.0002051787) - v49;
+  const double v51 = v0 * v47;
+  const double v52 = v51 - 0.00020517869999999997;
+  const double v53 = q[8] * (-0.0008771659620619123);
+  const double v54 = q[8] * 0.000877165962061912;
+  const double v55 = v53 - v54;
+  const double v56 = v0 * v48;
+  const double v57 = 0.00020517869999999997 + v56;
+  const double v58 = q[8] * (-0.0008771659620619122);
+  const double v59 = v58 - v54;
+  const double v60 = v0 * v46;
+  const double v61 = v1 * v43;
+  const double v62 = v60 - v61;
+  const double v63 = 2.3749999999999997e-06 - v50;
+  const double v64 = 2.3749999999999997e-06 + v57;
+  const double v65 = 7.5e-07 - v62;
+  const double v66 = v31 + v63;
+  const double v67 = v32 - v52;
+  const double v68 = v33 - v55;
+  const double v69 = v34 - v47;
+  const double v70 = v35 + v64;
+  const double v71 = v36 - v59;
+  const double v72 = v37 + v48;
+  const double v73 = v38 + v65;
+  const double v74 = v39 + v43;
+  const double v75 = v40 + v46;
+  const double v76 = 1.0 / v73;
+  const double v77 = v68 * v76;
+  const double v78 = v71 * v76;
+  const double v79 = v73 * v76;
+  const double v80 = v74 * v76;
+  const double v81 = v75 * v76;
+  const double v82 = v68 * v77;
+  const double v83 = v66 - v82;
+  const double v84 = v71 * v77;
+  const double v85 = v67 - v84;
+  const double v86 = v73 * v77;
+  const double v87 = v68 - v86;
+  const double v88 = v74 * v77;
+  const double v89 = 0.0024809999999999997 - v88;
+  const double v90 = v75 * v77;
+  const double v91 = (-0.147796948634) - v90;
+  const double v92 = v71 * v78;
+  const double v93 = v70 - v92;
+  const double v94 = v73 * v78;
+  const double v95 = v71 - v94;
+  const double v96 = v74 * v78;
+  const double v97 = 0.147796948634 - v96;
+  const double v98 = v75 * v78;
+  const double v99 = (-0.0024809999999999997) - v98;
+  const double v100 = v73 * v79;
+  const double v101 = v73 - v100;
+  const double v102 = v74 * v79;
+  const double v103 = v74 - v102;
+  const double v104 = v75 * v79;
+  const double v105 = v75 - v104;
+  const double v106 = v74 * v80;
+  const double v107 = 1.4805220000000001 - v106;
+  const double v108 = v75 * v80;
+  const double v109 = (-0.015) - v108;
+  const double v110 = v75 * v81;
+  const double v111 = 1.4805220000000001 - v110;
+
+  // panda_link7: psi B
+  const double v112 = f0[4] * 0.7071067811865476;
+  const double v113 = f0[3] * 0.7071067811865475;
+  const double v114 = v112 + v113;
+  const double v115 = f0[4] * 0.7071067811865475;
+  const double v116 = f0[3] * (-0.7071067811865476);
+  const double v117 = v115 + v116;
+  const double v118 = v117 * 0.2104;
+  const double v119 = v114 * 0.2104;
+  const double v120 = f0[1] * 0.7071067811865476;
+  const double v121 = f0[0] * 0.7071067811865475;
+  const double v122 = v120 + v121;
+  const double v123 = f0[1] * 0.7071067811865475;
+  const double v124 = f0[0] * (-0.7071067811865476);
+  const double v125 = v123 + v124;
+  const double v126 = v122 - v118;
+  const double v127 = v119 + v125;
+
+  // panda_link7: D^-1 H
+  const double v128 = f0[2] * v76;
+
+  // panda_link6: kinematics
+  const double v129 = soa_sin[4];
+  const double v130 = soa_cos[4];
+
+  // panda_link6: Riccati
+  const double v131 = v4 * v85;
+  const double v132 = v5 * v83;
+  const double v133 = v132 - v131;
+  const double v134 = v4 * v93;
+  const double v135 = v5 * v85;
+  const double v136 = v135 - v134;
+  const double v137 = v4 * v95;
+  const double v138 = v5 * v87;
+  const double v139 = v138 - v137;
+  const double v140 = v4 * v83;
+  const double v141 = v135 + v140;
+  const double v142 = v5 * v93;
+  const double v143 = v131 + v142;
+  const double v144 = v5 * v95;
+  const double v145 = v4 * v87;
+  const double v146 = v144 + v145;
+  const double v147 = v4 * v136;
+  const double v148 = v5 * v133;
+  const double v149 = v148 - v147;
+  const double v150 = v5 * v136;
+  const double v151 = v4 * v133;
+  const double v152 = v150 + v151;
+  const double v153 = v5 * v143;
+  const double v154 = v4 * v141;
+  const double v155 = v153 + v154;
+  const double v156 = v4 * v97;
+  const double v157 = v5 * v89;
+  const double v158 = v157 - v156;
+  const double v159 = v4 * v99;
+  const double v160 = v5 * v91;
+  const double v161 = v160 - v159;
+  const double v162 = v4 * v72;
+  const double v163 = v5 * v69;
+  const double v164 = v163 - v162;
+  const double v165 = v5 * v97;
+  const double v166 = v4 * v89;
+  const double v167 = v165 + v166;
+  const double v168 = v5 * v99;
+  const double v169 = v4 * v91;
+  const double v170 = v168 + v169;
+  const double v171 = v5 * v72;
+  const double v172 = v4 * v69;
+  const double v173 = v171 + v172;
+  const double v174 = v4 * v161;
+  const double v175 = v5 * v158;
+  const double v176 = v175 - v174;
+  const double v177 = v5 * v161;
+  const double v178 = v4 * v158;
+  const double v179 = v177 + v178;
+  const double v180 = v4 * v105;
+  const double v181 = v5 * v103;
+  const double v182 = v180 - v181;
+  const double v183 = v5 * v105;
+  const double v184 = v4 * v103;
+  const double v185 = v183 + v184;
+  const double v186 = v4 * v170;
+  const double v187 = v5 * v167;
+  const double v188 = v187 - v186;
+  const double v189 = v5 * v170;
+  const double v190 = v4 * v167;
+  const double v191 = v189 + v190;
+  const double v192 = v4 * v109;
+  const double v193 = v5 * v107;
+  const double v194 = v193 - v192;
+  const double v195 = v4 * v111;
+  const double v196 = v5 * v109;
+  const double v197 = v196 - v195;
+  const double v198 = v4 * v107;
+  const double v199 = v196 + v198;
+  const double v200 = v5 * v111;
+  const double v201 = v192 + v200;
+  const double v202 = v4 * v197;
+  const double v203 = v5 * v194;
+  const double v204 = v203 - v202;
+  const double v205 = v5 * v197;
+  const double v206 = v4 * v194;
+  const double v207 = v205 + v206;
+  const double v208 = v5 * v201;
+  const double v209 = v4 * v199;
+  const double v210 = v208 + v209;
+  const double v211 = v207 * 0.088;
+  const double v212 = v210 * 0.088;
+  const double v213 = v182 - v211;
+  const double v214 = v185 + v212;
+  const double v215 = 0.13160593599999998 - v173;
+  const double v216 = v179 * 0.088;
+  const double v217 = v164 * 0.088;
+  const double v218 = v185 * 0.088;
+  const double v219 = v191 * 0.088;
+  const double v220 = v173 * 0.088;
+  const double v221 = 0.088 * v214;
+  const double v222 = 0.088 * v215;
+  const double v223 = v139 + v216;
+  const double v224 = v152 - v217;
+  const double v225 = v101 + v218;
+  const double v226 = v221 + v225;
+  const double v227 = v146 + v219;
+  const double v228 = v155 - v220;
+  const double v229 = v222 + v228;
+  const double v230 = v149 + 0.00248046035817079;
+  const double v231 = 0.001524110902883315 - v223;
+  const double v232 = v224 + (-0.00010375891721868492);
+  const double v233 = 0.017527158935000002 - v164;
+  const double v234 = v179 + (-0.023526756935);
+  const double v235 = v226 + 0.010567766133106952;
+  const double v236 = 9.3569097314605e-05 - v227;
+  const double v237 = v213 + (-0.017527158935000002);
+  const double v238 = (-0.10024161669500001) - v214;
+  const double v239 = v229 + 0.011794560230238952;
+  const double v240 = v188 + 0.023526756935;
+  const double v241 = v215 + 0.10024161669500001;
+  const double v242 = v204 + 1.666555;
+  const double v243 = v210 + 1.666555;
+  const double v244 = 1.0 / v239;
+  const double v245 = v232 * v244;
+  const double v246 = v236 * v244;
+  const double v247 = v239 * v244;
+  const double v248 = v240 * v244;
+  const double v249 = v241 * v244;
+  const double v250 = v191 * v244;
+  const double v251 = v232 * v245;
+  const double v252 = v230 - v251;
+  const double v253 = v236 * v245;
+  const double v254 = v231 - v253;
+  const double v255 = v239 * v245;
+  const double v256 = v232 - v255;
+  const double v257 = v240 * v245;
+  const double v258 = v176 - v257;
+  const double v259 = v241 * v245;
+  const double v260 = v233 - v259;
+  const double v261 = v191 * v245;
+  const double v262 = v234 - v261;
+  const double v263 = v236 * v246;
+  const double v264 = v235 - v263;
+  const double v265 = v239 * v246;
+  const double v266 = v236 - v265;
+  const double v267 = v240 * v246;
+  const double v268 = v237 - v267;
+  const double v269 = v241 * v246;
+  const double v270 = v191 * v246;
+  const double v271 = v238 - v270;
+  const double v272 = v239 * v247;
+  const double v273 = v239 - v272;
+  const double v274 = v240 * v247;
+  const double v275 = v240 - v274;
+  const double v276 = v241 * v247;
+  const double v277 = v241 - v276;
+  const double v278 = v191 * v247;
+  const double v279 = v191 - v278;
+  const double v280 = v240 * v248;
+  const double v281 = v242 - v280;
+  const double v282 = v241 * v248;
+  const double v283 = v191 * v248;
+  const double v284 = v207 - v283;
+  const double v285 = v241 * v249;
+  const double v286 = 3.162077 - v285;
+  const double v287 = v191 * v249;
+  const double v288 = v191 * v250;
+  const double v289 = v243 - v288;
+
+  // panda_link6: psi B
+  const double v290 = f0[2] * v77;
+  const double v291 = f0[2] * v78;
+  const double v292 = f0[2] * v79;
+  const double v293 = f0[2] * v80;
+  const double v294 = f0[2] * v81;
+  const double v295 = v126 - v290;
+  const double v296 = v127 - v291;
+  const double v297 = f0[2] - v292;
+  const double v298 = v114 - v293;
+  const double v299 = v117 - v294;
+  const double v300 = v4 * v299;
+  const double v301 = v5 * v298;
+  const double v302 = v301 - v300;
+  const double v303 = v5 * v299;
+  const double v304 = v4 * v298;
+  const double v305 = v303 + v304;
+  const double v306 = 0.088 * v305;
+  const double v307 = f0[5] * 0.088;
+  const double v308 = v4 * v296;
+  const double v309 = v5 * v295;
+  const double v310 = v309 - v308;
+  const double v311 = v5 * v296;
+  const double v312 = v4 * v295;
+  const double v313 = v311 + v312;
+  const double v314 = v297 + v306;
+  const double v315 = v313 - v307;
+
+  // panda_link6: D^-1 H
+  const double v316 = v244 * v315;
+
+  // panda_link5: kinematics
+  const double v317 = soa_sin[3];
+  const double v318 = soa_cos[3];
+
+  // panda_link5: Riccati
+  const double v319 = v129 * v254;
+  const double v320 = v130 * v252;
+  const double v321 = v320 - v319;
+  const double v322 = v129 * v264;
+  const double v323 = v130 * v254;
+  const double v324 = v323 - v322;
+  const double v325 = v129 * v266;
+  const double v326 = v130 * v256;
+  const double v327 = v326 - v325;
+  const double v328 = v129 * v252;
+  const double v329 = v323 + v328;
+  const double v330 = v130 * v264;
+  const double v331 = v319 + v330;
+  const double v332 = v130 * v266;
+  const double v333 = v129 * v256;
+  const double v334 = v332 + v333;
+  const double v335 = v129 * v324;
+  const double v336 = v130 * v321;
+  const double v337 = v336 - v335;
+  const double v338 = v130 * v324;
+  const double v339 = v129 * v321;
+  const double v340 = v338 + v339;
+  const double v341 = v130 * v331;
+  const double v342 = v129 * v329;
+  const double v343 = v341 + v342;
+  const double v344 = v129 * v268;
+  const double v345 = v130 * v258;
+  const double v346 = v345 - v344;
+  const double v347 = v129 * v269;
+  const double v348 = v130 * v260;
+  const double v349 = v347 + v348;
+  const double v350 = v129 * v271;
+  const double v351 = v130 * v262;
+  const double v352 = v351 - v350;
+  const double v353 = v130 * v268;
+  const double v354 = v129 * v258;
+  const double v355 = v353 + v354;
+  const double v356 = v130 * v269;
+  const double v357 = v129 * v260;
+  const double v358 = v357 - v356;
+  const double v359 = v130 * v271;
+  const double v360 = v129 * v262;
+  const double v361 = v359 + v360;
+  const double v362 = v129 * v349;
+  const double v363 = v130 * v346;
+  const double v364 = v363 - v362;
+  const double v365 = v130 * v349;
+  const double v366 = v129 * v346;
+  const double v367 = v365 + v366;
+  const double v368 = v129 * v277;
+  const double v369 = v130 * v275;
+  const double v370 = v368 - v369;
+  const double v371 = v130 * v277;
+  const double v372 = v129 * v275;
+  const double v373 = v371 + v372;
+  const double v374 = v129 * v358;
+  const double v375 = v130 * v355;
+  const double v376 = v375 - v374;
+  const double v377 = v130 * v358;
+  const double v378 = v129 * v355;
+  const double v379 = v377 + v378;
+  const double v380 = v129 * v282;
+  const double v381 = v130 * v281;
+  const double v382 = v380 + v381;
+  const double v383 = v129 * v286;
+  const double v384 = v130 * v282;
+  const double v385 = v383 + v384;
+  const double v386 = v129 * v287;
+  const double v387 = v130 * v284;
+  const double v388 = v386 + v387;
+  const double v389 = v129 * v281;
+  const double v390 = v389 - v384;
+  const double v391 = v130 * v286;
+  const double v392 = v391 - v380;
+  const double v393 = v130 * v287;
+  const double v394 = v129 * v284;
+  const double v395 = v394 - v393;
+  const double v396 = v129 * v385;
+  const double v397 = v130 * v382;
+  const double v398 = v396 + v397;
+  const double v399 = v130 * v385;
+  const double v400 = v129 * v382;
+  const double v401 = v400 - v399;
+  const double v402 = v130 * v392;
+  const double v403 = v129 * v390;
+  const double v404 = v402 + v403;
+  const double v405 = v337 + 0.03942757095803552;
+  const double v406 = (-0.00151524447332703) - v327;
+  const double v407 = v340 + (-0.004600245517563105);
+  const double v408 = 0.047121686402 - v352;
+  const double v409 = v367 + 0.05034347249;
+  const double v410 = v273 + 0.03146037232526039;
+  const double v411 = 0.0021640520520981297 - v334;
+  const double v412 = v370 + (-0.047121686402);
+  const double v413 = 0.014653732538 - v373;
+  const double v414 = v343 + 0.010869510762828563;
+  const double v415 = v376 + (-0.05034347249);
+  const double v416 = (-0.014653732538) - v361;
+  const double v417 = v398 + 1.225946;
+  const double v418 = v289 + 1.225946;
+  const double v419 = v404 + 1.225946;
+  const double v420 = 1.0 / v414;
+  const double v421 = v407 * v420;
+  const double v422 = v411 * v420;
+  const double v423 = v414 * v420;
+  const double v424 = v415 * v420;
+  const double v425 = v416 * v420;
+  const double v426 = v379 * v420;
+  const double v427 = v407 * v421;
+  const double v428 = v405 - v427;
+  const double v429 = v411 * v421;
+  const double v430 = v406 - v429;
+  const double v431 = v414 * v421;
+  const double v432 = v407 - v431;
+  const double v433 = v415 * v421;
+  const double v434 = v364 - v433;
+  const double v435 = v416 * v421;
+  const double v436 = v408 - v435;
+  const double v437 = v379 * v421;
+  const double v438 = v409 - v437;
+  const double v439 = v411 * v422;
+  const double v440 = v410 - v439;
+  const double v441 = v414 * v422;
+  const double v442 = v411 - v441;
+  const double v443 = v415 * v422;
+  const double v444 = v412 - v443;
+  const double v445 = v416 * v422;
+  const double v446 = v279 - v445;
+  const double v447 = v379 * v422;
+  const double v448 = v413 - v447;
+  const double v449 = v414 * v423;
+  const double v450 = v414 - v449;
+  const double v451 = v415 * v423;
+  const double v452 = v415 - v451;
+  const double v453 = v416 * v423;
+  const double v454 = v416 - v453;
+  const double v455 = v379 * v423;
+  const double v456 = v379 - v455;
+  const double v457 = v415 * v424;
+  const double v458 = v417 - v457;
+  const double v459 = v416 * v424;
+  const double v460 = v388 + v459;
+  const double v461 = v379 * v424;
+  const double v462 = v401 - v461;
+  const double v463 = v416 * v425;
+  const double v464 = v418 - v463;
+  const double v465 = v379 * v425;
+  const double v466 = v395 + v465;
+  const double v467 = v379 * v426;
+  const double v468 = v419 - v467;
+
+  // panda_link5: psi B
+  const double v469 = v245 * v315;
+  const double v470 = v246 * v315;
+  const double v471 = v247 * v315;
+  const double v472 = v248 * v315;
+  const double v473 = v249 * v315;
+  const double v474 = v250 * v315;
+  const double v475 = v310 - v469;
+  const double v476 = v314 + v470;
+  const double v477 = v315 - v471;
+  const double v478 = v302 - v472;
+  const double v479 = f0[5] + v473;
+  const double v480 = v305 - v474;
+  const double v481 = v129 * v479;
+  const double v482 = v130 * v478;
+  const double v483 = v481 + v482;
+  const double v484 = v130 * v479;
+  const double v485 = v129 * v478;
+  const double v486 = v485 - v484;
+  const double v487 = v129 * v476;
+  const double v488 = v130 * v475;
+  const double v489 = v487 + v488;
+  const double v490 = v130 * v476;
+  const double v491 = v129 * v475;
+  const double v492 = v491 - v490;
+
+  // panda_link5: D^-1 H
+  const double v493 = v420 * v492;
+
+  // panda_link4: kinematics
+  const double v494 = soa_sin[2];
+  const double v495 = soa_cos[2];
+
+  // panda_link4: Riccati
+  const double v496 = v317 * v430;
+  const double v497 = v318 * v428;
+  const double v498 = v497 - v496;
+  const double v499 = v317 * v440;
+  const double v500 = v318 * v430;
+  const double v501 = v500 - v499;
+  const double v502 = v317 * v442;
+  const double v503 = v318 * v432;
+  const double v504 = v503 - v502;
+  const double v505 = v317 * v428;
+  const double v506 = v500 + v505;
+  const double v507 = v318 * v440;
+  const double v508 = v496 + v507;
+  const double v509 = v318 * v442;
+  const double v510 = v317 * v432;
+  const double v511 = v509 + v510;
+  const double v512 = v317 * v501;
+  const double v513 = v318 * v498;
+  const double v514 = v513 - v512;
+  const double v515 = v318 * v501;
+  const double v516 = v317 * v498;
+  const double v517 = v515 + v516;
+  const double v518 = v318 * v508;
+  const double v519 = v317 * v506;
+  const double v520 = v518 + v519;
+  const double v521 = v317 * v444;
+  const double v522 = v318 * v434;
+  const double v523 = v522 - v521;
+  const double v524 = v317 * v446;
+  const double v525 = v318 * v436;
+  const double v526 = v525 - v524;
+  const double v527 = v317 * v448;
+  const double v528 = v318 * v438;
+  const double v529 = v528 - v527;
+  const double v530 = v318 * v444;
+  const double v531 = v317 * v434;
+  const double v532 = v530 + v531;
+  const double v533 = v318 * v446;
+  const double v534 = v317 * v436;
+  const double v535 = v533 + v534;
+  const double v536 = v318 * v448;
+  const double v537 = v317 * v438;
+  const double v538 = v536 + v537;
+  const double v539 = v317 * v526;
+  const double v540 = v318 * v523;
+  const double v541 = v540 - v539;
+  const double v542 = v318 * v526;
+  const double v543 = v317 * v523;
+  const double v544 = v542 + v543;
+  const double v545 = v317 * v454;
+  const double v546 = v318 * v452;
+  const double v547 = v546 - v545;
+  const double v548 = v318 * v454;
+  const double v549 = v317 * v452;
+  const double v550 = v548 + v549;
+  const double v551 = v317 * v535;
+  const double v552 = v318 * v532;
+  const double v553 = v551 - v552;
+  const double v554 = v318 * v535;
+  const double v555 = v317 * v532;
+  const double v556 = v554 + v555;
+  const double v557 = v317 * v460;
+  const double v558 = v318 * v458;
+  const double v559 = v557 + v558;
+  const double v560 = v317 * v464;
+  const double v561 = v318 * v460;
+  const double v562 = v560 + v561;
+  const double v563 = v317 * v466;
+  const double v564 = v318 * v462;
+  const double v565 = v563 + v564;
+  const double v566 = v317 * v458;
+  const double v567 = v561 - v566;
+  const double v568 = v318 * v464;
+  const double v569 = v557 - v568;
+  const double v570 = v318 * v466;
+  const double v571 = v317 * v462;
+  const double v572 = v570 - v571;
+  const double v573 = v317 * v562;
+  const double v574 = v318 * v559;
+  const double v575 = v573 + v574;
+  const double v576 = v318 * v562;
+  const double v577 = v317 * v559;
+  const double v578 = v576 - v577;
+  const double v579 = v318 * v569;
+  const double v580 = v317 * v567;
+  const double v581 = v579 + v580;
+  const double v582 = v578 * 0.384;
+  const double v583 = v578 * (-0.0825);
+  const double v584 = v575 * 0.384;
+  const double v585 = v565 * (-0.0825);
+  const double v586 = v585 - v584;
+  const double v587 = v572 * 0.384;
+  const double v588 = v572 * (-0.0825);
+  const double v589 = v565 * 0.384;
+  const double v590 = v468 * (-0.0825);
+  const double v591 = v590 - v589;
+  const double v592 = v581 * 0.384;
+  const double v593 = v581 * (-0.0825);
+  const double v594 = v588 - v582;
+  const double v595 = v541 + v582;
+  const double v596 = v529 + v587;
+  const double v597 = v544 + v592;
+  const double v598 = v547 - v583;
+  const double v599 = v456 - v588;
+  const double v600 = v593 - v550;
+  const double v601 = v553 + v586;
+  const double v602 = v591 - v538;
+  const double v603 = v556 + v594;
+  const double v604 = v544 * 0.384;
+  const double v605 = v550 * 0.384;
+  const double v606 = v550 * (-0.0825);
+  const double v607 = v556 * 0.384;
+  const double v608 = v556 * (-0.0825);
+  const double v609 = v553 * 0.384;
+  const double v610 = v538 * (-0.0825);
+  const double v611 = v609 + v610;
+  const double v612 = 0.384 * v597;
+  const double v613 = (-0.0825) * v597;
+  const double v614 = (-0.0825) * v596;
+  const double v615 = 0.384 * v595;
+  const double v616 = v615 - v614;
+  const double v617 = (-0.0825) * v600;
+  const double v618 = (-0.0825) * v599;
+  const double v619 = 0.384 * v598;
+  const double v620 = v619 - v618;
+  const double v621 = (-0.0825) * v602;
+  const double v622 = 0.384 * v601;
+  const double v623 = v622 - v621;
+  const double v624 = v514 - v604;
+  const double v625 = v624 - v612;
+  const double v626 = v504 - v605;
+  const double v627 = v613 + v626;
+  const double v628 = v607 - v517;
+  const double v629 = v628 - v616;
+  const double v630 = v450 + v606;
+  const double v631 = v630 - v617;
+  const double v632 = v511 + v608;
+  const double v633 = v620 + v632;
+  const double v634 = v520 - v611;
+  const double v635 = v634 - v623;
+  const double v636 = v625 + 0.06767727025085991;
+  const double v637 = v627 + 0.02771584317362585;
+  const double v638 = v629 + 0.0039053550262761003;
+  const double v639 = v596 + (-0.09850206933);
+  const double v640 = 0.374644408005 - v597;
+  const double v641 = v631 + 0.03239943042445132;
+  const double v642 = (-0.0016444875773692705) - v633;
+  const double v643 = v598 + 0.09850206933;
+  const double v644 = v600 + 0.19076837715;
+  const double v645 = v635 + 0.0775861490525396;
+  const double v646 = v601 + (-0.374644408005);
+  const double v647 = v602 + (-0.19076837715);
+  const double v648 = v575 + 3.587895;
+  const double v649 = v468 + 3.587895;
+  const double v650 = 3.587895 - v581;
+  const double v651 = 1.0 / v645;
+  const double v652 = v638 * v651;
+  const double v653 = v642 * v651;
+  const double v654 = v645 * v651;
+  const double v655 = v646 * v651;
+  const double v656 = v647 * v651;
+  const double v657 = v603 * v651;
+  const double v658 = v638 * v652;
+  const double v659 = v636 - v658;
+  const double v660 = v642 * v652;
+  const double v661 = v637 - v660;
+  const double v662 = v645 * v652;
+  const double v663 = v638 - v662;
+  const double v664 = v646 * v652;
+  const double v665 = v595 - v664;
+  const double v666 = v647 * v652;
+  const double v667 = v639 - v666;
+  const double v668 = v603 * v652;
+  const double v669 = v640 - v668;
+  const double v670 = v642 * v653;
+  const double v671 = v641 - v670;
+  const double v672 = v645 * v653;
+  const double v673 = v642 - v672;
+  const double v674 = v646 * v653;
+  const double v675 = v643 - v674;
+  const double v676 = v647 * v653;
+  const double v677 = v599 - v676;
+  const double v678 = v603 * v653;
+  const double v679 = v644 - v678;
+  const double v680 = v645 * v654;
+  const double v681 = v645 - v680;
+  const double v682 = v646 * v654;
+  const double v683 = v646 - v682;
+  const double v684 = v647 * v654;
+  const double v685 = v647 - v684;
+  const double v686 = v603 * v654;
+  const double v687 = v603 - v686;
+  const double v688 = v646 * v655;
+  const double v689 = v648 - v688;
+  const double v690 = v647 * v655;
+  const double v691 = v565 - v690;
+  const double v692 = v603 * v655;
+  const double v693 = v578 - v692;
+  const double v694 = v647 * v656;
+  const double v695 = v649 - v694;
+  const double v696 = v603 * v656;
+  const double v697 = v572 - v696;
+  const double v698 = v603 * v657;
+  const double v699 = v650 - v698;
+
+  // panda_link4: psi B
+  const double v700 = v421 * v492;
+  const double v701 = v422 * v492;
+  const double v702 = v423 * v492;
+  const double v703 = v424 * v492;
+  const double v704 = v425 * v492;
+  const double v705 = v426 * v492;
+  const double v706 = v489 - v700;
+  const double v707 = v477 + v701;
+  const double v708 = v492 - v702;
+  const double v709 = v483 - v703;
+  const double v710 = v480 + v704;
+  const double v711 = v486 - v705;
+  const double v712 = v317 * v710;
+  const double v713 = v318 * v709;
+  const double v714 = v712 + v713;
+  const double v715 = v318 * v710;
+  const double v716 = v317 * v709;
+  const double v717 = v715 - v716;
+  const double v718 = 0.384 * v717;
+  const double v719 = (-0.0825) * v717;
+  const double v720 = 0.384 * v714;
+  const double v721 = (-0.0825) * v711;
+  const double v722 = v721 - v720;
+  const double v723 = v317 * v707;
+  const double v724 = v318 * v706;
+  const double v725 = v723 + v724;
+  const double v726 = v318 * v707;
+  const double v727 = v317 * v706;
+  const double v728 = v726 - v727;
+  const double v729 = v718 + v725;
+  const double v730 = v708 - v719;
+  const double v731 = v722 + v728;
+
+  // panda_link4: D^-1 H
+  const double v732 = v651 * v731;
+
+  // panda_link3: kinematics
+  const double v733 = soa_sin[1];
+  const double v734 = soa_cos[1];
+
+  // panda_link3: Riccati
+  const double v735 = v494 * v661;
+  const double v736 = v495 * v659;
+  const double v737 = v736 - v735;
+  const double v738 = v494 * v671;
+  const double v739 = v495 * v661;
+  const double v740 = v739 - v738;
+  const double v741 = v494 * v673;
+  const double v742 = v495 * v663;
+  const double v743 = v742 - v741;
+  const double v744 = v494 * v659;
+  const double v745 = v739 + v744;
+  const double v746 = v495 * v671;
+  const double v747 = v735 + v746;
+  const double v748 = v495 * v673;
+  const double v749 = v494 * v663;
+  const double v750 = v748 + v749;
+  const double v751 = v494 * v740;
+  const double v752 = v495 * v737;
+  const double v753 = v752 - v751;
+  const double v754 = v495 * v740;
+  const double v755 = v494 * v737;
+  const double v756 = v754 + v755;
+  const double v757 = v495 * v747;
+  const double v758 = v494 * v745;
+  const double v759 = v757 + v758;
+  const double v760 = v494 * v675;
+  const double v761 = v495 * v665;
+  const double v762 = v761 - v760;
+  const double v763 = v494 * v677;
+  const double v764 = v495 * v667;
+  const double v765 = v764 - v763;
+  const double v766 = v494 * v679;
+  const double v767 = v495 * v669;
+  const double v768 = v767 - v766;
+  const double v769 = v495 * v675;
+  const double v770 = v494 * v665;
+  const double v771 = v769 + v770;
+  const double v772 = v495 * v677;
+  const double v773 = v494 * v667;
+  const double v774 = v772 + v773;
+  const double v775 = v495 * v679;
+  const double v776 = v494 * v669;
+  const double v777 = v775 + v776;
+  const double v778 = v494 * v765;
+  const double v779 = v495 * v762;
+  const double v780 = v779 - v778;
+  const double v781 = v495 * v765;
+  const double v782 = v494 * v762;
+  const double v783 = v781 + v782;
+  const double v784 = v494 * v685;
+  const double v785 = v495 * v683;
+  const double v786 = v784 - v785;
+  const double v787 = v495 * v685;
+  const double v788 = v494 * v683;
+  const double v789 = v787 + v788;
+  const double v790 = v494 * v774;
+  const double v791 = v495 * v771;
+  const double v792 = v791 - v790;
+  const double v793 = v495 * v774;
+  const double v794 = v494 * v771;
+  const double v795 = v793 + v794;
+  const double v796 = v494 * v691;
+  const double v797 = v495 * v689;
+  const double v798 = v797 - v796;
+  const double v799 = v494 * v695;
+  const double v800 = v495 * v691;
+  const double v801 = v800 - v799;
+  const double v802 = v494 * v697;
+  const double v803 = v495 * v693;
+  const double v804 = v803 - v802;
+  const double v805 = v494 * v689;
+  const double v806 = v800 + v805;
+  const double v807 = v495 * v695;
+  const double v808 = v796 + v807;
+  const double v809 = v495 * v697;
+  const double v810 = v494 * v693;
+  const double v811 = v809 + v810;
+  const double v812 = v494 * v801;
+  const double v813 = v495 * v798;
+  const double v814 = v813 - v812;
+  const double v815 = v495 * v801;
+  const double v816 = v494 * v798;
+  const double v817 = v815 + v816;
+  const double v818 = v495 * v808;
+  const double v819 = v494 * v806;
+  const double v820 = v818 + v819;
+  const double v821 = v817 * 0.0825;
+  const double v822 = v804 * 0.0825;
+  const double v823 = v811 * 0.0825;
+  const double v824 = v699 * 0.0825;
+  const double v825 = v820 * 0.0825;
+  const double v826 = v786 - v821;
+  const double v827 = v687 + v823;
+  const double v828 = v789 + v825;
+  const double v829 = v792 - v822;
+  const double v830 = v824 - v777;
+  const double v831 = v783 * 0.0825;
+  const double v832 = v768 * 0.0825;
+  const double v833 = v789 * 0.0825;
+  const double v834 = v795 * 0.0825;
+  const double v835 = v777 * 0.0825;
+  const double v836 = 0.0825 * v828;
+  const double v837 = 0.0825 * v827;
+  const double v838 = 0.0825 * v830;
+  const double v839 = v743 + v831;
+  const double v840 = v756 - v832;
+  const double v841 = v681 + v833;
+  const double v842 = v836 + v841;
+  const double v843 = v750 + v834;
+  const double v844 = v837 - v843;
+  const double v845 = v759 - v835;
+  const double v846 = v838 + v845;
+  const double v847 = v753 + 0.05649492601407083;
+  const double v848 = (-0.008248333140675744) - v839;
+  const double v849 = v840 + (-0.005487648106562256);
+  const double v850 = 0.214708623208 - v768;
+  const double v851 = v842 + 0.05287838199960611;
+  const double v852 = v844 + (-0.0043772571218395825);
+  const double v853 = v826 + (-0.214708623208);
+  const double v854 = v846 + 0.01824920229252011;
+  const double v855 = v829 + (-0.126729164208);
+  const double v856 = v830 + 0.088844724872;
+  const double v857 = v814 + 3.228604;
+  const double v858 = v699 + 3.228604;
+  const double v859 = 1.0 / v854;
+  const double v860 = v849 * v859;
+  const double v861 = v852 * v859;
+  const double v862 = v854 * v859;
+  const double v863 = v855 * v859;
+  const double v864 = v856 * v859;
+  const double v865 = v849 * v860;
+  const double v866 = v847 - v865;
+  const double v867 = v852 * v860;
+  const double v868 = v848 - v867;
+  const double v869 = v854 * v860;
+  const double v870 = v849 - v869;
+  const double v871 = v855 * v860;
+  const double v872 = v780 - v871;
+  const double v873 = v856 * v860;
+  const double v874 = v850 - v873;
+  const double v875 = v852 * v861;
+  const double v876 = v851 - v875;
+  const double v877 = v854 * v861;
+  const double v878 = v852 - v877;
+  const double v879 = v855 * v861;
+  const double v880 = v853 - v879;
+  const double v881 = v856 * v861;
+  const double v882 = v827 - v881;
+  const double v883 = v854 * v862;
+  const double v884 = v854 - v883;
+  const double v885 = v855 * v862;
+  const double v886 = v855 - v885;
+  const double v887 = v856 * v862;
+  const double v888 = v856 - v887;
+  const double v889 = v855 * v863;
+  const double v890 = v857 - v889;
+  const double v891 = v856 * v863;
+  const double v892 = v804 + v891;
+  const double v893 = v856 * v864;
+  const double v894 = v858 - v893;
+
+  // panda_link3: psi B
+  const double v895 = v652 * v731;
+  const double v896 = v653 * v731;
+  const double v897 = v654 * v731;
+  const double v898 = v655 * v731;
+  const double v899 = v656 * v731;
+  const double v900 = v657 * v731;
+  const double v901 = v729 - v895;
+  const double v902 = v730 - v896;
+  const double v903 = v731 - v897;
+  const double v904 = v714 - v898;
+  const double v905 = v711 - v899;
+  const double v906 = v717 - v900;
+  const double v907 = v494 * v905;
+  const double v908 = v495 * v904;
+  const double v909 = v908 - v907;
+  const double v910 = v495 * v905;
+  const double v911 = v494 * v904;
+  const double v912 = v910 + v911;
+  const double v913 = 0.0825 * v912;
+  const double v914 = 0.0825 * v906;
+  const double v915 = v494 * v902;
+  const double v916 = v495 * v901;
+  const double v917 = v916 - v915;
+  const double v918 = v495 * v902;
+  const double v919 = v494 * v901;
+  const double v920 = v918 + v919;
+  const double v921 = v903 + v913;
+  const double v922 = v920 - v914;
+
+  // panda_link3: D^-1 H
+  const double v923 = v859 * v922;
+
+  // panda_link2: kinematics
+  const double v924 = soa_sin[0];
+  const double v925 = soa_cos[0];
+
+  // panda_link2: Riccati
+  const double v926 = v733 * v868;
+  const double v927 = v734 * v866;
+  const double v928 = v927 - v926;
+  const double v929 = v733 * v876;
+  const double v930 = v734 * v868;
+  const double v931 = v930 - v929;
+  const double v932 = v733 * v878;
+  const double v933 = v734 * v870;
+  const double v934 = v933 - v932;
+  const double v935 = v733 * v866;
+  const double v936 = v930 + v935;
+  const double v937 = v734 * v876;
+  const double v938 = v926 + v937;
+  const double v939 = v734 * v878;
+  const double v940 = v733 * v870;
+  const double v941 = v939 + v940;
+  const double v942 = v733 * v931;
+  const double v943 = v734 * v928;
+  const double v944 = v943 - v942;
+  const double v945 = v734 * v931;
+  const double v946 = v733 * v928;
+  const double v947 = v945 + v946;
+  const double v948 = v734 * v938;
+  const double v949 = v733 * v936;
+  const double v950 = v948 + v949;
+  const double v951 = v733 * v880;
+  const double v952 = v734 * v872;
+  const double v953 = v952 - v951;
+  const double v954 = v733 * v882;
+  const double v955 = v734 * v874;
+  const double v956 = v955 - v954;
+  const double v957 = v734 * v880;
+  const double v958 = v733 * v872;
+  const double v959 = v957 + v958;
+  const double v960 = v734 * v882;
+  const double v961 = v733 * v874;
+  const double v962 = v960 + v961;
+  const double v963 = v733 * v956;
+  const double v964 = v734 * v953;
+  const double v965 = v964 - v963;
+  const double v966 = v734 * v956;
+  const double v967 = v733 * v953;
+  const double v968 = v966 + v967;
+  const double v969 = v733 * v888;
+  const double v970 = v734 * v886;
+  const double v971 = v969 - v970;
+  const double v972 = v734 * v888;
+  const double v973 = v733 * v886;
+  const double v974 = v972 + v973;
+  const double v975 = v733 * v962;
+  const double v976 = v734 * v959;
+  const double v977 = v976 - v975;
+  const double v978 = v734 * v962;
+  const double v979 = v733 * v959;
+  const double v980 = v978 + v979;
+  const double v981 = v733 * v892;
+  const double v982 = v734 * v890;
+  const double v983 = v981 + v982;
+  const double v984 = v733 * v894;
+  const double v985 = v734 * v892;
+  const double v986 = v984 + v985;
+  const double v987 = v733 * v890;
+  const double v988 = v987 - v985;
+  const double v989 = v734 * v894;
+  const double v990 = v989 - v981;
+  const double v991 = v733 * v986;
+  const double v992 = v734 * v983;
+  const double v993 = v991 + v992;
+  const double v994 = v734 * v986;
+  const double v995 = v733 * v983;
+  const double v996 = v995 - v994;
+  const double v997 = v734 * v990;
+  const double v998 = v733 * v988;
+  const double v999 = v997 + v998;
+  const double v1000 = v996 * (-0.316);
+  const double v1001 = v993 * (-0.316);
+  const double v1002 = v999 * (-0.316);
+  const double v1003 = v965 + v1000;
+  const double v1004 = v968 + v1002;
+  const double v1005 = v977 - v1001;
+  const double v1006 = v968 * (-0.316);
+  const double v1007 = v974 * (-0.316);
+  const double v1008 = v971 * (-0.316);
+  const double v1009 = v980 * (-0.316);
+  const double v1010 = v977 * (-0.316);
+  const double v1011 = (-0.316) * v1004;
+  const double v1012 = (-0.316) * v1003;
+  const double v1013 = (-0.316) * v1005;
+  const double v1014 = v944 + v1006;
+  const double v1015 = v1011 + v1014;
+  const double v1016 = v934 + v1007;
+  const double v1017 = v947 + v1009;
+  const double v1018 = v1017 - v1012;
+  const double v1019 = v941 + v1008;
+  const double v1020 = v950 - v1010;
+  const double v1021 = v1020 - v1013;
+  const double v1022 = v1015 + 0.00850351162402155;
+  const double v1023 = (-0.00398335888393552) - v1016;
+  const double v1024 = v1018 + 0.01026110182100817;
+  const double v1025 = v884 + 0.028124284712194955;
+  const double v1026 = 0.0007689361029464 - v1019;
+  const double v1027 = v1021 + 0.026534991901690206;
+  const double v1028 = 1.0 / v1027;
+  const double v1029 = v1024 * v1028;
+  const double v1030 = v1026 * v1028;
+  const double v1031 = v1024 * v1029;
+  const double v1032 = v1022 - v1031;
+  const double v1033 = v1026 * v1029;
+  const double v1034 = v1023 - v1033;
+  const double v1035 = v1026 * v1030;
+  const double v1036 = v1025 - v1035;
+
+  // panda_link2: psi B
+  const double v1037 = v860 * v922;
+  const double v1038 = v861 * v922;
+  const double v1039 = v862 * v922;
+  const double v1040 = v863 * v922;
+  const double v1041 = v864 * v922;
+  const double v1042 = v917 - v1037;
+  const double v1043 = v921 + v1038;
+  const double v1044 = v922 - v1039;
+  const double v1045 = v909 - v1040;
+  const double v1046 = v906 + v1041;
+  const double v1047 = v733 * v1046;
+  const double v1048 = v734 * v1045;
+  const double v1049 = v1047 + v1048;
+  const double v1050 = v734 * v1046;
+  const double v1051 = v733 * v1045;
+  const double v1052 = v1051 - v1050;
+  const double v1053 = (-0.316) * v1052;
+  const double v1054 = (-0.316) * v1049;
+  const double v1055 = v733 * v1043;
+  const double v1056 = v734 * v1042;
+  const double v1057 = v1055 + v1056;
+  const double v1058 = v734 * v1043;
+  const double v1059 = v733 * v1042;
+  const double v1060 = v1059 - v1058;
+  const double v1061 = v1053 + v1057;
+  const double v1062 = v1060 - v1054;
+
+  // panda_link2: D^-1 H
+  const double v1063 = v1028 * v1062;
+
+  // panda_link1: Riccati
+  const double v1064 = v924 * v1034;
+  const double v1065 = v925 * v1034;
+  const double v1066 = v924 * v1032;
+  const double v1067 = v1065 + v1066;
+  const double v1068 = v925 * v1036;
+  const double v1069 = v1064 + v1068;
+  const double v1070 = v925 * v1069;
+  const double v1071 = v924 * v1067;
+  const double v1072 = v1070 + v1071;
+  const double v1073 = v1072 + 0.009213163777211224;
+  const double v1074 = 1.0 / v1073;
+
+  // panda_link1: psi B
+  const double v1075 = v1029 * v1062;
+  const double v1076 = v1030 * v1062;
+  const double v1077 = v1061 - v1075;
+  const double v1078 = v1044 + v1076;
+  const double v1079 = v925 * v1078;
+  const double v1080 = v924 * v1077;
+  const double v1081 = v1079 - v1080;
+
+  // panda_link1: D^-1 H
+  const double v1082 = v1074 * v1081;
+
+  // panda_link2: psi* H*
+  const double v1083 = v924 * v1082;
+  const double v1084 = v925 * v1082;
+  const double v1085 = v1029 * v1083;
+  const double v1086 = v1030 * v1084;
+  const double v1087 = v1085 + v1086;
+  const double v1088 = v1063 + v1087;
+
+  // panda_link3: psi* H*
+  const double v1089 = (-0.316) * v1088;
+  const double v1090 = (-0.316) * v1083;
+  const double v1091 = v733 * v1090;
+  const double v1092 = v734 * v1089;
+  const double v1093 = v1091 + v1092;
+  const double v1094 = v734 * v1090;
+  const double v1095 = v733 * v1089;
+  const double v1096 = v1095 - v1094;
+  const double v1097 = v733 * v1088;
+  const double v1098 = v734 * v1083;
+  const double v1099 = v1097 - v1098;
+  const double v1100 = v734 * v1088;
+  const double v1101 = v733 * v1083;
+  const double v1102 = v1100 + v1101;
+  const double v1103 = v860 * v1099;
+  const double v1104 = v861 * v1102;
+  const double v1105 = v1103 + v1104;
+  const double v1106 = v862 * v1084;
+  const double v1107 = v1105 + v1106;
+  const double v1108 = v863 * v1093;
+  const double v1109 = v1107 - v1108;
+  const double v1110 = v864 * v1096;
+  const double v1111 = v1109 + v1110;
+  const double v1112 = v1084 - v1111;
+  const double v1113 = v923 + v1112;
+
+  // panda_link3: (I - K* psi* H*)
+  const double v1114 = v923 - v1111;
+
+  // panda_link4: psi* H*
+  const double v1115 = 0.0825 * v1113;
+  const double v1116 = 0.0825 * v1102;
+  const double v1117 = v1096 + v1115;
+  const double v1118 = v494 * v1116;
+  const double v1119 = v495 * v1093;
+  const double v1120 = v1118 + v1119;
+  const double v1121 = v495 * v1116;
+  const double v1122 = v494 * v1093;
+  const double v1123 = v1122 - v1121;
+  const double v1124 = v494 * v1113;
+  const double v1125 = v495 * v1099;
+  const double v1126 = v1124 + v1125;
+  const double v1127 = v495 * v1113;
+  const double v1128 = v494 * v1099;
+  const double v1129 = v1127 - v1128;
+  const double v1130 = v652 * v1126;
+  const double v1131 = v653 * v1129;
+  const double v1132 = v1130 + v1131;
+  const double v1133 = v654 * v1102;
+  const double v1134 = v1132 - v1133;
+  const double v1135 = v655 * v1120;
+  const double v1136 = v1134 - v1135;
+  const double v1137 = v656 * v1123;
+  const double v1138 = v1136 + v1137;
+  const double v1139 = v657 * v1117;
+  const double v1140 = v1138 - v1139;
+  const double v1141 = v1102 + v1140;
+  const double v1142 = v732 - v1141;
+
+  // panda_link4: (I - K* psi* H*)
+  const double v1143 = v732 - v1140;
+
+  // panda_link5: psi* H*
+  const double v1144 = 0.384 * v1142;
+  const double v1145 = (-0.0825) * v1142;
+  const double v1146 = 0.384 * v1126;
+  const double v1147 = (-0.0825) * v1129;
+  const double v1148 = v1147 - v1146;
+  const double v1149 = v1120 + v1144;
+  const double v1150 = v1123 + v1145;
+  const double v1151 = v1117 + v1148;
+  const double v1152 = v317 * v1151;
+  const double v1153 = v318 * v1149;
+  const double v1154 = v1152 - v1153;
+  const double v1155 = v318 * v1151;
+  const double v1156 = v317 * v1149;
+  const double v1157 = v1155 + v1156;
+  const double v1158 = v317 * v1142;
+  const double v1159 = v318 * v1126;
+  const double v1160 = v1159 - v1158;
+  const double v1161 = v318 * v1142;
+  const double v1162 = v317 * v1126;
+  const double v1163 = v1161 + v1162;
+  const double v1164 = v421 * v1160;
+  const double v1165 = v422 * v1163;
+  const double v1166 = v1164 - v1165;
+  const double v1167 = v423 * v1129;
+  const double v1168 = v1166 + v1167;
+  const double v1169 = v424 * v1154;
+  const double v1170 = v1168 + v1169;
+  const double v1171 = v425 * v1157;
+  const double v1172 = v1170 + v1171;
+  const double v1173 = v426 * v1150;
+  const double v1174 = v1172 + v1173;
+  const double v1175 = v1129 - v1174;
+  const double v1176 = v493 + v1175;
+
+  // panda_link5: (I - K* psi* H*)
+  const double v1177 = v493 - v1174;
+
+  // panda_link6: psi* H*
+  const double v1178 = v129 * v1150;
+  const double v1179 = v130 * v1154;
+  const double v1180 = v1178 + v1179;
+  const double v1181 = v130 * v1150;
+  const double v1182 = v129 * v1154;
+  const double v1183 = v1181 - v1182;
+  const double v1184 = v129 * v1176;
+  const double v1185 = v130 * v1160;
+  const double v1186 = v1184 + v1185;
+  const double v1187 = v130 * v1176;
+  const double v1188 = v129 * v1160;
+  const double v1189 = v1187 - v1188;
+  const double v1190 = v245 * v1186;
+  const double v1191 = v246 * v1189;
+  const double v1192 = v1190 + v1191;
+  const double v1193 = v247 * v1163;
+  const double v1194 = v1192 + v1193;
+  const double v1195 = v248 * v1180;
+  const double v1196 = v1194 + v1195;
+  const double v1197 = v249 * v1183;
+  const double v1198 = v1196 + v1197;
+  const double v1199 = v250 * v1157;
+  const double v1200 = v1198 - v1199;
+  const double v1201 = v1163 - v1200;
+  const double v1202 = v316 + v1201;
+
+  // panda_link6: (I - K* psi* H*)
+  const double v1203 = v316 - v1200;
+
+  // panda_link7: psi* H*
+  const double v1204 = 0.088 * v1189;
+  const double v1205 = v1157 + v1204;
+  const double v1206 = v4 * v1205;
+  const double v1207 = v5 * v1180;
+  const double v1208 = v1207 - v1206;
+  const double v1209 = v5 * v1205;
+  const double v1210 = v4 * v1180;
+  const double v1211 = v1209 + v1210;
+  const double v1212 = v4 * v1202;
+  const double v1213 = v5 * v1186;
+  const double v1214 = v1212 + v1213;
+  const double v1215 = v5 * v1202;
+  const double v1216 = v4 * v1186;
+  const double v1217 = v1215 - v1216;
+  const double v1218 = v77 * v1214;
+  const double v1219 = v78 * v1217;
+  const double v1220 = v1218 + v1219;
+  const double v1221 = v79 * v1189;
+  const double v1222 = v1220 - v1221;
+  const double v1223 = v80 * v1208;
+  const double v1224 = v1222 + v1223;
+  const double v1225 = v81 * v1211;
+  const double v1226 = v1224 - v1225;
+  const double v1227 = v1189 + v1226;
+  const double v1228 = v128 - v1227;
+
+  // panda_link7: (I - K* psi* H*)
+  const double v1229 = v128 - v1226;
+
+  // panda_leftfinger: psi* H*
+  const double v1230 = 0.1654 * v1217;
+  const double v1231 = v3 * v1228;
+  const double v1232 = v1231 - v1230;
+  const double v1233 = v2 * v1228;
+  const double v1234 = 0.1654 * v1214;
+  const double v1235 = v1234 - v1233;
+  const double v1236 = v1208 - v1232;
+  const double v1237 = v1211 + v1235;
+  const double v1238 = 0.7071067811865475 * v1237;
+  const double v1239 = 0.7071067811865476 * v1236;
+  const double v1240 = v1239 - v1238;
+
+  // panda_leftfinger: (I - K* psi* H*)
+  const double v1241 = -v1240;
+
+  // panda_rightfinger: psi* H*
+  const double v1242 = v1 * v1228;
+  const double v1243 = v1230 + v1242;
+  const double v1244 = v0 * v1228;
+  const double v1245 = v1234 + v1244;
+  const double v1246 = v1208 + v1243;
+  const double v1247 = v1211 + v1245;
+  const double v1248 = 0.7071067811865475 * v1247;
+  const double v1249 = 0.7071067811865476 * v1246;
+  const double v1250 = v1249 - v1248;
+
+  // output
+  dqdd[0] = v1082;
+  dqdd[1] = v1088;
+  dqdd[2] = v1114;
+  dqdd[3] = v1143;
+  dqdd[4] = v1177;
+  dqdd[5] = v1203;
+  dqdd[6] = v1229;
+  dqdd[7] = v1241;
+  dqdd[8] = v1250;
+}
 
 }  // namespace soa_gen::panda
 
-extern "C" void panda_jacobian(const double* in, double* out) { soa_gen::panda::jacobian(in, out); }
-
 extern "C" void panda_lambda(const double* in, double* out) { soa_gen::panda::lambda(in, out); }
+
+extern "C" void panda_tip_force_correction(const double* in, double* out) { soa_gen::panda::tip_force_correction(in, in + 9, out); }

@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 3 of 4 (2518 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 3 of 4 (3239 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -91,7 +91,7 @@ struct soa_sincos_pair {
 
 // Always inlined: called from a kernel thousands of lines long, g++ would otherwise split
 // off the fast path as a function of its own and pay a call, with its spills, per joint.
-[[gnu::always_inline]] static inline soa_sincos_pair soa_sincos(double x) {
+[[gnu::always_inline, maybe_unused]] static inline soa_sincos_pair soa_sincos(double x) {
   // pi/2 = pio2_1 + ... + pio2_4; k * pio2_1..3 are exact for |k| < 2^20 (Cody & Waite)
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
@@ -164,872 +164,1522 @@ struct soa_sincos_pair {
     }
 }
 
-// calM
-void mass_matrix(const double* q, double* calM) {
+// calM qdd + C
+void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
   // sin and cos of the joint angles, all at once: one vectorised loop
   const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
   double soa_sin[6], soa_cos[6];
   soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
 
-  // panda_rightfinger: kinematics
-  const double v0 = q[8] * 0.7071067811865476;
-  const double v1 = q[8] * 0.7071067811865475;
+  // panda_link2: kinematics
+  const double v0 = soa_sin[0];
+  const double v1 = soa_cos[0];
+  const double v2 = qd[0] * v0;
+  const double v3 = qd[0] * v1;
+  const double v4 = qd[1] * 0.01026110182100817;
+  const double v5 = v3 * (-0.00398335888393552);
+  const double v6 = v2 * 0.00850351162402155;
+  const double v7 = v5 + v6;
+  const double v8 = v4 - v7;
+  const double v9 = qd[1] * 0.0007689361029464;
+  const double v10 = v3 * 0.028124284712194955;
+  const double v11 = v2 * (-0.00398335888393552);
+  const double v12 = v10 + v11;
+  const double v13 = v9 - v12;
+  const double v14 = qd[1] * 0.026534991901690206;
+  const double v15 = v3 * 0.0007689361029464;
+  const double v16 = v2 * 0.01026110182100817;
+  const double v17 = v15 + v16;
+  const double v18 = v14 - v17;
+  const double v19 = qd[1] * v13;
+  const double v20 = v3 * v18;
+  const double v21 = v19 + v20;
+  const double v22 = v2 * v18;
+  const double v23 = qd[1] * v8;
+  const double v24 = v22 + v23;
+  const double v25 = v3 * v8;
+  const double v26 = v2 * v13;
+  const double v27 = v25 - v26;
+  const double v28 = qd[1] * v3;
+  const double v29 = qd[1] * v2;
 
-  // panda_leftfinger: kinematics
-  const double v2 = q[7] * 0.7071067811865476;
-  const double v3 = q[7] * 0.7071067811865475;
-
-  // panda_link7: kinematics
-  const double v4 = soa_sin[5];
-  const double v5 = soa_cos[5];
-
-  // panda_link7: composite body
-  const double v6 = q[7] * 0.010606601717798213;
-  const double v7 = q[7] * 0.010606601717798212;
-  const double v8 = v3 * v7;
-  const double v9 = v2 * v6;
-  const double v10 = v8 + v9;
-  const double v11 = v10 + 0.00041035739999999995;
-  const double v12 = 2.3749999999999997e-06 - v9;
-  const double v13 = v11 + v12;
-  const double v14 = v3 * v6;
-  const double v15 = q[7] * 0.0017543319241238244;
-  const double v16 = 2.3749999999999997e-06 - v8;
-  const double v17 = v11 + v16;
-  const double v18 = q[7] * 0.0017543319241238242;
-  const double v19 = v11 + (-0.00040960739999999996);
-  const double v20 = v6 + 0.0025736053713382038;
-  const double v21 = v7 + 0.0020344399586617982;
-  const double v22 = v13 + 0.030807878390949586;
-  const double v23 = 0.000391391281684248 - v14;
-  const double v24 = (-0.0009653051699191118) - v15;
-  const double v25 = v17 + 0.028386934612428354;
-  const double v26 = (-0.0012555365982728983) - v18;
-  const double v27 = v19 + 0.006682651967360945;
-  const double v28 = q[8] * 0.010606601717798213;
-  const double v29 = q[8] * 0.010606601717798212;
-  const double v30 = v1 * v29;
-  const double v31 = v0 * v28;
-  const double v32 = v30 + v31;
-  const double v33 = 0.00041035739999999995 + v32;
-  const double v34 = 2.3749999999999997e-06 - v31;
-  const double v35 = v33 + v34;
-  const double v36 = v1 * v28;
-  const double v37 = q[8] * 0.0017543319241238244;
-  const double v38 = 2.3749999999999997e-06 - v30;
-  const double v39 = v33 + v38;
-  const double v40 = q[8] * 0.0017543319241238242;
-  const double v41 = (-0.00040960739999999996) + v33;
-  const double v42 = v20 - v28;
-  const double v43 = v21 - v29;
-  const double v44 = v22 + v35;
-  const double v45 = v23 - v36;
-  const double v46 = v24 + v37;
-  const double v47 = v25 + v39;
-  const double v48 = v26 + v40;
-  const double v49 = v27 + v41;
-
-  // panda_link6: kinematics
-  const double v50 = soa_sin[4];
-  const double v51 = soa_cos[4];
-
-  // panda_link6: composite body
-  const double v52 = v4 * v43;
-  const double v53 = v5 * v42;
-  const double v54 = v53 - v52;
-  const double v55 = v5 * v43;
-  const double v56 = v4 * v42;
-  const double v57 = v55 + v56;
-  const double v58 = v54 + 0.13160593599999998;
-  const double v59 = v4 * v45;
-  const double v60 = v5 * v44;
-  const double v61 = v60 - v59;
-  const double v62 = v4 * v47;
-  const double v63 = v5 * v45;
-  const double v64 = v63 - v62;
-  const double v65 = v4 * v48;
-  const double v66 = v5 * v46;
-  const double v67 = v66 - v65;
-  const double v68 = v4 * v44;
-  const double v69 = v63 + v68;
-  const double v70 = v5 * v47;
-  const double v71 = v59 + v70;
-  const double v72 = v5 * v48;
-  const double v73 = v4 * v46;
-  const double v74 = v72 + v73;
-  const double v75 = v4 * v64;
-  const double v76 = v5 * v61;
-  const double v77 = v76 - v75;
-  const double v78 = v5 * v64;
-  const double v79 = v4 * v61;
-  const double v80 = v78 + v79;
-  const double v81 = v5 * v71;
-  const double v82 = v4 * v69;
-  const double v83 = v81 + v82;
-  const double v84 = v54 + v58;
-  const double v85 = v84 * 0.088;
-  const double v86 = v54 * 0.088;
-  const double v87 = v58 * 0.088;
-  const double v88 = v77 - v87;
-  const double v89 = v88 - v86;
-  const double v90 = v85 + v89;
-  const double v91 = v67 + (-0.013224459479792);
-  const double v92 = v57 * 0.088;
-  const double v93 = v80 - v92;
-  const double v94 = v49 + v85;
-  const double v95 = v83 + v85;
-  const double v96 = v58 + 0.10024161669500001;
-  const double v97 = v57 + (-0.017527158935000002);
-  const double v98 = v90 + 0.00248046035817079;
-  const double v99 = 0.001524110902883315 - v91;
-  const double v100 = v93 + (-0.00010375891721868492);
-  const double v101 = v94 + 0.010567766133106952;
-  const double v102 = 9.3569097314605e-05 - v74;
-  const double v103 = v93 + (-0.0001037589172186847);
-  const double v104 = 9.356909731460494e-05 - v74;
-  const double v105 = v95 + 0.011794560230238952;
-
-  // panda_link5: kinematics
-  const double v106 = soa_sin[3];
-  const double v107 = soa_cos[3];
-
-  // panda_link5: composite body
-  const double v108 = v50 * (-0.17380470556900002);
-  const double v109 = v51 * v96;
-  const double v110 = v109 - v108;
-  const double v111 = v51 * (-0.17380470556900002);
-  const double v112 = v50 * v96;
-  const double v113 = v111 + v112;
-  const double v114 = v50 * v99;
-  const double v115 = v51 * v98;
-  const double v116 = v115 - v114;
-  const double v117 = v50 * v101;
-  const double v118 = v51 * v99;
-  const double v119 = v118 - v117;
-  const double v120 = v50 * v102;
-  const double v121 = v51 * v100;
-  const double v122 = v121 - v120;
-  const double v123 = v50 * v98;
-  const double v124 = v118 + v123;
-  const double v125 = v51 * v101;
-  const double v126 = v114 + v125;
-  const double v127 = v51 * v102;
-  const double v128 = v50 * v100;
-  const double v129 = v127 + v128;
-  const double v130 = v50 * v119;
-  const double v131 = v51 * v116;
-  const double v132 = v131 - v130;
-  const double v133 = v51 * v119;
-  const double v134 = v50 * v116;
-  const double v135 = v133 + v134;
-  const double v136 = v51 * v104;
-  const double v137 = v50 * v103;
-  const double v138 = v136 + v137;
-  const double v139 = v51 * v126;
-  const double v140 = v50 * v124;
-  const double v141 = v139 + v140;
-  const double v142 = v110 + (-0.014653732538);
-  const double v143 = 0.05034347249 - v97;
-  const double v144 = v113 + (-0.047121686402);
-  const double v145 = v132 + 0.03942757095803552;
-  const double v146 = (-0.00151524447332703) - v122;
-  const double v147 = v135 + (-0.004600245517563105);
-  const double v148 = (-0.0015152444733270301) - v122;
-  const double v149 = v105 + 0.03146037232526039;
-  const double v150 = 0.0021640520520981297 - v138;
-  const double v151 = v141 + 0.010869510762828563;
-
-  // panda_link4: kinematics
-  const double v152 = soa_sin[2];
-  const double v153 = soa_cos[2];
-
-  // panda_link4: composite body
-  const double v154 = v106 * v143;
-  const double v155 = v107 * v142;
-  const double v156 = v155 - v154;
-  const double v157 = v107 * v143;
-  const double v158 = v106 * v142;
-  const double v159 = v157 + v158;
-  const double v160 = v156 + (-0.36201189750000007);
-  const double v161 = v144 + 1.6850008320000003;
-  const double v162 = v106 * v148;
-  const double v163 = v107 * v145;
-  const double v164 = v163 - v162;
-  const double v165 = v106 * v149;
-  const double v166 = v107 * v146;
-  const double v167 = v166 - v165;
-  const double v168 = v106 * v150;
-  const double v169 = v107 * v147;
-  const double v170 = v169 - v168;
-  const double v171 = v107 * v148;
-  const double v172 = v106 * v145;
-  const double v173 = v171 + v172;
-  const double v174 = v107 * v149;
-  const double v175 = v106 * v146;
-  const double v176 = v174 + v175;
-  const double v177 = v107 * v150;
-  const double v178 = v106 * v147;
-  const double v179 = v177 + v178;
-  const double v180 = v106 * v167;
-  const double v181 = v107 * v164;
-  const double v182 = v181 - v180;
-  const double v183 = v107 * v167;
-  const double v184 = v106 * v164;
-  const double v185 = v183 + v184;
-  const double v186 = v107 * v176;
-  const double v187 = v106 * v173;
-  const double v188 = v186 + v187;
-  const double v189 = v156 + v160;
-  const double v190 = v144 + v161;
-  const double v191 = v190 * 0.384;
-  const double v192 = v189 * (-0.0825);
-  const double v193 = v191 + v192;
-  const double v194 = v156 * (-0.0825);
-  const double v195 = v160 * (-0.0825);
-  const double v196 = v182 - v195;
-  const double v197 = v196 - v194;
-  const double v198 = v193 + v197;
-  const double v199 = v144 * (-0.0825);
-  const double v200 = v160 * 0.384;
-  const double v201 = v170 - v200;
-  const double v202 = v201 - v199;
-  const double v203 = v159 * (-0.0825);
-  const double v204 = v203 - v185;
-  const double v205 = v144 * 0.384;
-  const double v206 = v161 * 0.384;
-  const double v207 = v151 - v206;
-  const double v208 = v207 - v205;
-  const double v209 = v193 + v208;
-  const double v210 = v159 * 0.384;
-  const double v211 = v210 - v179;
-  const double v212 = v188 + v193;
-  const double v213 = v160 + (-0.19076837715);
-  const double v214 = v161 + 0.374644408005;
-  const double v215 = 0.09850206933 - v159;
-  const double v216 = v198 + 0.06767727025085991;
-  const double v217 = v202 + 0.02771584317362585;
-  const double v218 = v204 + 0.0039053550262761003;
-  const double v219 = v209 + 0.03239943042445132;
-  const double v220 = v211 + (-0.0016444875773692705);
-  const double v221 = v212 + 0.0775861490525396;
+  // panda_link2: phi* H*
+  const double v30 = v0 * 9.81;
+  const double v31 = v1 * 9.81;
+  const double v32 = qdd[0] * v0;
+  const double v33 = qdd[0] * v1;
+  const double v34 = v28 + v32;
+  const double v35 = v29 - v33;
 
   // panda_link3: kinematics
-  const double v222 = soa_sin[1];
-  const double v223 = soa_cos[1];
+  const double v36 = soa_sin[1];
+  const double v37 = soa_cos[1];
+  const double v38 = qd[1] * v36;
+  const double v39 = v2 * v37;
+  const double v40 = v38 - v39;
+  const double v41 = qd[1] * v37;
+  const double v42 = v2 * v36;
+  const double v43 = v41 + v42;
+  const double v44 = qd[2] + v3;
+  const double v45 = v44 * 0.126729164208;
+  const double v46 = v43 * (-0.214708623208);
+  const double v47 = v46 - v45;
+  const double v48 = v40 * (-0.214708623208);
+  const double v49 = v44 * 0.088844724872;
+  const double v50 = v49 - v48;
+  const double v51 = v43 * 0.088844724872;
+  const double v52 = v40 * 0.126729164208;
+  const double v53 = v52 - v51;
+  const double v54 = v44 * v50;
+  const double v55 = v43 * v53;
+  const double v56 = v55 - v54;
+  const double v57 = v40 * v53;
+  const double v58 = v44 * v47;
+  const double v59 = v58 - v57;
+  const double v60 = v44 * (-0.005487648106562256);
+  const double v61 = v43 * (-0.008248333140675744);
+  const double v62 = v40 * 0.05649492601407083;
+  const double v63 = v61 + v62;
+  const double v64 = v60 + v63;
+  const double v65 = v44 * (-0.0043772571218395825);
+  const double v66 = v43 * 0.05287838199960611;
+  const double v67 = v40 * (-0.008248333140675745);
+  const double v68 = v66 + v67;
+  const double v69 = v65 + v68;
+  const double v70 = v44 * 0.01824920229252011;
+  const double v71 = v43 * (-0.0043772571218395825);
+  const double v72 = v40 * (-0.005487648106562255);
+  const double v73 = v71 + v72;
+  const double v74 = v70 + v73;
+  const double v75 = v44 * v69;
+  const double v76 = v43 * v74;
+  const double v77 = v76 - v75;
+  const double v78 = v40 * v74;
+  const double v79 = v44 * v64;
+  const double v80 = v79 - v78;
+  const double v81 = v43 * v64;
+  const double v82 = v40 * v69;
+  const double v83 = v82 - v81;
+  const double v84 = qd[2] * v43;
+  const double v85 = qd[2] * v40;
+  const double v86 = v43 * 0.316;
+  const double v87 = v40 * 0.316;
+  const double v88 = v3 * v87;
+  const double v89 = v3 * v86;
+  const double v90 = v43 * v86;
+  const double v91 = v40 * v87;
+  const double v92 = v90 + v91;
 
-  // panda_link3: composite body
-  const double v224 = v152 * v214;
-  const double v225 = v153 * v213;
-  const double v226 = v225 - v224;
-  const double v227 = v153 * v214;
-  const double v228 = v152 * v213;
-  const double v229 = v227 + v228;
-  const double v230 = v226 + 0.6580132350000001;
-  const double v231 = v152 * v217;
-  const double v232 = v153 * v216;
-  const double v233 = v232 - v231;
-  const double v234 = v152 * v219;
-  const double v235 = v153 * v217;
-  const double v236 = v235 - v234;
-  const double v237 = v152 * v220;
-  const double v238 = v153 * v218;
-  const double v239 = v238 - v237;
-  const double v240 = v152 * v216;
-  const double v241 = v235 + v240;
-  const double v242 = v153 * v219;
-  const double v243 = v231 + v242;
-  const double v244 = v153 * v220;
-  const double v245 = v152 * v218;
-  const double v246 = v244 + v245;
-  const double v247 = v152 * v236;
-  const double v248 = v153 * v233;
-  const double v249 = v248 - v247;
-  const double v250 = v153 * v236;
-  const double v251 = v152 * v233;
-  const double v252 = v250 + v251;
-  const double v253 = v153 * v243;
-  const double v254 = v152 * v241;
+  // panda_link3: phi* H*
+  const double v93 = qdd[1] * (-0.316);
+  const double v94 = v34 * (-0.316);
+  const double v95 = v30 + v93;
+  const double v96 = v36 * v94;
+  const double v97 = v37 * v95;
+  const double v98 = v96 + v97;
+  const double v99 = v37 * v94;
+  const double v100 = v36 * v95;
+  const double v101 = v100 - v99;
+  const double v102 = qdd[1] * v36;
+  const double v103 = v34 * v37;
+  const double v104 = v102 - v103;
+  const double v105 = qdd[1] * v37;
+  const double v106 = v34 * v36;
+  const double v107 = v105 + v106;
+  const double v108 = v84 + v104;
+  const double v109 = v107 - v85;
+  const double v110 = qdd[2] - v35;
+  const double v111 = v88 - v98;
+  const double v112 = v89 + v101;
+  const double v113 = v31 - v92;
+
+  // panda_link4: kinematics
+  const double v114 = soa_sin[2];
+  const double v115 = soa_cos[2];
+  const double v116 = v44 * v114;
+  const double v117 = v40 * v115;
+  const double v118 = v116 + v117;
+  const double v119 = v44 * v115;
+  const double v120 = v40 * v114;
+  const double v121 = v119 - v120;
+  const double v122 = qd[3] - v43;
+  const double v123 = v122 * 0.374644408005;
+  const double v124 = v121 * 0.09850206933;
+  const double v125 = v124 - v123;
+  const double v126 = v118 * 0.09850206933;
+  const double v127 = v122 * (-0.19076837715);
+  const double v128 = v127 - v126;
+  const double v129 = v121 * (-0.19076837715);
+  const double v130 = v118 * 0.374644408005;
+  const double v131 = v130 - v129;
+  const double v132 = v122 * v128;
+  const double v133 = v121 * v131;
+  const double v134 = v133 - v132;
+  const double v135 = v118 * v131;
+  const double v136 = v122 * v125;
+  const double v137 = v136 - v135;
+  const double v138 = v121 * v125;
+  const double v139 = v118 * v128;
+  const double v140 = v139 - v138;
+  const double v141 = v122 * 0.0039053550262761003;
+  const double v142 = v121 * 0.02771584317362585;
+  const double v143 = v118 * 0.06767727025085991;
+  const double v144 = v142 + v143;
+  const double v145 = v141 + v144;
+  const double v146 = v122 * (-0.0016444875773692705);
+  const double v147 = v121 * 0.03239943042445132;
+  const double v148 = v118 * 0.02771584317362585;
+  const double v149 = v147 + v148;
+  const double v150 = v146 + v149;
+  const double v151 = v122 * 0.0775861490525396;
+  const double v152 = v121 * (-0.0016444875773692705);
+  const double v153 = v118 * 0.0039053550262761003;
+  const double v154 = v152 + v153;
+  const double v155 = v151 + v154;
+  const double v156 = v122 * v150;
+  const double v157 = v121 * v155;
+  const double v158 = v157 - v156;
+  const double v159 = v118 * v155;
+  const double v160 = v122 * v145;
+  const double v161 = v160 - v159;
+  const double v162 = v121 * v145;
+  const double v163 = v118 * v150;
+  const double v164 = v163 - v162;
+  const double v165 = v115 * 0.0825;
+  const double v166 = v114 * 0.0825;
+  const double v167 = qd[3] * v121;
+  const double v168 = qd[3] * v118;
+  const double v169 = v43 * v166;
+  const double v170 = v43 * v165;
+  const double v171 = v121 * v165;
+  const double v172 = v118 * v166;
+  const double v173 = v171 + v172;
+  const double v174 = v43 * v170;
+  const double v175 = v121 * v173;
+  const double v176 = v174 + v175;
+  const double v177 = v118 * v173;
+  const double v178 = v43 * v169;
+  const double v179 = v177 + v178;
+  const double v180 = v121 * v169;
+  const double v181 = v118 * v170;
+  const double v182 = v180 - v181;
+
+  // panda_link4: phi* H*
+  const double v183 = v110 * 0.0825;
+  const double v184 = v109 * 0.0825;
+  const double v185 = v112 + v183;
+  const double v186 = v113 - v184;
+  const double v187 = v114 * v186;
+  const double v188 = v111 * v115;
+  const double v189 = v187 + v188;
+  const double v190 = v115 * v186;
+  const double v191 = v111 * v114;
+  const double v192 = v190 - v191;
+  const double v193 = v110 * v114;
+  const double v194 = v108 * v115;
+  const double v195 = v193 + v194;
+  const double v196 = v110 * v115;
+  const double v197 = v108 * v114;
+  const double v198 = v196 - v197;
+  const double v199 = v167 + v195;
+  const double v200 = v198 - v168;
+  const double v201 = qdd[3] - v109;
+  const double v202 = v189 - v176;
+  const double v203 = v179 + v192;
+  const double v204 = v182 - v185;
+
+  // panda_link5: kinematics
+  const double v205 = soa_sin[3];
+  const double v206 = soa_cos[3];
+  const double v207 = v122 * v205;
+  const double v208 = v118 * v206;
+  const double v209 = v208 - v207;
+  const double v210 = v122 * v206;
+  const double v211 = v118 * v205;
+  const double v212 = v210 + v211;
+  const double v213 = qd[4] + v121;
+  const double v214 = v213 * 0.05034347249;
+  const double v215 = v212 * (-0.047121686402);
+  const double v216 = v214 + v215;
+  const double v217 = v209 * (-0.047121686402);
+  const double v218 = v213 * (-0.014653732538);
+  const double v219 = v218 - v217;
+  const double v220 = v212 * (-0.014653732538);
+  const double v221 = v209 * 0.05034347249;
+  const double v222 = v220 + v221;
+  const double v223 = v213 * v219;
+  const double v224 = v212 * v222;
+  const double v225 = v223 + v224;
+  const double v226 = v209 * v222;
+  const double v227 = v213 * v216;
+  const double v228 = v226 + v227;
+  const double v229 = v212 * v216;
+  const double v230 = v209 * v219;
+  const double v231 = v230 - v229;
+  const double v232 = v213 * (-0.004600245517563105);
+  const double v233 = v212 * (-0.00151524447332703);
+  const double v234 = v209 * 0.03942757095803552;
+  const double v235 = v234 - v233;
+  const double v236 = v232 + v235;
+  const double v237 = v213 * 0.0021640520520981297;
+  const double v238 = v212 * 0.03146037232526039;
+  const double v239 = v209 * (-0.0015152444733270301);
+  const double v240 = v239 - v238;
+  const double v241 = v237 + v240;
+  const double v242 = v213 * 0.010869510762828563;
+  const double v243 = v212 * 0.0021640520520981297;
+  const double v244 = v209 * (-0.004600245517563105);
+  const double v245 = v244 - v243;
+  const double v246 = v242 + v245;
+  const double v247 = v213 * v241;
+  const double v248 = v212 * v246;
+  const double v249 = v247 + v248;
+  const double v250 = v209 * v246;
+  const double v251 = v213 * v236;
+  const double v252 = v251 - v250;
+  const double v253 = v212 * v236;
+  const double v254 = v209 * v241;
   const double v255 = v253 + v254;
-  const double v256 = v226 + v230;
-  const double v257 = v256 * 0.0825;
-  const double v258 = v226 * 0.0825;
-  const double v259 = v230 * 0.0825;
-  const double v260 = v249 - v259;
-  const double v261 = v260 - v258;
-  const double v262 = v257 + v261;
-  const double v263 = v215 * 0.0825;
-  const double v264 = v263 - v239;
-  const double v265 = v229 * 0.0825;
-  const double v266 = v252 - v265;
-  const double v267 = v221 + v257;
-  const double v268 = v255 + v257;
-  const double v269 = v230 + 0.088844724872;
-  const double v270 = 0.126729164208 - v215;
-  const double v271 = v229 + (-0.214708623208);
-  const double v272 = v262 + 0.05649492601407083;
-  const double v273 = v264 + (-0.008248333140675744);
-  const double v274 = v266 + (-0.005487648106562256);
-  const double v275 = v264 + (-0.008248333140675745);
-  const double v276 = v267 + 0.05287838199960611;
-  const double v277 = (-0.0043772571218395825) - v246;
-  const double v278 = v266 + (-0.005487648106562255);
-  const double v279 = v268 + 0.01824920229252011;
+  const double v256 = v206 * (-0.0825);
+  const double v257 = v205 * (-0.0825);
+  const double v258 = qd[4] * v212;
+  const double v259 = qd[4] * v209;
+  const double v260 = v121 * v257;
+  const double v261 = 0.384 * v212;
+  const double v262 = v260 - v261;
+  const double v263 = 0.384 * v209;
+  const double v264 = v121 * v256;
+  const double v265 = v264 - v263;
+  const double v266 = v212 * v256;
+  const double v267 = v209 * v257;
+  const double v268 = v266 - v267;
+  const double v269 = v121 * v265;
+  const double v270 = v212 * v268;
+  const double v271 = v269 + v270;
+  const double v272 = v209 * v268;
+  const double v273 = v121 * v262;
+  const double v274 = v273 - v272;
+  const double v275 = v212 * v262;
+  const double v276 = v209 * v265;
+  const double v277 = v275 + v276;
 
-  // panda_link2: kinematics
-  const double v280 = soa_sin[0];
-  const double v281 = soa_cos[0];
-
-  // panda_link2: composite body
-  const double v282 = v222 * v270;
-  const double v283 = v223 * v269;
-  const double v284 = v283 - v282;
-  const double v285 = v223 * v270;
-  const double v286 = v222 * v269;
-  const double v287 = v285 + v286;
-  const double v288 = (-3.5406289520000005) - v271;
-  const double v289 = v222 * v275;
-  const double v290 = v223 * v272;
-  const double v291 = v290 - v289;
-  const double v292 = v222 * v276;
-  const double v293 = v223 * v273;
+  // panda_link5: phi* H*
+  const double v278 = v201 * 0.384;
+  const double v279 = v201 * (-0.0825);
+  const double v280 = v199 * 0.384;
+  const double v281 = v200 * (-0.0825);
+  const double v282 = v281 - v280;
+  const double v283 = v202 - v278;
+  const double v284 = v203 + v279;
+  const double v285 = v204 - v282;
+  const double v286 = v205 * v285;
+  const double v287 = v206 * v283;
+  const double v288 = v287 - v286;
+  const double v289 = v206 * v285;
+  const double v290 = v205 * v283;
+  const double v291 = v289 + v290;
+  const double v292 = v201 * v205;
+  const double v293 = v199 * v206;
   const double v294 = v293 - v292;
-  const double v295 = v222 * v277;
-  const double v296 = v223 * v274;
-  const double v297 = v296 - v295;
-  const double v298 = v223 * v275;
-  const double v299 = v222 * v272;
-  const double v300 = v298 + v299;
-  const double v301 = v223 * v276;
-  const double v302 = v222 * v273;
-  const double v303 = v301 + v302;
-  const double v304 = v223 * v277;
-  const double v305 = v222 * v274;
-  const double v306 = v304 + v305;
-  const double v307 = v222 * v294;
-  const double v308 = v223 * v291;
-  const double v309 = v308 - v307;
-  const double v310 = v223 * v294;
-  const double v311 = v222 * v291;
-  const double v312 = v310 + v311;
-  const double v313 = v222 * v278;
-  const double v314 = v304 + v313;
-  const double v315 = v223 * v303;
-  const double v316 = v222 * v300;
-  const double v317 = v315 + v316;
-  const double v318 = v288 - v271;
-  const double v319 = v318 * (-0.316);
-  const double v320 = v309 + v319;
-  const double v321 = v284 * (-0.316);
-  const double v322 = v297 + v321;
-  const double v323 = v271 * (-0.316);
-  const double v324 = v288 * (-0.316);
-  const double v325 = v279 - v324;
-  const double v326 = v323 + v325;
-  const double v327 = v319 + v326;
-  const double v328 = v287 * (-0.316);
-  const double v329 = v314 + v328;
-  const double v330 = v317 + v319;
-  const double v331 = v320 + 0.00850351162402155;
-  const double v332 = (-0.00398335888393552) - v322;
-  const double v333 = v312 + 0.01026110182100817;
-  const double v334 = v327 + 0.028124284712194955;
-  const double v335 = 0.0007689361029464 - v329;
-  const double v336 = v330 + 0.026534991901690206;
+  const double v295 = v201 * v206;
+  const double v296 = v199 * v205;
+  const double v297 = v295 + v296;
+  const double v298 = v294 - v258;
+  const double v299 = v259 + v297;
+  const double v300 = qdd[4] + v200;
+  const double v301 = v288 - v271;
+  const double v302 = v274 - v291;
+  const double v303 = v277 + v284;
 
-  // panda_link1: composite body
-  const double v337 = v280 * v332;
-  const double v338 = v281 * v332;
-  const double v339 = v280 * v331;
-  const double v340 = v338 + v339;
-  const double v341 = v281 * v334;
-  const double v342 = v337 + v341;
-  const double v343 = v281 * v335;
-  const double v344 = v280 * v333;
-  const double v345 = v343 + v344;
-  const double v346 = -v345;
-  const double v347 = v281 * v342;
-  const double v348 = v280 * v340;
-  const double v349 = v347 + v348;
-  const double v350 = v349 + 0.009213163777211224;
+  // panda_link6: kinematics
+  const double v304 = soa_sin[4];
+  const double v305 = soa_cos[4];
+  const double v306 = v213 * v304;
+  const double v307 = v209 * v305;
+  const double v308 = v306 + v307;
+  const double v309 = v213 * v305;
+  const double v310 = v209 * v304;
+  const double v311 = v309 - v310;
+  const double v312 = qd[5] + v212;
+  const double v313 = v312 * (-0.023526756935);
+  const double v314 = v311 * (-0.017527158935000002);
+  const double v315 = v314 - v313;
+  const double v316 = v308 * (-0.017527158935000002);
+  const double v317 = v312 * 0.10024161669500001;
+  const double v318 = v317 - v316;
+  const double v319 = v311 * 0.10024161669500001;
+  const double v320 = v308 * (-0.023526756935);
+  const double v321 = v320 - v319;
+  const double v322 = v312 * v318;
+  const double v323 = v311 * v321;
+  const double v324 = v323 - v322;
+  const double v325 = v308 * v321;
+  const double v326 = v312 * v315;
+  const double v327 = v326 - v325;
+  const double v328 = v311 * v315;
+  const double v329 = v308 * v318;
+  const double v330 = v329 - v328;
+  const double v331 = v312 * (-0.00010375891721868492);
+  const double v332 = v311 * 0.001524110902883315;
+  const double v333 = v308 * 0.00248046035817079;
+  const double v334 = v332 + v333;
+  const double v335 = v331 + v334;
+  const double v336 = v312 * 9.3569097314605e-05;
+  const double v337 = v311 * 0.010567766133106952;
+  const double v338 = v308 * 0.001524110902883315;
+  const double v339 = v337 + v338;
+  const double v340 = v336 + v339;
+  const double v341 = v312 * 0.011794560230238952;
+  const double v342 = v311 * 9.356909731460494e-05;
+  const double v343 = v308 * (-0.0001037589172186847);
+  const double v344 = v342 + v343;
+  const double v345 = v341 + v344;
+  const double v346 = v312 * v340;
+  const double v347 = v311 * v345;
+  const double v348 = v347 - v346;
+  const double v349 = v308 * v345;
+  const double v350 = v312 * v335;
+  const double v351 = v350 - v349;
+  const double v352 = v311 * v335;
+  const double v353 = v308 * v340;
+  const double v354 = v353 - v352;
+  const double v355 = qd[5] * v311;
+  const double v356 = qd[5] * v308;
 
-  // column 2, panda_link2: phi R H*
-  const double v351 = v306 + v328;
+  // panda_link6: phi* H*
+  const double v357 = v303 * v304;
+  const double v358 = v301 * v305;
+  const double v359 = v357 + v358;
+  const double v360 = v303 * v305;
+  const double v361 = v301 * v304;
+  const double v362 = v360 - v361;
+  const double v363 = v300 * v304;
+  const double v364 = v298 * v305;
+  const double v365 = v363 + v364;
+  const double v366 = v300 * v305;
+  const double v367 = v298 * v304;
+  const double v368 = v366 - v367;
+  const double v369 = v355 + v365;
+  const double v370 = v368 - v356;
+  const double v371 = qdd[5] + v299;
 
-  // column 2, panda_link1: phi R H*
-  const double v352 = v279 * v281;
-  const double v353 = v280 * v322;
-  const double v354 = v352 - v353;
+  // panda_link7: kinematics
+  const double v372 = soa_sin[5];
+  const double v373 = soa_cos[5];
+  const double v374 = v312 * v372;
+  const double v375 = v308 * v373;
+  const double v376 = v374 + v375;
+  const double v377 = v312 * v373;
+  const double v378 = v308 * v372;
+  const double v379 = v377 - v378;
+  const double v380 = qd[6] - v311;
+  const double v381 = v380 * 0.0020344399586617982;
+  const double v382 = v379 * 0.145315948634;
+  const double v383 = v382 - v381;
+  const double v384 = v376 * 0.145315948634;
+  const double v385 = v380 * 0.0025736053713382038;
+  const double v386 = v385 - v384;
+  const double v387 = v379 * 0.0025736053713382038;
+  const double v388 = v376 * 0.0020344399586617982;
+  const double v389 = v388 - v387;
+  const double v390 = v380 * v386;
+  const double v391 = v379 * v389;
+  const double v392 = v391 - v390;
+  const double v393 = v376 * v389;
+  const double v394 = v380 * v383;
+  const double v395 = v394 - v393;
+  const double v396 = v379 * v383;
+  const double v397 = v376 * v386;
+  const double v398 = v397 - v396;
+  const double v399 = v380 * (-0.0009653051699191118);
+  const double v400 = v379 * 0.000391391281684248;
+  const double v401 = v376 * 0.030807878390949586;
+  const double v402 = v400 + v401;
+  const double v403 = v399 + v402;
+  const double v404 = v380 * (-0.0012555365982728983);
+  const double v405 = v379 * 0.028386934612428354;
+  const double v406 = v376 * 0.000391391281684248;
+  const double v407 = v405 + v406;
+  const double v408 = v404 + v407;
+  const double v409 = v380 * 0.006682651967360945;
+  const double v410 = v379 * (-0.0012555365982728983);
+  const double v411 = v376 * (-0.0009653051699191118);
+  const double v412 = v410 + v411;
+  const double v413 = v409 + v412;
+  const double v414 = v380 * v408;
+  const double v415 = v379 * v413;
+  const double v416 = v415 - v414;
+  const double v417 = v376 * v413;
+  const double v418 = v380 * v403;
+  const double v419 = v418 - v417;
+  const double v420 = v379 * v403;
+  const double v421 = v376 * v408;
+  const double v422 = v421 - v420;
+  const double v423 = v373 * 0.088;
+  const double v424 = v372 * 0.088;
+  const double v425 = qd[6] * v379;
+  const double v426 = qd[6] * v376;
+  const double v427 = v311 * v424;
+  const double v428 = v311 * v423;
+  const double v429 = v379 * v423;
+  const double v430 = v376 * v424;
+  const double v431 = v429 + v430;
+  const double v432 = v311 * v428;
+  const double v433 = v379 * v431;
+  const double v434 = v432 + v433;
+  const double v435 = v376 * v431;
+  const double v436 = v311 * v427;
+  const double v437 = v435 + v436;
+  const double v438 = v379 * v427;
+  const double v439 = v376 * v428;
+  const double v440 = v438 - v439;
 
-  // column 3, panda_link3: phi R H*
-  const double v355 = v221 + v258;
+  // panda_link7: phi* H*
+  const double v441 = v371 * 0.088;
+  const double v442 = v370 * 0.088;
+  const double v443 = v362 + v441;
+  const double v444 = v302 + v442;
+  const double v445 = v372 * v444;
+  const double v446 = v359 * v373;
+  const double v447 = v446 - v445;
+  const double v448 = v373 * v444;
+  const double v449 = v359 * v372;
+  const double v450 = v448 + v449;
+  const double v451 = v371 * v372;
+  const double v452 = v369 * v373;
+  const double v453 = v451 + v452;
+  const double v454 = v371 * v373;
+  const double v455 = v369 * v372;
+  const double v456 = v454 - v455;
+  const double v457 = v425 + v453;
+  const double v458 = v456 - v426;
+  const double v459 = qdd[6] - v370;
+  const double v460 = v447 - v434;
+  const double v461 = v437 - v450;
+  const double v462 = v440 - v443;
 
-  // column 3, panda_link2: phi R H*
-  const double v356 = v223 * v229;
-  const double v357 = v222 * v229;
-  const double v358 = (-0.316) * v357;
-  const double v359 = (-0.316) * v356;
-  const double v360 = v222 * v355;
-  const double v361 = v223 * v239;
-  const double v362 = v360 + v361;
-  const double v363 = v223 * v355;
-  const double v364 = v222 * v239;
-  const double v365 = v364 - v363;
-  const double v366 = v362 - v358;
-  const double v367 = v359 + v365;
-
-  // column 3, panda_link1: phi R H*
-  const double v368 = v246 * v281;
-  const double v369 = v280 * v366;
-  const double v370 = v368 - v369;
-
-  // column 4, panda_link4: phi R H*
-  const double v371 = v156 * 0.384;
-  const double v372 = v170 - v371;
-  const double v373 = v151 + v194;
-
-  // column 4, panda_link3: phi R H*
-  const double v374 = v153 * v159;
-  const double v375 = v152 * v159;
-  const double v376 = 0.0825 * v375;
-  const double v377 = v156 * 0.0825;
-  const double v378 = v152 * v373;
-  const double v379 = v153 * v372;
-  const double v380 = v379 - v378;
-  const double v381 = v153 * v373;
-  const double v382 = v152 * v372;
-  const double v383 = v381 + v382;
-  const double v384 = v376 - v211;
-  const double v385 = v377 + v383;
-
-  // column 4, panda_link2: phi R H*
-  const double v386 = v156 * v222;
-  const double v387 = v223 * v374;
-  const double v388 = v386 + v387;
-  const double v389 = v156 * v223;
-  const double v390 = v222 * v374;
-  const double v391 = v389 - v390;
-  const double v392 = (-0.316) * v391;
-  const double v393 = (-0.316) * v388;
-  const double v394 = v222 * v384;
-  const double v395 = v223 * v380;
-  const double v396 = v395 - v394;
-  const double v397 = v223 * v384;
-  const double v398 = v222 * v380;
-  const double v399 = v397 + v398;
-  const double v400 = v392 + v396;
-  const double v401 = v393 + v399;
-
-  // column 4, panda_link1: phi R H*
-  const double v402 = v281 * v385;
-  const double v403 = v280 * v400;
-  const double v404 = v402 - v403;
-
-  // column 5, panda_link5: phi R H*
-  const double v405 = v51 * 0.17380470556900002;
-  const double v406 = v405 - v112;
-  const double v407 = v50 * 0.17380470556900002;
-  const double v408 = v109 + v407;
-
-  // column 5, panda_link4: phi R H*
-  const double v409 = v107 * v406;
-  const double v410 = v106 * v406;
-  const double v411 = 0.384 * v410;
-  const double v412 = (-0.0825) * v410;
-  const double v413 = 0.384 * v409;
-  const double v414 = (-0.0825) * v408;
-  const double v415 = v414 - v413;
-  const double v416 = v105 * v106;
-  const double v417 = v107 * v122;
-  const double v418 = v416 + v417;
-  const double v419 = v105 * v107;
-  const double v420 = v106 * v122;
-  const double v421 = v419 - v420;
-  const double v422 = v418 - v411;
-  const double v423 = v129 + v412;
-  const double v424 = v415 + v421;
-
-  // column 5, panda_link3: phi R H*
-  const double v425 = v152 * v408;
-  const double v426 = v153 * v409;
-  const double v427 = v426 - v425;
-  const double v428 = v153 * v408;
-  const double v429 = v152 * v409;
-  const double v430 = v428 + v429;
-  const double v431 = 0.0825 * v430;
-  const double v432 = 0.0825 * v410;
-  const double v433 = v152 * v423;
-  const double v434 = v153 * v422;
-  const double v435 = v434 - v433;
-  const double v436 = v153 * v423;
-  const double v437 = v152 * v422;
-  const double v438 = v436 + v437;
-  const double v439 = v424 + v431;
-  const double v440 = v432 + v438;
-
-  // column 5, panda_link2: phi R H*
-  const double v441 = v222 * v410;
-  const double v442 = v223 * v427;
-  const double v443 = v442 - v441;
-  const double v444 = v223 * v410;
-  const double v445 = v222 * v427;
-  const double v446 = v444 + v445;
-  const double v447 = (-0.316) * v446;
-  const double v448 = (-0.316) * v443;
-  const double v449 = v222 * v439;
-  const double v450 = v223 * v435;
-  const double v451 = v449 + v450;
-  const double v452 = v223 * v439;
-  const double v453 = v222 * v435;
-  const double v454 = v453 - v452;
-  const double v455 = v447 + v451;
-  const double v456 = v454 - v448;
-
-  // column 5, panda_link1: phi R H*
-  const double v457 = v281 * v440;
-  const double v458 = v280 * v455;
-  const double v459 = v457 - v458;
-
-  // column 6, panda_link6: phi R H*
-  const double v460 = v49 + v86;
-
-  // column 6, panda_link5: phi R H*
-  const double v461 = v51 * v57;
-  const double v462 = v50 * v57;
-  const double v463 = v50 * v460;
-  const double v464 = v51 * v67;
-  const double v465 = v463 + v464;
-  const double v466 = v51 * v460;
-  const double v467 = v50 * v67;
-  const double v468 = v467 - v466;
-
-  // column 6, panda_link4: phi R H*
-  const double v469 = v54 * v106;
-  const double v470 = v107 * v461;
-  const double v471 = v469 - v470;
-  const double v472 = v54 * v107;
-  const double v473 = v106 * v461;
-  const double v474 = v472 + v473;
-  const double v475 = 0.384 * v474;
-  const double v476 = (-0.0825) * v474;
-  const double v477 = 0.384 * v471;
-  const double v478 = (-0.0825) * v462;
-  const double v479 = v477 + v478;
-  const double v480 = v74 * v106;
-  const double v481 = v107 * v465;
-  const double v482 = v480 + v481;
-  const double v483 = v74 * v107;
-  const double v484 = v106 * v465;
-  const double v485 = v483 - v484;
-  const double v486 = v475 + v482;
-  const double v487 = v468 - v476;
-  const double v488 = v485 - v479;
-
-  // column 6, panda_link3: phi R H*
-  const double v489 = v152 * v462;
-  const double v490 = v153 * v471;
-  const double v491 = v489 + v490;
-  const double v492 = v153 * v462;
-  const double v493 = v152 * v471;
-  const double v494 = v493 - v492;
-  const double v495 = 0.0825 * v494;
-  const double v496 = 0.0825 * v474;
-  const double v497 = v152 * v487;
-  const double v498 = v153 * v486;
-  const double v499 = v498 - v497;
-  const double v500 = v153 * v487;
-  const double v501 = v152 * v486;
-  const double v502 = v500 + v501;
-  const double v503 = v488 + v495;
-  const double v504 = v502 - v496;
-
-  // column 6, panda_link2: phi R H*
-  const double v505 = v222 * v474;
-  const double v506 = v223 * v491;
-  const double v507 = v505 + v506;
-  const double v508 = v223 * v474;
-  const double v509 = v222 * v491;
+  // panda_leftfinger: kinematics
+  const double v463 = q[7] * 0.7071067811865476;
+  const double v464 = q[7] * 0.7071067811865475;
+  const double v465 = v379 * (-0.7071067811865476);
+  const double v466 = v376 * 0.7071067811865475;
+  const double v467 = v465 + v466;
+  const double v468 = v379 * 0.7071067811865475;
+  const double v469 = v376 * 0.7071067811865476;
+  const double v470 = v468 + v469;
+  const double v471 = v467 * 2.3749999999999997e-06;
+  const double v472 = v470 * 2.3749999999999997e-06;
+  const double v473 = v380 * 7.5e-07;
+  const double v474 = v380 * v472;
+  const double v475 = v470 * v473;
+  const double v476 = v475 - v474;
+  const double v477 = v467 * v473;
+  const double v478 = v380 * v471;
+  const double v479 = v478 - v477;
+  const double v480 = v470 * v471;
+  const double v481 = v467 * v472;
+  const double v482 = v481 - v480;
+  const double v483 = q[7] * (-0.5);
+  const double v484 = q[7] * 0.5;
+  const double v485 = v483 + v484;
+  const double v486 = q[7] * 0.4999999999999999;
+  const double v487 = q[7] * 0.5000000000000001;
+  const double v488 = v486 + v487;
+  const double v489 = qd[7] * v380;
+  const double v490 = qd[7] * v467;
+  const double v491 = v489 * 2.0;
+  const double v492 = v490 * 2.0;
+  const double v493 = v380 * v488;
+  const double v494 = 0.1654 * v470;
+  const double v495 = v494 - v493;
+  const double v496 = 0.1654 * v467;
+  const double v497 = v380 * v485;
+  const double v498 = v497 - v496;
+  const double v499 = v470 * v485;
+  const double v500 = v467 * v488;
+  const double v501 = v500 - v499;
+  const double v502 = v380 * v498;
+  const double v503 = v470 * v501;
+  const double v504 = v503 - v502;
+  const double v505 = v467 * v501;
+  const double v506 = v380 * v495;
+  const double v507 = v506 - v505;
+  const double v508 = v470 * v495;
+  const double v509 = v467 * v498;
   const double v510 = v509 - v508;
-  const double v511 = (-0.316) * v510;
-  const double v512 = (-0.316) * v507;
-  const double v513 = v222 * v503;
-  const double v514 = v223 * v499;
-  const double v515 = v513 + v514;
-  const double v516 = v223 * v503;
-  const double v517 = v222 * v499;
-  const double v518 = v517 - v516;
-  const double v519 = v511 + v515;
-  const double v520 = v518 - v512;
+  const double v511 = v504 - v491;
+  const double v512 = v492 + v510;
 
-  // column 6, panda_link1: phi R H*
-  const double v521 = v281 * v504;
-  const double v522 = v280 * v519;
-  const double v523 = v521 - v522;
+  // panda_leftfinger: phi* H*
+  const double v513 = qdd[7] + v507;
+  const double v514 = v458 * 0.1654;
+  const double v515 = v459 * v464;
+  const double v516 = v515 - v514;
+  const double v517 = v459 * v463;
+  const double v518 = v457 * 0.1654;
+  const double v519 = v518 - v517;
+  const double v520 = v457 * v464;
+  const double v521 = v458 * v463;
+  const double v522 = v521 - v520;
+  const double v523 = v460 - v516;
+  const double v524 = v461 - v519;
+  const double v525 = v462 - v522;
+  const double v526 = (-0.7071067811865476) * v524;
+  const double v527 = 0.7071067811865475 * v523;
+  const double v528 = v526 + v527;
+  const double v529 = 0.7071067811865475 * v524;
+  const double v530 = 0.7071067811865476 * v523;
+  const double v531 = v529 + v530;
+  const double v532 = v458 * (-0.7071067811865476);
+  const double v533 = v457 * 0.7071067811865475;
+  const double v534 = v532 + v533;
+  const double v535 = v458 * 0.7071067811865475;
+  const double v536 = v457 * 0.7071067811865476;
+  const double v537 = v535 + v536;
+  const double v538 = v511 + v528;
+  const double v539 = v513 + v531;
+  const double v540 = v512 + v525;
 
-  // column 7, panda_link6: phi R H*
-  const double v524 = v4 * 0.010606601717798212;
-  const double v525 = v5 * 0.010606601717798213;
-  const double v526 = v525 - v524;
-  const double v527 = v5 * 0.010606601717798212;
-  const double v528 = v4 * 0.010606601717798213;
-  const double v529 = v527 + v528;
-  const double v530 = 0.088 * v529;
-  const double v531 = v4 * 0.0017543319241238244;
-  const double v532 = v5 * (-0.0017543319241238242);
-  const double v533 = v532 - v531;
-  const double v534 = v5 * 0.0017543319241238244;
-  const double v535 = v4 * (-0.0017543319241238242);
-  const double v536 = v534 + v535;
+  // panda_rightfinger: kinematics
+  const double v541 = q[8] * 0.7071067811865476;
+  const double v542 = q[8] * 0.7071067811865475;
+  const double v543 = q[8] * (-0.5);
+  const double v544 = q[8] * 0.5;
+  const double v545 = v543 + v544;
+  const double v546 = q[8] * 0.4999999999999999;
+  const double v547 = q[8] * 0.5000000000000001;
+  const double v548 = v546 + v547;
+  const double v549 = qd[8] * v380;
+  const double v550 = qd[8] * v467;
+  const double v551 = 2.0 * v549;
+  const double v552 = 2.0 * v550;
+  const double v553 = v380 * v548;
+  const double v554 = v494 + v553;
+  const double v555 = v380 * v545;
+  const double v556 = v496 + v555;
+  const double v557 = v470 * v545;
+  const double v558 = v467 * v548;
+  const double v559 = v557 - v558;
+  const double v560 = v380 * v556;
+  const double v561 = v470 * v559;
+  const double v562 = v560 + v561;
+  const double v563 = v467 * v559;
+  const double v564 = v380 * v554;
+  const double v565 = v564 - v563;
+  const double v566 = v470 * v554;
+  const double v567 = v467 * v556;
+  const double v568 = v566 + v567;
+  const double v569 = v551 + v562;
+  const double v570 = v552 + v568;
 
-  // column 7, panda_link5: phi R H*
-  const double v537 = v51 * v526;
-  const double v538 = v50 * v526;
-  const double v539 = v50 * v530;
-  const double v540 = v51 * v533;
-  const double v541 = v539 + v540;
-  const double v542 = v51 * v530;
-  const double v543 = v50 * v533;
-  const double v544 = v543 - v542;
+  // panda_rightfinger: phi* H*
+  const double v571 = v565 - qdd[8];
+  const double v572 = v459 * v542;
+  const double v573 = v514 + v572;
+  const double v574 = v459 * v541;
+  const double v575 = v518 + v574;
+  const double v576 = v457 * v542;
+  const double v577 = v458 * v541;
+  const double v578 = v576 - v577;
+  const double v579 = v460 + v573;
+  const double v580 = v461 - v575;
+  const double v581 = v462 - v578;
+  const double v582 = (-0.7071067811865476) * v580;
+  const double v583 = 0.7071067811865475 * v579;
+  const double v584 = v582 + v583;
+  const double v585 = 0.7071067811865475 * v580;
+  const double v586 = 0.7071067811865476 * v579;
+  const double v587 = v585 + v586;
+  const double v588 = v569 + v584;
+  const double v589 = v571 + v587;
+  const double v590 = v581 - v570;
 
-  // column 7, panda_link4: phi R H*
-  const double v545 = v106 * v529;
-  const double v546 = v107 * v537;
-  const double v547 = v545 + v546;
-  const double v548 = v107 * v529;
-  const double v549 = v106 * v537;
-  const double v550 = v548 - v549;
-  const double v551 = 0.384 * v550;
-  const double v552 = (-0.0825) * v550;
-  const double v553 = 0.384 * v547;
-  const double v554 = (-0.0825) * v538;
-  const double v555 = v554 - v553;
-  const double v556 = v106 * v536;
-  const double v557 = v107 * v541;
-  const double v558 = v556 + v557;
-  const double v559 = v107 * v536;
-  const double v560 = v106 * v541;
-  const double v561 = v559 - v560;
-  const double v562 = v551 + v558;
-  const double v563 = v544 - v552;
-  const double v564 = v555 + v561;
+  // panda_rightfinger: phi M
+  const double v591 = v589 * 0.015;
+  const double v592 = v590 * 0.015;
+  const double v593 = 2.3749999999999997e-06 * v534;
+  const double v594 = 2.3749999999999997e-06 * v537;
+  const double v595 = v459 * 7.5e-07;
+  const double v596 = v476 + v593;
+  const double v597 = v479 + v594;
+  const double v598 = v482 + v595;
 
-  // column 7, panda_link3: phi R H*
-  const double v565 = v152 * v538;
-  const double v566 = v153 * v547;
-  const double v567 = v566 - v565;
-  const double v568 = v153 * v538;
-  const double v569 = v152 * v547;
-  const double v570 = v568 + v569;
-  const double v571 = 0.0825 * v570;
-  const double v572 = 0.0825 * v550;
-  const double v573 = v152 * v563;
-  const double v574 = v153 * v562;
-  const double v575 = v574 - v573;
-  const double v576 = v153 * v563;
-  const double v577 = v152 * v562;
-  const double v578 = v576 + v577;
-  const double v579 = v564 + v571;
-  const double v580 = v578 - v572;
+  // panda_rightfinger: H
+  const double v599 = -v591;
 
-  // column 7, panda_link2: phi R H*
-  const double v581 = v222 * v550;
-  const double v582 = v223 * v567;
-  const double v583 = v581 + v582;
-  const double v584 = v223 * v550;
-  const double v585 = v222 * v567;
-  const double v586 = v585 - v584;
-  const double v587 = (-0.316) * v586;
-  const double v588 = (-0.316) * v583;
-  const double v589 = v222 * v579;
-  const double v590 = v223 * v575;
-  const double v591 = v589 + v590;
-  const double v592 = v223 * v579;
-  const double v593 = v222 * v575;
-  const double v594 = v593 - v592;
-  const double v595 = v587 + v591;
-  const double v596 = v594 - v588;
+  // panda_leftfinger: phi M
+  const double v600 = v539 * 0.015;
+  const double v601 = v540 * 0.015;
 
-  // column 7, panda_link1: phi R H*
-  const double v597 = v281 * v580;
-  const double v598 = v280 * v595;
-  const double v599 = v597 - v598;
-
-  // column 8, panda_link6: phi R H*
-  const double v600 = v4 * (-0.010606601717798212);
-  const double v601 = v5 * (-0.010606601717798213);
-  const double v602 = v601 - v600;
-  const double v603 = v5 * (-0.010606601717798212);
-  const double v604 = v4 * (-0.010606601717798213);
-  const double v605 = v603 + v604;
-  const double v606 = 0.088 * v605;
-  const double v607 = v4 * (-0.0017543319241238244);
-  const double v608 = v5 * 0.0017543319241238242;
-  const double v609 = v608 - v607;
-  const double v610 = v5 * (-0.0017543319241238244);
-  const double v611 = v4 * 0.0017543319241238242;
-  const double v612 = v610 + v611;
-
-  // column 8, panda_link5: phi R H*
-  const double v613 = v51 * v602;
-  const double v614 = v50 * v602;
-  const double v615 = v50 * v606;
-  const double v616 = v51 * v609;
-  const double v617 = v615 + v616;
-  const double v618 = v51 * v606;
-  const double v619 = v50 * v609;
-  const double v620 = v619 - v618;
-
-  // column 8, panda_link4: phi R H*
-  const double v621 = v106 * v605;
-  const double v622 = v107 * v613;
-  const double v623 = v621 + v622;
-  const double v624 = v107 * v605;
-  const double v625 = v106 * v613;
-  const double v626 = v624 - v625;
-  const double v627 = 0.384 * v626;
-  const double v628 = (-0.0825) * v626;
-  const double v629 = 0.384 * v623;
-  const double v630 = (-0.0825) * v614;
-  const double v631 = v630 - v629;
-  const double v632 = v106 * v612;
-  const double v633 = v107 * v617;
+  // panda_link7: phi M
+  const double v602 = 0.145315948634 * v458;
+  const double v603 = 0.0020344399586617982 * v459;
+  const double v604 = v603 - v602;
+  const double v605 = 0.0025736053713382038 * v459;
+  const double v606 = 0.145315948634 * v457;
+  const double v607 = v606 - v605;
+  const double v608 = 0.0020344399586617982 * v457;
+  const double v609 = 0.0025736053713382038 * v458;
+  const double v610 = v609 - v608;
+  const double v611 = v460 * 1.465522;
+  const double v612 = v461 * 1.465522;
+  const double v613 = v462 * 1.465522;
+  const double v614 = v611 - v604;
+  const double v615 = v612 - v607;
+  const double v616 = v613 - v610;
+  const double v617 = 0.145315948634 * v461;
+  const double v618 = 0.0020344399586617982 * v462;
+  const double v619 = v618 - v617;
+  const double v620 = 0.0025736053713382038 * v462;
+  const double v621 = 0.145315948634 * v460;
+  const double v622 = v621 - v620;
+  const double v623 = 0.0020344399586617982 * v460;
+  const double v624 = 0.0025736053713382038 * v461;
+  const double v625 = v624 - v623;
+  const double v626 = (-0.0009653051699191118) * v459;
+  const double v627 = 0.000391391281684248 * v458;
+  const double v628 = 0.030807878390949586 * v457;
+  const double v629 = v627 + v628;
+  const double v630 = v626 + v629;
+  const double v631 = (-0.0012555365982728983) * v459;
+  const double v632 = 0.028386934612428354 * v458;
+  const double v633 = 0.000391391281684248 * v457;
   const double v634 = v632 + v633;
-  const double v635 = v107 * v612;
-  const double v636 = v106 * v617;
-  const double v637 = v635 - v636;
-  const double v638 = v627 + v634;
-  const double v639 = v620 - v628;
-  const double v640 = v631 + v637;
-
-  // column 8, panda_link3: phi R H*
-  const double v641 = v152 * v614;
-  const double v642 = v153 * v623;
-  const double v643 = v642 - v641;
-  const double v644 = v153 * v614;
-  const double v645 = v152 * v623;
-  const double v646 = v644 + v645;
-  const double v647 = 0.0825 * v646;
-  const double v648 = 0.0825 * v626;
-  const double v649 = v152 * v639;
-  const double v650 = v153 * v638;
-  const double v651 = v650 - v649;
-  const double v652 = v153 * v639;
-  const double v653 = v152 * v638;
-  const double v654 = v652 + v653;
-  const double v655 = v640 + v647;
-  const double v656 = v654 - v648;
-
-  // column 8, panda_link2: phi R H*
-  const double v657 = v222 * v626;
-  const double v658 = v223 * v643;
-  const double v659 = v657 + v658;
-  const double v660 = v223 * v626;
-  const double v661 = v222 * v643;
-  const double v662 = v661 - v660;
-  const double v663 = (-0.316) * v662;
-  const double v664 = (-0.316) * v659;
-  const double v665 = v222 * v655;
-  const double v666 = v223 * v651;
+  const double v635 = v631 + v634;
+  const double v636 = 0.006682651967360945 * v459;
+  const double v637 = (-0.0012555365982728983) * v458;
+  const double v638 = (-0.0009653051699191118) * v457;
+  const double v639 = v637 + v638;
+  const double v640 = v636 + v639;
+  const double v641 = v619 + v630;
+  const double v642 = v622 + v635;
+  const double v643 = v625 + v640;
+  const double v644 = v416 + v641;
+  const double v645 = v419 + v642;
+  const double v646 = v422 + v643;
+  const double v647 = v392 + v614;
+  const double v648 = v395 + v615;
+  const double v649 = v398 + v616;
+  const double v650 = v539 * 0.010606601717798213;
+  const double v651 = v538 * 0.010606601717798212;
+  const double v652 = v650 + v651;
+  const double v653 = v539 * 0.010606601717798212;
+  const double v654 = v538 * (-0.010606601717798213);
+  const double v655 = v653 + v654;
+  const double v656 = 0.1654 * v655;
+  const double v657 = v464 * v601;
+  const double v658 = v657 - v656;
+  const double v659 = v463 * v601;
+  const double v660 = 0.1654 * v652;
+  const double v661 = v660 - v659;
+  const double v662 = v464 * v652;
+  const double v663 = v463 * v655;
+  const double v664 = v663 - v662;
+  const double v665 = 0.7071067811865476 * v597;
+  const double v666 = 0.7071067811865475 * v596;
   const double v667 = v665 + v666;
-  const double v668 = v223 * v655;
-  const double v669 = v222 * v651;
-  const double v670 = v669 - v668;
-  const double v671 = v663 + v667;
-  const double v672 = v670 - v664;
+  const double v668 = 0.7071067811865475 * v597;
+  const double v669 = (-0.7071067811865476) * v596;
+  const double v670 = v668 + v669;
+  const double v671 = v658 + v667;
+  const double v672 = v661 + v670;
+  const double v673 = v598 + v664;
+  const double v674 = v589 * 0.010606601717798213;
+  const double v675 = v588 * 0.010606601717798212;
+  const double v676 = v674 + v675;
+  const double v677 = v589 * 0.010606601717798212;
+  const double v678 = v588 * (-0.010606601717798213);
+  const double v679 = v677 + v678;
+  const double v680 = 0.1654 * v679;
+  const double v681 = v542 * v592;
+  const double v682 = v680 + v681;
+  const double v683 = v541 * v592;
+  const double v684 = 0.1654 * v676;
+  const double v685 = v683 + v684;
+  const double v686 = v542 * v676;
+  const double v687 = v541 * v679;
+  const double v688 = v686 - v687;
+  const double v689 = v667 - v682;
+  const double v690 = v670 + v685;
+  const double v691 = v598 + v688;
+  const double v692 = v671 + v689;
+  const double v693 = v672 + v690;
+  const double v694 = v673 + v691;
+  const double v695 = v652 + v676;
+  const double v696 = v655 + v679;
+  const double v697 = v592 + v601;
+  const double v698 = v644 + v692;
+  const double v699 = v645 + v693;
+  const double v700 = v646 + v694;
+  const double v701 = v647 + v695;
+  const double v702 = v648 + v696;
+  const double v703 = v649 + v697;
 
-  // column 8, panda_link1: phi R H*
-  const double v673 = v281 * v656;
-  const double v674 = v280 * v671;
-  const double v675 = v673 - v674;
+  // panda_link6: phi M
+  const double v704 = (-0.017527158935000002) * v370;
+  const double v705 = (-0.023526756935) * v371;
+  const double v706 = v705 - v704;
+  const double v707 = 0.10024161669500001 * v371;
+  const double v708 = (-0.017527158935000002) * v369;
+  const double v709 = v708 - v707;
+  const double v710 = (-0.023526756935) * v369;
+  const double v711 = 0.10024161669500001 * v370;
+  const double v712 = v711 - v710;
+  const double v713 = v359 * 1.666555;
+  const double v714 = v362 * 1.666555;
+  const double v715 = v302 * 1.666555;
+  const double v716 = v713 - v706;
+  const double v717 = v714 - v709;
+  const double v718 = v712 + v715;
+  const double v719 = (-0.017527158935000002) * v362;
+  const double v720 = v302 * (-0.023526756935);
+  const double v721 = v719 + v720;
+  const double v722 = v302 * 0.10024161669500001;
+  const double v723 = (-0.017527158935000002) * v359;
+  const double v724 = v722 + v723;
+  const double v725 = (-0.023526756935) * v359;
+  const double v726 = 0.10024161669500001 * v362;
+  const double v727 = v726 - v725;
+  const double v728 = (-0.00010375891721868492) * v371;
+  const double v729 = 0.001524110902883315 * v370;
+  const double v730 = 0.00248046035817079 * v369;
+  const double v731 = v729 + v730;
+  const double v732 = v728 + v731;
+  const double v733 = 9.3569097314605e-05 * v371;
+  const double v734 = 0.010567766133106952 * v370;
+  const double v735 = 0.001524110902883315 * v369;
+  const double v736 = v734 + v735;
+  const double v737 = v733 + v736;
+  const double v738 = 0.011794560230238952 * v371;
+  const double v739 = 9.356909731460494e-05 * v370;
+  const double v740 = (-0.0001037589172186847) * v369;
+  const double v741 = v739 + v740;
+  const double v742 = v738 + v741;
+  const double v743 = v732 - v721;
+  const double v744 = v724 + v737;
+  const double v745 = v727 + v742;
+  const double v746 = v348 + v743;
+  const double v747 = v351 + v744;
+  const double v748 = v354 + v745;
+  const double v749 = v324 + v716;
+  const double v750 = v327 + v717;
+  const double v751 = v330 - v718;
+  const double v752 = v372 * v702;
+  const double v753 = v373 * v701;
+  const double v754 = v753 - v752;
+  const double v755 = v373 * v702;
+  const double v756 = v372 * v701;
+  const double v757 = v755 + v756;
+  const double v758 = 0.088 * v757;
+  const double v759 = 0.088 * v703;
+  const double v760 = v372 * v699;
+  const double v761 = v373 * v698;
+  const double v762 = v761 - v760;
+  const double v763 = v373 * v699;
+  const double v764 = v372 * v698;
+  const double v765 = v763 + v764;
+  const double v766 = v700 + v758;
+  const double v767 = v765 - v759;
+  const double v768 = v746 + v762;
+  const double v769 = v747 - v766;
+  const double v770 = v748 + v767;
+  const double v771 = v749 + v754;
+  const double v772 = v750 - v703;
+  const double v773 = v751 + v757;
+
+  // panda_link5: phi M
+  const double v774 = (-0.047121686402) * v299;
+  const double v775 = 0.05034347249 * v300;
+  const double v776 = v774 + v775;
+  const double v777 = (-0.014653732538) * v300;
+  const double v778 = (-0.047121686402) * v298;
+  const double v779 = v778 - v777;
+  const double v780 = 0.05034347249 * v298;
+  const double v781 = (-0.014653732538) * v299;
+  const double v782 = v780 + v781;
+  const double v783 = v301 * 1.225946;
+  const double v784 = v302 * 1.225946;
+  const double v785 = v303 * 1.225946;
+  const double v786 = v783 - v776;
+  const double v787 = v784 - v779;
+  const double v788 = v782 + v785;
+  const double v789 = (-0.047121686402) * v302;
+  const double v790 = 0.05034347249 * v303;
+  const double v791 = v790 - v789;
+  const double v792 = (-0.014653732538) * v303;
+  const double v793 = (-0.047121686402) * v301;
+  const double v794 = v793 - v792;
+  const double v795 = 0.05034347249 * v301;
+  const double v796 = (-0.014653732538) * v302;
+  const double v797 = v796 - v795;
+  const double v798 = (-0.004600245517563105) * v300;
+  const double v799 = (-0.00151524447332703) * v299;
+  const double v800 = 0.03942757095803552 * v298;
+  const double v801 = v800 - v799;
+  const double v802 = v798 + v801;
+  const double v803 = 0.0021640520520981297 * v300;
+  const double v804 = 0.03146037232526039 * v299;
+  const double v805 = (-0.0015152444733270301) * v298;
+  const double v806 = v805 - v804;
+  const double v807 = v803 + v806;
+  const double v808 = 0.010869510762828563 * v300;
+  const double v809 = 0.0021640520520981297 * v299;
+  const double v810 = (-0.004600245517563105) * v298;
+  const double v811 = v810 - v809;
+  const double v812 = v808 + v811;
+  const double v813 = v791 + v802;
+  const double v814 = v794 + v807;
+  const double v815 = v797 + v812;
+  const double v816 = v813 - v249;
+  const double v817 = v252 + v814;
+  const double v818 = v255 + v815;
+  const double v819 = v786 - v225;
+  const double v820 = v787 - v228;
+  const double v821 = v231 + v788;
+  const double v822 = v304 * v772;
+  const double v823 = v305 * v771;
+  const double v824 = v823 - v822;
+  const double v825 = v305 * v772;
+  const double v826 = v304 * v771;
+  const double v827 = v825 + v826;
+  const double v828 = v304 * v769;
+  const double v829 = v305 * v768;
+  const double v830 = v829 - v828;
+  const double v831 = v305 * v769;
+  const double v832 = v304 * v768;
+  const double v833 = v831 + v832;
+  const double v834 = v816 + v830;
+  const double v835 = v817 - v770;
+  const double v836 = v818 + v833;
+  const double v837 = v819 + v824;
+  const double v838 = v820 - v773;
+  const double v839 = v821 + v827;
+
+  // panda_link4: phi M
+  const double v840 = 0.09850206933 * v200;
+  const double v841 = 0.374644408005 * v201;
+  const double v842 = v841 - v840;
+  const double v843 = (-0.19076837715) * v201;
+  const double v844 = 0.09850206933 * v199;
+  const double v845 = v844 - v843;
+  const double v846 = 0.374644408005 * v199;
+  const double v847 = (-0.19076837715) * v200;
+  const double v848 = v847 - v846;
+  const double v849 = v202 * 3.587895;
+  const double v850 = v203 * 3.587895;
+  const double v851 = v204 * 3.587895;
+  const double v852 = v849 - v842;
+  const double v853 = v850 - v845;
+  const double v854 = v851 - v848;
+  const double v855 = 0.09850206933 * v203;
+  const double v856 = 0.374644408005 * v204;
+  const double v857 = v856 - v855;
+  const double v858 = (-0.19076837715) * v204;
+  const double v859 = 0.09850206933 * v202;
+  const double v860 = v859 - v858;
+  const double v861 = 0.374644408005 * v202;
+  const double v862 = (-0.19076837715) * v203;
+  const double v863 = v862 - v861;
+  const double v864 = 0.0039053550262761003 * v201;
+  const double v865 = 0.02771584317362585 * v200;
+  const double v866 = 0.06767727025085991 * v199;
+  const double v867 = v865 + v866;
+  const double v868 = v864 + v867;
+  const double v869 = (-0.0016444875773692705) * v201;
+  const double v870 = 0.03239943042445132 * v200;
+  const double v871 = 0.02771584317362585 * v199;
+  const double v872 = v870 + v871;
+  const double v873 = v869 + v872;
+  const double v874 = 0.0775861490525396 * v201;
+  const double v875 = (-0.0016444875773692705) * v200;
+  const double v876 = 0.0039053550262761003 * v199;
+  const double v877 = v875 + v876;
+  const double v878 = v874 + v877;
+  const double v879 = v857 + v868;
+  const double v880 = v860 + v873;
+  const double v881 = v863 + v878;
+  const double v882 = v158 + v879;
+  const double v883 = v161 + v880;
+  const double v884 = v164 + v881;
+  const double v885 = v134 + v852;
+  const double v886 = v137 + v853;
+  const double v887 = v140 + v854;
+  const double v888 = v205 * v838;
+  const double v889 = v206 * v837;
+  const double v890 = v889 - v888;
+  const double v891 = v206 * v838;
+  const double v892 = v205 * v837;
+  const double v893 = v891 + v892;
+  const double v894 = 0.384 * v893;
+  const double v895 = (-0.0825) * v893;
+  const double v896 = 0.384 * v890;
+  const double v897 = (-0.0825) * v839;
+  const double v898 = v897 - v896;
+  const double v899 = v205 * v835;
+  const double v900 = v206 * v834;
+  const double v901 = v900 - v899;
+  const double v902 = v206 * v835;
+  const double v903 = v205 * v834;
+  const double v904 = v902 + v903;
+  const double v905 = v901 - v894;
+  const double v906 = v836 + v895;
+  const double v907 = v898 - v904;
+  const double v908 = v882 + v905;
+  const double v909 = v883 + v906;
+  const double v910 = v884 + v907;
+  const double v911 = v885 + v890;
+  const double v912 = v839 + v886;
+  const double v913 = v887 - v893;
+
+  // panda_link3: phi M
+  const double v914 = (-0.214708623208) * v109;
+  const double v915 = 0.126729164208 * v110;
+  const double v916 = v915 - v914;
+  const double v917 = 0.088844724872 * v110;
+  const double v918 = (-0.214708623208) * v108;
+  const double v919 = v918 - v917;
+  const double v920 = v111 * 3.228604;
+  const double v921 = v112 * 3.228604;
+  const double v922 = v920 - v916;
+  const double v923 = v921 - v919;
+  const double v924 = (-0.214708623208) * v112;
+  const double v925 = 0.126729164208 * v113;
+  const double v926 = v925 - v924;
+  const double v927 = 0.088844724872 * v113;
+  const double v928 = (-0.214708623208) * v111;
+  const double v929 = v928 - v927;
+  const double v930 = 0.126729164208 * v111;
+  const double v931 = 0.088844724872 * v112;
+  const double v932 = v931 - v930;
+  const double v933 = (-0.005487648106562256) * v110;
+  const double v934 = (-0.008248333140675744) * v109;
+  const double v935 = 0.05649492601407083 * v108;
+  const double v936 = v934 + v935;
+  const double v937 = v933 + v936;
+  const double v938 = (-0.0043772571218395825) * v110;
+  const double v939 = 0.05287838199960611 * v109;
+  const double v940 = (-0.008248333140675745) * v108;
+  const double v941 = v939 + v940;
+  const double v942 = v938 + v941;
+  const double v943 = 0.01824920229252011 * v110;
+  const double v944 = (-0.0043772571218395825) * v109;
+  const double v945 = (-0.005487648106562255) * v108;
+  const double v946 = v944 + v945;
+  const double v947 = v943 + v946;
+  const double v948 = v926 + v937;
+  const double v949 = v929 + v942;
+  const double v950 = v932 + v947;
+  const double v951 = v77 + v948;
+  const double v952 = v80 + v949;
+  const double v953 = v83 + v950;
+  const double v954 = v56 + v922;
+  const double v955 = v59 + v923;
+  const double v956 = v114 * v912;
+  const double v957 = v115 * v911;
+  const double v958 = v957 - v956;
+  const double v959 = v115 * v912;
+  const double v960 = v114 * v911;
+  const double v961 = v959 + v960;
+  const double v962 = 0.0825 * v961;
+  const double v963 = 0.0825 * v913;
+  const double v964 = v114 * v909;
+  const double v965 = v115 * v908;
+  const double v966 = v965 - v964;
+  const double v967 = v115 * v909;
+  const double v968 = v114 * v908;
+  const double v969 = v967 + v968;
+  const double v970 = v910 + v962;
+  const double v971 = v969 - v963;
+  const double v972 = v951 + v966;
+  const double v973 = v952 - v970;
+  const double v974 = v953 + v971;
+  const double v975 = v954 + v958;
+  const double v976 = v955 - v913;
+
+  // panda_link2: phi M
+  const double v977 = v1 * 0.0221804724897;
+  const double v978 = v0 * 0.0221804724897;
+  const double v979 = v0 * (-0.18226700140319999);
+  const double v980 = v1 * (-0.01993386669246);
+  const double v981 = v979 - v980;
+  const double v982 = qdd[1] * 0.01026110182100817;
+  const double v983 = (-0.00398335888393552) * v35;
+  const double v984 = 0.00850351162402155 * v34;
+  const double v985 = v983 - v984;
+  const double v986 = v982 + v985;
+  const double v987 = qdd[1] * 0.0007689361029464;
+  const double v988 = 0.028124284712194955 * v35;
+  const double v989 = (-0.00398335888393552) * v34;
+  const double v990 = v988 - v989;
+  const double v991 = v987 + v990;
+  const double v992 = qdd[1] * 0.026534991901690206;
+  const double v993 = 0.0007689361029464 * v35;
+  const double v994 = 0.01026110182100817 * v34;
+  const double v995 = v993 - v994;
+  const double v996 = v992 + v995;
+  const double v997 = v977 + v986;
+  const double v998 = v991 - v978;
+  const double v999 = v981 + v996;
+  const double v1000 = v997 - v21;
+  const double v1001 = v24 + v998;
+  const double v1002 = v27 + v999;
+  const double v1003 = v36 * v976;
+  const double v1004 = v37 * v975;
+  const double v1005 = v1004 - v1003;
+  const double v1006 = v37 * v976;
+  const double v1007 = v36 * v975;
+  const double v1008 = v1006 + v1007;
+  const double v1009 = (-0.316) * v1008;
+  const double v1010 = (-0.316) * v1005;
+  const double v1011 = v36 * v973;
+  const double v1012 = v37 * v972;
+  const double v1013 = v1012 - v1011;
+  const double v1014 = v37 * v973;
+  const double v1015 = v36 * v972;
+  const double v1016 = v1014 + v1015;
+  const double v1017 = v1009 + v1013;
+  const double v1018 = v1016 - v1010;
+  const double v1019 = v1000 + v1017;
+  const double v1020 = v1001 - v974;
+  const double v1021 = v1002 + v1018;
+
+  // panda_link1: phi M
+  const double v1022 = qdd[0] * 0.009213163777211224;
+  const double v1023 = v1 * v1020;
+  const double v1024 = v0 * v1019;
+  const double v1025 = v1023 + v1024;
+  const double v1026 = v1022 - v1025;
 
   // output
-  calM[0] = v350;
-  calM[1] = v346;
-  calM[2] = v354;
-  calM[3] = v370;
-  calM[4] = v404;
-  calM[5] = v459;
-  calM[6] = v523;
-  calM[7] = v599;
-  calM[8] = v675;
-  calM[9] = v346;
-  calM[10] = v336;
-  calM[11] = v351;
-  calM[12] = v367;
-  calM[13] = v401;
-  calM[14] = v456;
-  calM[15] = v520;
-  calM[16] = v596;
-  calM[17] = v672;
-  calM[18] = v354;
-  calM[19] = v351;
-  calM[20] = v279;
-  calM[21] = v246;
-  calM[22] = v385;
-  calM[23] = v440;
-  calM[24] = v504;
-  calM[25] = v580;
-  calM[26] = v656;
-  calM[27] = v370;
-  calM[28] = v367;
-  calM[29] = v246;
-  calM[30] = v221;
-  calM[31] = v211;
-  calM[32] = v424;
-  calM[33] = v488;
-  calM[34] = v564;
-  calM[35] = v640;
-  calM[36] = v404;
-  calM[37] = v401;
-  calM[38] = v385;
-  calM[39] = v211;
-  calM[40] = v151;
-  calM[41] = v129;
-  calM[42] = v468;
-  calM[43] = v544;
-  calM[44] = v620;
-  calM[45] = v459;
-  calM[46] = v456;
-  calM[47] = v440;
-  calM[48] = v424;
-  calM[49] = v129;
-  calM[50] = v105;
-  calM[51] = v74;
-  calM[52] = v536;
-  calM[53] = v612;
-  calM[54] = v523;
-  calM[55] = v520;
-  calM[56] = v504;
-  calM[57] = v488;
-  calM[58] = v468;
-  calM[59] = v74;
-  calM[60] = v49;
-  calM[63] = v599;
-  calM[64] = v596;
-  calM[65] = v580;
-  calM[66] = v564;
-  calM[67] = v544;
-  calM[68] = v536;
-  calM[72] = v675;
-  calM[73] = v672;
-  calM[74] = v656;
-  calM[75] = v640;
-  calM[76] = v620;
-  calM[77] = v612;
-
-  // outputs that are constants or inputs
-  calM[61] = 0.0;
-  calM[62] = 0.0;
-  calM[69] = 0.0;
-  calM[70] = 0.015;
-  calM[71] = 0.0;
-  calM[78] = 0.0;
-  calM[79] = 0.0;
-  calM[80] = 0.015;
+  tau[0] = v1026;
+  tau[1] = v1021;
+  tau[2] = v974;
+  tau[3] = v910;
+  tau[4] = v836;
+  tau[5] = v770;
+  tau[6] = v700;
+  tau[7] = v600;
+  tau[8] = v599;
 }
 
-// calM^-1
-void mass_matrix_inverse(const double* q, double* calMinv) {
+// J
+void jacobian(const double* q, double* J) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
+  double soa_sin[6], soa_cos[6];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+
+  // panda_link2: kinematics
+  const double v0 = soa_sin[0];
+  const double v1 = soa_cos[0];
+
+  // panda_link3: kinematics
+  const double v2 = soa_sin[1];
+  const double v3 = soa_cos[1];
+
+  // panda_link4: kinematics
+  const double v4 = soa_sin[2];
+  const double v5 = soa_cos[2];
+
+  // panda_link5: kinematics
+  const double v6 = soa_sin[3];
+  const double v7 = soa_cos[3];
+
+  // panda_link6: kinematics
+  const double v8 = soa_sin[4];
+  const double v9 = soa_cos[4];
+
+  // panda_link7: kinematics
+  const double v10 = soa_sin[5];
+  const double v11 = soa_cos[5];
+
+  // column 0, panda_link3: phi* H*
+  const double v12 = v0 * (-0.316);
+  const double v13 = v2 * v12;
+  const double v14 = v3 * v12;
+  const double v15 = v0 * v3;
+  const double v16 = v0 * v2;
+
+  // column 0, panda_link4: phi* H*
+  const double v17 = v1 * 0.0825;
+  const double v18 = v16 * 0.0825;
+  const double v19 = v17 - v14;
+  const double v20 = v4 * v18;
+  const double v21 = v5 * v13;
+  const double v22 = v20 + v21;
+  const double v23 = v5 * v18;
+  const double v24 = v4 * v13;
+  const double v25 = v24 - v23;
+  const double v26 = v1 * v4;
+  const double v27 = v5 * v15;
+  const double v28 = v26 - v27;
+  const double v29 = v1 * v5;
+  const double v30 = v4 * v15;
+  const double v31 = v29 + v30;
+
+  // column 0, panda_link5: phi* H*
+  const double v32 = v16 * 0.384;
+  const double v33 = v16 * (-0.0825);
+  const double v34 = v28 * 0.384;
+  const double v35 = v31 * (-0.0825);
+  const double v36 = v35 - v34;
+  const double v37 = v32 - v22;
+  const double v38 = v25 - v33;
+  const double v39 = v19 + v36;
+  const double v40 = v6 * v39;
+  const double v41 = v7 * v37;
+  const double v42 = v40 + v41;
+  const double v43 = v7 * v39;
+  const double v44 = v6 * v37;
+  const double v45 = v43 - v44;
+  const double v46 = v6 * v16;
+  const double v47 = v7 * v28;
+  const double v48 = v46 + v47;
+  const double v49 = v7 * v16;
+  const double v50 = v6 * v28;
+  const double v51 = v49 - v50;
+
+  // column 0, panda_link6: phi* H*
+  const double v52 = v8 * v38;
+  const double v53 = v9 * v42;
+  const double v54 = v52 + v53;
+  const double v55 = v9 * v38;
+  const double v56 = v8 * v42;
+  const double v57 = v55 - v56;
+  const double v58 = v8 * v31;
+  const double v59 = v9 * v48;
+  const double v60 = v58 + v59;
+  const double v61 = v9 * v31;
+  const double v62 = v8 * v48;
+  const double v63 = v61 - v62;
+
+  // column 0, panda_link7: phi* H*
+  const double v64 = v51 * 0.088;
+  const double v65 = v63 * 0.088;
+  const double v66 = v57 - v64;
+  const double v67 = v45 + v65;
+  const double v68 = v10 * v67;
+  const double v69 = v11 * v54;
+  const double v70 = v69 - v68;
+  const double v71 = v11 * v67;
+  const double v72 = v10 * v54;
+  const double v73 = v71 + v72;
+  const double v74 = -v66;
+  const double v75 = v10 * v51;
+  const double v76 = v11 * v60;
+  const double v77 = v76 - v75;
+  const double v78 = v11 * v51;
+  const double v79 = v10 * v60;
+  const double v80 = v78 + v79;
+  const double v81 = -v63;
+
+  // column 0, panda_link7: B*
+  const double v82 = v80 * 0.2104;
+  const double v83 = v77 * 0.2104;
+  const double v84 = v70 - v82;
+  const double v85 = v73 + v83;
+  const double v86 = v85 * (-0.7071067811865476);
+  const double v87 = 0.7071067811865475 * v84;
+  const double v88 = v87 - v86;
+  const double v89 = 0.7071067811865475 * v85;
+  const double v90 = 0.7071067811865476 * v84;
+  const double v91 = v90 - v89;
+  const double v92 = v80 * (-0.7071067811865476);
+  const double v93 = 0.7071067811865475 * v77;
+  const double v94 = v93 - v92;
+  const double v95 = 0.7071067811865475 * v80;
+  const double v96 = 0.7071067811865476 * v77;
+  const double v97 = v96 - v95;
+
+  // column 1, panda_link3: phi* H*
+  const double v98 = v3 * 0.316;
+  const double v99 = v2 * 0.316;
+
+  // column 1, panda_link4: phi* H*
+  const double v100 = v3 * 0.0825;
+  const double v101 = v4 * v100;
+  const double v102 = v5 * v98;
+  const double v103 = v102 - v101;
+  const double v104 = v5 * v100;
+  const double v105 = v4 * v98;
+  const double v106 = v104 + v105;
+  const double v107 = v2 * v5;
+  const double v108 = v2 * v4;
+
+  // column 1, panda_link5: phi* H*
+  const double v109 = v3 * 0.384;
+  const double v110 = v3 * (-0.0825);
+  const double v111 = 0.384 * v107;
+  const double v112 = (-0.0825) * v108;
+  const double v113 = v111 + v112;
+  const double v114 = v103 + v109;
+  const double v115 = v106 + v110;
+  const double v116 = v99 + v113;
+  const double v117 = v6 * v116;
+  const double v118 = v7 * v114;
+  const double v119 = v118 - v117;
+  const double v120 = v7 * v116;
+  const double v121 = v6 * v114;
+  const double v122 = v120 + v121;
+  const double v123 = v3 * v6;
+  const double v124 = v7 * v107;
+  const double v125 = v123 + v124;
+  const double v126 = v3 * v7;
+  const double v127 = v6 * v107;
+  const double v128 = v126 - v127;
+
+  // column 1, panda_link6: phi* H*
+  const double v129 = v8 * v115;
+  const double v130 = v9 * v119;
+  const double v131 = v130 - v129;
+  const double v132 = v9 * v115;
+  const double v133 = v8 * v119;
+  const double v134 = v132 + v133;
+  const double v135 = v8 * v108;
+  const double v136 = v9 * v125;
+  const double v137 = v136 - v135;
+  const double v138 = v9 * v108;
+  const double v139 = v8 * v125;
+  const double v140 = v138 + v139;
+
+  // column 1, panda_link7: phi* H*
+  const double v141 = 0.088 * v128;
+  const double v142 = 0.088 * v140;
+  const double v143 = v134 + v141;
+  const double v144 = v122 + v142;
+  const double v145 = v10 * v144;
+  const double v146 = v11 * v131;
+  const double v147 = v145 + v146;
+  const double v148 = v11 * v144;
+  const double v149 = v10 * v131;
+  const double v150 = v148 - v149;
+  const double v151 = v10 * v128;
+  const double v152 = v11 * v137;
+  const double v153 = v152 - v151;
+  const double v154 = v11 * v128;
+  const double v155 = v10 * v137;
+  const double v156 = v154 + v155;
+
+  // column 1, panda_link7: B*
+  const double v157 = 0.2104 * v156;
+  const double v158 = 0.2104 * v153;
+  const double v159 = v147 - v157;
+  const double v160 = v150 - v158;
+  const double v161 = (-0.7071067811865476) * v160;
+  const double v162 = 0.7071067811865475 * v159;
+  const double v163 = v161 + v162;
+  const double v164 = 0.7071067811865475 * v160;
+  const double v165 = 0.7071067811865476 * v159;
+  const double v166 = v164 + v165;
+  const double v167 = (-0.7071067811865476) * v156;
+  const double v168 = 0.7071067811865475 * v153;
+  const double v169 = v168 - v167;
+  const double v170 = 0.7071067811865475 * v156;
+  const double v171 = 0.7071067811865476 * v153;
+  const double v172 = v171 - v170;
+
+  // column 2, panda_link5: phi* H*
+  const double v173 = v4 * 0.384;
+  const double v174 = v5 * (-0.0825);
+  const double v175 = v174 - v173;
+  const double v176 = (-0.0825) - v175;
+  const double v177 = v6 * v176;
+  const double v178 = v7 * v176;
+  const double v179 = v4 * v7;
+  const double v180 = v4 * v6;
+
+  // column 2, panda_link6: phi* H*
+  const double v181 = v9 * v177;
+  const double v182 = v8 * v177;
+  const double v183 = v5 * v8;
+  const double v184 = v9 * v179;
+  const double v185 = v183 + v184;
+  const double v186 = v5 * v9;
+  const double v187 = v8 * v179;
+  const double v188 = v186 - v187;
+
+  // column 2, panda_link7: phi* H*
+  const double v189 = 0.088 * v180;
+  const double v190 = 0.088 * v188;
+  const double v191 = v182 + v189;
+  const double v192 = v178 - v190;
+  const double v193 = v10 * v192;
+  const double v194 = v11 * v181;
+  const double v195 = v193 - v194;
+  const double v196 = v11 * v192;
+  const double v197 = v10 * v181;
+  const double v198 = v196 + v197;
+  const double v199 = -v191;
+  const double v200 = v10 * v180;
+  const double v201 = v11 * v185;
+  const double v202 = v200 + v201;
+  const double v203 = v11 * v180;
+  const double v204 = v10 * v185;
+  const double v205 = v203 - v204;
+  const double v206 = -v188;
+
+  // column 2, panda_link7: B*
+  const double v207 = 0.2104 * v205;
+  const double v208 = 0.2104 * v202;
+  const double v209 = v195 + v207;
+  const double v210 = v198 - v208;
+  const double v211 = (-0.7071067811865476) * v210;
+  const double v212 = 0.7071067811865475 * v209;
+  const double v213 = v211 + v212;
+  const double v214 = 0.7071067811865475 * v210;
+  const double v215 = 0.7071067811865476 * v209;
+  const double v216 = v214 + v215;
+  const double v217 = (-0.7071067811865476) * v205;
+  const double v218 = 0.7071067811865475 * v202;
+  const double v219 = v217 + v218;
+  const double v220 = 0.7071067811865475 * v205;
+  const double v221 = 0.7071067811865476 * v202;
+  const double v222 = v220 + v221;
+
+  // column 3, panda_link5: phi* H*
+  const double v223 = v7 * (-0.384);
+  const double v224 = v6 * (-0.384);
+
+  // column 3, panda_link6: phi* H*
+  const double v225 = v8 * (-0.0825);
+  const double v226 = v9 * v223;
+  const double v227 = v225 + v226;
+  const double v228 = v9 * (-0.0825);
+  const double v229 = v8 * v223;
+  const double v230 = v228 - v229;
+  const double v231 = v6 * v9;
+  const double v232 = v6 * v8;
+  const double v233 = -v232;
+
+  // column 3, panda_link7: phi* H*
+  const double v234 = v7 * 0.088;
+  const double v235 = 0.088 * v232;
+  const double v236 = v230 + v234;
+  const double v237 = v224 - v235;
+  const double v238 = v10 * v237;
+  const double v239 = v11 * v227;
+  const double v240 = v238 + v239;
+  const double v241 = v11 * v237;
+  const double v242 = v10 * v227;
+  const double v243 = v241 - v242;
+  const double v244 = -v236;
+  const double v245 = v7 * v10;
+  const double v246 = v11 * v231;
+  const double v247 = v245 - v246;
+  const double v248 = v7 * v11;
+  const double v249 = v10 * v231;
+  const double v250 = v248 + v249;
+
+  // column 3, panda_link7: B*
+  const double v251 = 0.2104 * v250;
+  const double v252 = 0.2104 * v247;
+  const double v253 = v240 + v251;
+  const double v254 = v243 - v252;
+  const double v255 = (-0.7071067811865476) * v254;
+  const double v256 = 0.7071067811865475 * v253;
+  const double v257 = v255 + v256;
+  const double v258 = 0.7071067811865475 * v254;
+  const double v259 = 0.7071067811865476 * v253;
+  const double v260 = v258 + v259;
+  const double v261 = (-0.7071067811865476) * v250;
+  const double v262 = 0.7071067811865475 * v247;
+  const double v263 = v261 + v262;
+  const double v264 = 0.7071067811865475 * v250;
+  const double v265 = 0.7071067811865476 * v247;
+  const double v266 = v264 + v265;
+
+  // column 4, panda_link7: phi* H*
+  const double v267 = v9 * 0.088;
+  const double v268 = v10 * v267;
+  const double v269 = v11 * v267;
+  const double v270 = v8 * v11;
+  const double v271 = v8 * v10;
+  const double v272 = -v9;
+
+  // column 4, panda_link7: B*
+  const double v273 = 0.2104 * v271;
+  const double v274 = 0.2104 * v270;
+  const double v275 = v268 + v273;
+  const double v276 = v269 + v274;
+  const double v277 = (-0.7071067811865476) * v276;
+  const double v278 = 0.7071067811865475 * v275;
+  const double v279 = v277 + v278;
+  const double v280 = -v279;
+  const double v281 = 0.7071067811865475 * v276;
+  const double v282 = 0.7071067811865476 * v275;
+  const double v283 = v281 + v282;
+  const double v284 = -v283;
+  const double v285 = (-0.7071067811865476) * v271;
+  const double v286 = 0.7071067811865475 * v270;
+  const double v287 = v286 - v285;
+  const double v288 = 0.7071067811865475 * v271;
+  const double v289 = 0.7071067811865476 * v270;
+  const double v290 = v289 - v288;
+
+  // column 5, panda_link7: B*
+  const double v291 = v10 * (-0.14877526676164962);
+  const double v292 = v11 * 0.1487752667616496;
+  const double v293 = v292 - v291;
+  const double v294 = v10 * 0.1487752667616496;
+  const double v295 = v11 * 0.14877526676164962;
+  const double v296 = v295 - v294;
+  const double v297 = v11 * (-0.7071067811865476);
+  const double v298 = v10 * 0.7071067811865475;
+  const double v299 = v297 + v298;
+  const double v300 = v11 * 0.7071067811865475;
+  const double v301 = v10 * 0.7071067811865476;
+  const double v302 = v300 + v301;
+
+  // output
+  J[0] = v94;
+  J[1] = v97;
+  J[2] = v81;
+  J[3] = v88;
+  J[4] = v91;
+  J[5] = v74;
+  J[6] = v169;
+  J[7] = v172;
+  J[8] = v140;
+  J[9] = v163;
+  J[10] = v166;
+  J[11] = v143;
+  J[12] = v219;
+  J[13] = v222;
+  J[14] = v206;
+  J[15] = v213;
+  J[16] = v216;
+  J[17] = v199;
+  J[18] = v263;
+  J[19] = v266;
+  J[20] = v233;
+  J[21] = v257;
+  J[22] = v260;
+  J[23] = v244;
+  J[24] = v287;
+  J[25] = v290;
+  J[26] = v272;
+  J[27] = v280;
+  J[28] = v284;
+  J[30] = v299;
+  J[31] = v302;
+  J[33] = v293;
+  J[34] = v296;
+
+  // outputs that are constants or inputs
+  J[29] = 0.0;
+  J[32] = 0.0;
+  J[35] = (-0.088);
+  J[36] = 0.0;
+  J[37] = 0.0;
+  J[38] = 1.0;
+  for (int i = 39; i < 54; ++i) J[i] = 0.0;
+}
+#if !defined(__AVX__)
+
+// J calM^-1 J*
+void lambda(const double* q, double* Lambda) {
 
   // sin and cos of the joint angles, all at once: one vectorised loop
   const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
@@ -1983,1221 +2633,1194 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v915 = v914 + 0.009213163777211224;
   const double v916 = 1.0 / v915;
 
-  // column 1, panda_link1: psi K
-  const double v917 = v794 * v899;
-  const double v918 = v793 * v898;
-  const double v919 = v917 + v918;
+  // column 0, panda_link6: psi B
+  const double v917 = v4 * (-0.7071067811865476);
+  const double v918 = 0.7071067811865475 * v5;
+  const double v919 = v918 - v917;
+  const double v920 = v5 * (-0.7071067811865476);
+  const double v921 = 0.7071067811865475 * v4;
+  const double v922 = v920 + v921;
+
+  // column 0, panda_link6: D^-1
+  const double v923 = v227 * v922;
+
+  // column 0, panda_link5: psi B
+  const double v924 = v228 * v922;
+  const double v925 = v229 * v922;
+  const double v926 = v230 * v922;
+  const double v927 = v231 * v922;
+  const double v928 = v232 * v922;
+  const double v929 = v233 * v922;
+  const double v930 = v919 - v924;
+  const double v931 = v922 - v926;
+  const double v932 = v112 * v928;
+  const double v933 = v113 * v927;
+  const double v934 = v932 - v933;
+  const double v935 = v113 * v928;
+  const double v936 = v112 * v927;
+  const double v937 = v935 + v936;
+  const double v938 = v112 * v925;
+  const double v939 = v113 * v930;
+  const double v940 = v938 + v939;
+  const double v941 = v113 * v925;
+  const double v942 = v112 * v930;
+  const double v943 = v942 - v941;
+
+  // column 0, panda_link5: D^-1
+  const double v944 = v376 * v943;
+
+  // column 0, panda_link4: psi B
+  const double v945 = v377 * v943;
+  const double v946 = v378 * v943;
+  const double v947 = v379 * v943;
+  const double v948 = v380 * v943;
+  const double v949 = v381 * v943;
+  const double v950 = v382 * v943;
+  const double v951 = v940 - v945;
+  const double v952 = v931 + v946;
+  const double v953 = v943 - v947;
+  const double v954 = v934 - v948;
+  const double v955 = v929 - v949;
+  const double v956 = v937 + v950;
+  const double v957 = v273 * v955;
+  const double v958 = v274 * v954;
+  const double v959 = v958 - v957;
+  const double v960 = v274 * v955;
+  const double v961 = v273 * v954;
+  const double v962 = v960 + v961;
+  const double v963 = 0.384 * v962;
+  const double v964 = (-0.0825) * v962;
+  const double v965 = 0.384 * v959;
+  const double v966 = (-0.0825) * v956;
+  const double v967 = v965 + v966;
+  const double v968 = v273 * v952;
+  const double v969 = v274 * v951;
+  const double v970 = v968 + v969;
+  const double v971 = v274 * v952;
+  const double v972 = v273 * v951;
+  const double v973 = v971 - v972;
+  const double v974 = v970 - v963;
+  const double v975 = v953 + v964;
+  const double v976 = v973 - v967;
+
+  // column 0, panda_link4: D^-1
+  const double v977 = v582 * v976;
+
+  // column 0, panda_link3: psi B
+  const double v978 = v583 * v976;
+  const double v979 = v584 * v976;
+  const double v980 = v585 * v976;
+  const double v981 = v586 * v976;
+  const double v982 = v587 * v976;
+  const double v983 = v588 * v976;
+  const double v984 = v974 - v978;
+  const double v985 = v975 - v979;
+  const double v986 = v976 - v980;
+  const double v987 = v959 - v981;
+  const double v988 = v956 + v982;
+  const double v989 = v962 + v983;
+  const double v990 = v425 * v988;
+  const double v991 = v426 * v987;
+  const double v992 = v990 + v991;
+  const double v993 = v426 * v988;
+  const double v994 = v425 * v987;
+  const double v995 = v994 - v993;
+  const double v996 = 0.0825 * v995;
+  const double v997 = 0.0825 * v989;
+  const double v998 = v425 * v985;
+  const double v999 = v426 * v984;
+  const double v1000 = v999 - v998;
+  const double v1001 = v426 * v985;
+  const double v1002 = v425 * v984;
+  const double v1003 = v1001 + v1002;
+  const double v1004 = v986 + v996;
+  const double v1005 = v997 + v1003;
+
+  // column 0, panda_link3: D^-1
+  const double v1006 = v757 * v1005;
+
+  // column 0, panda_link2: psi B
+  const double v1007 = v758 * v1005;
+  const double v1008 = v759 * v1005;
+  const double v1009 = v760 * v1005;
+  const double v1010 = v761 * v1005;
+  const double v1011 = v762 * v1005;
+  const double v1012 = v1000 - v1007;
+  const double v1013 = v1004 + v1008;
+  const double v1014 = v1005 - v1009;
+  const double v1015 = v992 - v1010;
+  const double v1016 = v989 - v1011;
+  const double v1017 = v631 * v1016;
+  const double v1018 = v632 * v1015;
+  const double v1019 = v1018 - v1017;
+  const double v1020 = v632 * v1016;
+  const double v1021 = v631 * v1015;
+  const double v1022 = v1020 + v1021;
+  const double v1023 = (-0.316) * v1022;
+  const double v1024 = (-0.316) * v1019;
+  const double v1025 = v631 * v1013;
+  const double v1026 = v632 * v1012;
+  const double v1027 = v1025 + v1026;
+  const double v1028 = v632 * v1013;
+  const double v1029 = v631 * v1012;
+  const double v1030 = v1029 - v1028;
+  const double v1031 = v1023 + v1027;
+  const double v1032 = v1030 - v1024;
+
+  // column 0, panda_link2: D^-1
+  const double v1033 = v897 * v1032;
+
+  // column 0, panda_link1: psi B
+  const double v1034 = v898 * v1032;
+  const double v1035 = v899 * v1032;
+  const double v1036 = v1031 - v1034;
+  const double v1037 = v1014 + v1035;
+  const double v1038 = v794 * v1037;
+  const double v1039 = v793 * v1036;
+  const double v1040 = v1038 - v1039;
+
+  // column 0, panda_link1: D^-1
+  const double v1041 = v916 * v1040;
+
+  // column 1, panda_link6: psi B
+  const double v1042 = 0.7071067811865476 * v5;
+  const double v1043 = v1042 - v921;
+  const double v1044 = 0.7071067811865476 * v4;
+  const double v1045 = v918 + v1044;
+
+  // column 1, panda_link6: D^-1
+  const double v1046 = v227 * v1045;
+
+  // column 1, panda_link5: psi B
+  const double v1047 = v228 * v1045;
+  const double v1048 = v229 * v1045;
+  const double v1049 = v230 * v1045;
+  const double v1050 = v231 * v1045;
+  const double v1051 = v232 * v1045;
+  const double v1052 = v233 * v1045;
+  const double v1053 = v1043 - v1047;
+  const double v1054 = v1045 - v1049;
+  const double v1055 = v112 * v1051;
+  const double v1056 = v113 * v1050;
+  const double v1057 = v1055 - v1056;
+  const double v1058 = v113 * v1051;
+  const double v1059 = v112 * v1050;
+  const double v1060 = v1058 + v1059;
+  const double v1061 = v112 * v1048;
+  const double v1062 = v113 * v1053;
+  const double v1063 = v1061 + v1062;
+  const double v1064 = v113 * v1048;
+  const double v1065 = v112 * v1053;
+  const double v1066 = v1065 - v1064;
+
+  // column 1, panda_link5: D^-1
+  const double v1067 = v376 * v1066;
+
+  // column 1, panda_link4: psi B
+  const double v1068 = v377 * v1066;
+  const double v1069 = v378 * v1066;
+  const double v1070 = v379 * v1066;
+  const double v1071 = v380 * v1066;
+  const double v1072 = v381 * v1066;
+  const double v1073 = v382 * v1066;
+  const double v1074 = v1063 - v1068;
+  const double v1075 = v1054 + v1069;
+  const double v1076 = v1066 - v1070;
+  const double v1077 = v1057 - v1071;
+  const double v1078 = v1052 - v1072;
+  const double v1079 = v1060 + v1073;
+  const double v1080 = v273 * v1078;
+  const double v1081 = v274 * v1077;
+  const double v1082 = v1081 - v1080;
+  const double v1083 = v274 * v1078;
+  const double v1084 = v273 * v1077;
+  const double v1085 = v1083 + v1084;
+  const double v1086 = 0.384 * v1085;
+  const double v1087 = (-0.0825) * v1085;
+  const double v1088 = 0.384 * v1082;
+  const double v1089 = (-0.0825) * v1079;
+  const double v1090 = v1088 + v1089;
+  const double v1091 = v273 * v1075;
+  const double v1092 = v274 * v1074;
+  const double v1093 = v1091 + v1092;
+  const double v1094 = v274 * v1075;
+  const double v1095 = v273 * v1074;
+  const double v1096 = v1094 - v1095;
+  const double v1097 = v1093 - v1086;
+  const double v1098 = v1076 + v1087;
+  const double v1099 = v1096 - v1090;
+
+  // column 1, panda_link4: D^-1
+  const double v1100 = v582 * v1099;
+
+  // column 1, panda_link3: psi B
+  const double v1101 = v583 * v1099;
+  const double v1102 = v584 * v1099;
+  const double v1103 = v585 * v1099;
+  const double v1104 = v586 * v1099;
+  const double v1105 = v587 * v1099;
+  const double v1106 = v588 * v1099;
+  const double v1107 = v1097 - v1101;
+  const double v1108 = v1098 - v1102;
+  const double v1109 = v1099 - v1103;
+  const double v1110 = v1082 - v1104;
+  const double v1111 = v1079 + v1105;
+  const double v1112 = v1085 + v1106;
+  const double v1113 = v425 * v1111;
+  const double v1114 = v426 * v1110;
+  const double v1115 = v1113 + v1114;
+  const double v1116 = v426 * v1111;
+  const double v1117 = v425 * v1110;
+  const double v1118 = v1117 - v1116;
+  const double v1119 = 0.0825 * v1118;
+  const double v1120 = 0.0825 * v1112;
+  const double v1121 = v425 * v1108;
+  const double v1122 = v426 * v1107;
+  const double v1123 = v1122 - v1121;
+  const double v1124 = v426 * v1108;
+  const double v1125 = v425 * v1107;
+  const double v1126 = v1124 + v1125;
+  const double v1127 = v1109 + v1119;
+  const double v1128 = v1120 + v1126;
+
+  // column 1, panda_link3: D^-1
+  const double v1129 = v757 * v1128;
+
+  // column 1, panda_link2: psi B
+  const double v1130 = v758 * v1128;
+  const double v1131 = v759 * v1128;
+  const double v1132 = v760 * v1128;
+  const double v1133 = v761 * v1128;
+  const double v1134 = v762 * v1128;
+  const double v1135 = v1123 - v1130;
+  const double v1136 = v1127 + v1131;
+  const double v1137 = v1128 - v1132;
+  const double v1138 = v1115 - v1133;
+  const double v1139 = v1112 - v1134;
+  const double v1140 = v631 * v1139;
+  const double v1141 = v632 * v1138;
+  const double v1142 = v1141 - v1140;
+  const double v1143 = v632 * v1139;
+  const double v1144 = v631 * v1138;
+  const double v1145 = v1143 + v1144;
+  const double v1146 = (-0.316) * v1145;
+  const double v1147 = (-0.316) * v1142;
+  const double v1148 = v631 * v1136;
+  const double v1149 = v632 * v1135;
+  const double v1150 = v1148 + v1149;
+  const double v1151 = v632 * v1136;
+  const double v1152 = v631 * v1135;
+  const double v1153 = v1152 - v1151;
+  const double v1154 = v1146 + v1150;
+  const double v1155 = v1153 - v1147;
+
+  // column 1, panda_link2: D^-1
+  const double v1156 = v897 * v1155;
+
+  // column 1, panda_link1: psi B
+  const double v1157 = v898 * v1155;
+  const double v1158 = v899 * v1155;
+  const double v1159 = v1154 - v1157;
+  const double v1160 = v1137 + v1158;
+  const double v1161 = v794 * v1160;
+  const double v1162 = v793 * v1159;
+  const double v1163 = v1161 - v1162;
 
   // column 1, panda_link1: D^-1
-  const double v920 = v916 * v919;
+  const double v1164 = v916 * v1163;
 
-  // column 2, panda_link2: psi K
-  const double v921 = v631 * v762;
-  const double v922 = v632 * v761;
-  const double v923 = v922 - v921;
-  const double v924 = v632 * v762;
-  const double v925 = v631 * v761;
-  const double v926 = v924 + v925;
-  const double v927 = (-0.316) * v926;
-  const double v928 = (-0.316) * v923;
-  const double v929 = v631 * v759;
-  const double v930 = v632 * v758;
-  const double v931 = v930 - v929;
-  const double v932 = v632 * v759;
-  const double v933 = v631 * v758;
-  const double v934 = v932 + v933;
-  const double v935 = v927 + v931;
-  const double v936 = v934 - v928;
+  // column 2, panda_link6: psi B
+  const double v1165 = 1.0 - v79;
+  const double v1166 = v4 * v81;
+  const double v1167 = v5 * v80;
+  const double v1168 = v1166 - v1167;
+  const double v1169 = v5 * v81;
+  const double v1170 = v4 * v80;
+  const double v1171 = v1169 + v1170;
+  const double v1172 = 0.088 * v1171;
+  const double v1173 = v4 * v78;
+  const double v1174 = v5 * v77;
+  const double v1175 = v1173 - v1174;
+  const double v1176 = v5 * v78;
+  const double v1177 = v4 * v77;
+  const double v1178 = v1176 + v1177;
+  const double v1179 = v1172 - v1165;
+
+  // column 2, panda_link6: D^-1
+  const double v1180 = v227 * v1178;
+
+  // column 2, panda_link5: psi B
+  const double v1181 = v228 * v1178;
+  const double v1182 = v229 * v1178;
+  const double v1183 = v230 * v1178;
+  const double v1184 = v231 * v1178;
+  const double v1185 = v232 * v1178;
+  const double v1186 = v233 * v1178;
+  const double v1187 = v1175 + v1181;
+  const double v1188 = v1179 + v1182;
+  const double v1189 = v1183 - v1178;
+  const double v1190 = v1168 + v1184;
+  const double v1191 = v1186 - v1171;
+  const double v1192 = v112 * v1185;
+  const double v1193 = v113 * v1190;
+  const double v1194 = v1193 - v1192;
+  const double v1195 = v113 * v1185;
+  const double v1196 = v112 * v1190;
+  const double v1197 = v1195 + v1196;
+  const double v1198 = v112 * v1188;
+  const double v1199 = v113 * v1187;
+  const double v1200 = v1199 - v1198;
+  const double v1201 = v113 * v1188;
+  const double v1202 = v112 * v1187;
+  const double v1203 = v1201 + v1202;
+
+  // column 2, panda_link5: D^-1
+  const double v1204 = v376 * v1203;
+
+  // column 2, panda_link4: psi B
+  const double v1205 = v377 * v1203;
+  const double v1206 = v378 * v1203;
+  const double v1207 = v379 * v1203;
+  const double v1208 = v380 * v1203;
+  const double v1209 = v381 * v1203;
+  const double v1210 = v382 * v1203;
+  const double v1211 = v1200 - v1205;
+  const double v1212 = v1189 + v1206;
+  const double v1213 = v1203 - v1207;
+  const double v1214 = v1194 - v1208;
+  const double v1215 = v1191 + v1209;
+  const double v1216 = v1197 - v1210;
+  const double v1217 = v273 * v1215;
+  const double v1218 = v274 * v1214;
+  const double v1219 = v1217 + v1218;
+  const double v1220 = v274 * v1215;
+  const double v1221 = v273 * v1214;
+  const double v1222 = v1220 - v1221;
+  const double v1223 = 0.384 * v1222;
+  const double v1224 = (-0.0825) * v1222;
+  const double v1225 = 0.384 * v1219;
+  const double v1226 = (-0.0825) * v1216;
+  const double v1227 = v1226 - v1225;
+  const double v1228 = v273 * v1212;
+  const double v1229 = v274 * v1211;
+  const double v1230 = v1228 + v1229;
+  const double v1231 = v274 * v1212;
+  const double v1232 = v273 * v1211;
+  const double v1233 = v1231 - v1232;
+  const double v1234 = v1223 + v1230;
+  const double v1235 = v1213 - v1224;
+  const double v1236 = v1227 + v1233;
+
+  // column 2, panda_link4: D^-1
+  const double v1237 = v582 * v1236;
+
+  // column 2, panda_link3: psi B
+  const double v1238 = v583 * v1236;
+  const double v1239 = v584 * v1236;
+  const double v1240 = v585 * v1236;
+  const double v1241 = v586 * v1236;
+  const double v1242 = v587 * v1236;
+  const double v1243 = v588 * v1236;
+  const double v1244 = v1234 - v1238;
+  const double v1245 = v1235 - v1239;
+  const double v1246 = v1236 - v1240;
+  const double v1247 = v1219 - v1241;
+  const double v1248 = v1216 - v1242;
+  const double v1249 = v1222 - v1243;
+  const double v1250 = v425 * v1248;
+  const double v1251 = v426 * v1247;
+  const double v1252 = v1251 - v1250;
+  const double v1253 = v426 * v1248;
+  const double v1254 = v425 * v1247;
+  const double v1255 = v1253 + v1254;
+  const double v1256 = 0.0825 * v1255;
+  const double v1257 = 0.0825 * v1249;
+  const double v1258 = v425 * v1245;
+  const double v1259 = v426 * v1244;
+  const double v1260 = v1259 - v1258;
+  const double v1261 = v426 * v1245;
+  const double v1262 = v425 * v1244;
+  const double v1263 = v1261 + v1262;
+  const double v1264 = v1246 + v1256;
+  const double v1265 = v1263 - v1257;
+
+  // column 2, panda_link3: D^-1
+  const double v1266 = v757 * v1265;
+
+  // column 2, panda_link2: psi B
+  const double v1267 = v758 * v1265;
+  const double v1268 = v759 * v1265;
+  const double v1269 = v760 * v1265;
+  const double v1270 = v761 * v1265;
+  const double v1271 = v762 * v1265;
+  const double v1272 = v1260 - v1267;
+  const double v1273 = v1264 + v1268;
+  const double v1274 = v1265 - v1269;
+  const double v1275 = v1252 - v1270;
+  const double v1276 = v1249 + v1271;
+  const double v1277 = v631 * v1276;
+  const double v1278 = v632 * v1275;
+  const double v1279 = v1277 + v1278;
+  const double v1280 = v632 * v1276;
+  const double v1281 = v631 * v1275;
+  const double v1282 = v1281 - v1280;
+  const double v1283 = (-0.316) * v1282;
+  const double v1284 = (-0.316) * v1279;
+  const double v1285 = v631 * v1273;
+  const double v1286 = v632 * v1272;
+  const double v1287 = v1285 + v1286;
+  const double v1288 = v632 * v1273;
+  const double v1289 = v631 * v1272;
+  const double v1290 = v1289 - v1288;
+  const double v1291 = v1283 + v1287;
+  const double v1292 = v1290 - v1284;
 
   // column 2, panda_link2: D^-1
-  const double v937 = v897 * v936;
+  const double v1293 = v897 * v1292;
 
-  // column 2, panda_link1: psi K
-  const double v938 = v898 * v936;
-  const double v939 = v899 * v936;
-  const double v940 = v935 - v938;
-  const double v941 = v760 + v939;
-  const double v942 = v794 * v941;
-  const double v943 = v793 * v940;
-  const double v944 = v942 - v943;
+  // column 2, panda_link1: psi B
+  const double v1294 = v898 * v1292;
+  const double v1295 = v899 * v1292;
+  const double v1296 = v1291 - v1294;
+  const double v1297 = v1274 + v1295;
+  const double v1298 = v794 * v1297;
+  const double v1299 = v793 * v1296;
+  const double v1300 = v1298 - v1299;
 
   // column 2, panda_link1: D^-1
-  const double v945 = v916 * v944;
-  const double v946 = -v945;
+  const double v1301 = v916 * v1300;
 
-  // column 3, panda_link3: psi K
-  const double v947 = v425 * v587;
-  const double v948 = v426 * v586;
-  const double v949 = v948 - v947;
-  const double v950 = v426 * v587;
-  const double v951 = v425 * v586;
-  const double v952 = v950 + v951;
-  const double v953 = 0.0825 * v952;
-  const double v954 = v588 * 0.0825;
-  const double v955 = v425 * v584;
-  const double v956 = v426 * v583;
-  const double v957 = v956 - v955;
-  const double v958 = v426 * v584;
-  const double v959 = v425 * v583;
-  const double v960 = v958 + v959;
-  const double v961 = v585 + v953;
-  const double v962 = v960 - v954;
+  // column 3, panda_link6: psi B
+  const double v1302 = 0.088 * v922;
+  const double v1303 = v4 * 0.1487752667616496;
+  const double v1304 = v5 * 0.14877526676164962;
+  const double v1305 = v1304 - v1303;
+  const double v1306 = v5 * 0.1487752667616496;
+  const double v1307 = v4 * 0.14877526676164962;
+  const double v1308 = v1306 + v1307;
+
+  // column 3, panda_link6: D^-1
+  const double v1309 = v227 * v1308;
+
+  // column 3, panda_link5: psi B
+  const double v1310 = v228 * v1308;
+  const double v1311 = v229 * v1308;
+  const double v1312 = v230 * v1308;
+  const double v1313 = v231 * v1308;
+  const double v1314 = v232 * v1308;
+  const double v1315 = v233 * v1308;
+  const double v1316 = v1305 - v1310;
+  const double v1317 = v1302 + v1311;
+  const double v1318 = v1308 - v1312;
+  const double v1319 = v919 - v1313;
+  const double v1320 = v922 - v1315;
+  const double v1321 = v112 * v1314;
+  const double v1322 = v113 * v1319;
+  const double v1323 = v1321 + v1322;
+  const double v1324 = v113 * v1314;
+  const double v1325 = v112 * v1319;
+  const double v1326 = v1325 - v1324;
+  const double v1327 = v112 * v1317;
+  const double v1328 = v113 * v1316;
+  const double v1329 = v1327 + v1328;
+  const double v1330 = v113 * v1317;
+  const double v1331 = v112 * v1316;
+  const double v1332 = v1331 - v1330;
+
+  // column 3, panda_link5: D^-1
+  const double v1333 = v376 * v1332;
+
+  // column 3, panda_link4: psi B
+  const double v1334 = v377 * v1332;
+  const double v1335 = v378 * v1332;
+  const double v1336 = v379 * v1332;
+  const double v1337 = v380 * v1332;
+  const double v1338 = v381 * v1332;
+  const double v1339 = v382 * v1332;
+  const double v1340 = v1329 - v1334;
+  const double v1341 = v1318 + v1335;
+  const double v1342 = v1332 - v1336;
+  const double v1343 = v1323 - v1337;
+  const double v1344 = v1320 + v1338;
+  const double v1345 = v1326 - v1339;
+  const double v1346 = v273 * v1344;
+  const double v1347 = v274 * v1343;
+  const double v1348 = v1346 + v1347;
+  const double v1349 = v274 * v1344;
+  const double v1350 = v273 * v1343;
+  const double v1351 = v1349 - v1350;
+  const double v1352 = 0.384 * v1351;
+  const double v1353 = (-0.0825) * v1351;
+  const double v1354 = 0.384 * v1348;
+  const double v1355 = (-0.0825) * v1345;
+  const double v1356 = v1355 - v1354;
+  const double v1357 = v273 * v1341;
+  const double v1358 = v274 * v1340;
+  const double v1359 = v1357 + v1358;
+  const double v1360 = v274 * v1341;
+  const double v1361 = v273 * v1340;
+  const double v1362 = v1360 - v1361;
+  const double v1363 = v1352 + v1359;
+  const double v1364 = v1342 - v1353;
+  const double v1365 = v1356 + v1362;
+
+  // column 3, panda_link4: D^-1
+  const double v1366 = v582 * v1365;
+
+  // column 3, panda_link3: psi B
+  const double v1367 = v583 * v1365;
+  const double v1368 = v584 * v1365;
+  const double v1369 = v585 * v1365;
+  const double v1370 = v586 * v1365;
+  const double v1371 = v587 * v1365;
+  const double v1372 = v588 * v1365;
+  const double v1373 = v1363 - v1367;
+  const double v1374 = v1364 - v1368;
+  const double v1375 = v1365 - v1369;
+  const double v1376 = v1348 - v1370;
+  const double v1377 = v1345 - v1371;
+  const double v1378 = v1351 - v1372;
+  const double v1379 = v425 * v1377;
+  const double v1380 = v426 * v1376;
+  const double v1381 = v1380 - v1379;
+  const double v1382 = v426 * v1377;
+  const double v1383 = v425 * v1376;
+  const double v1384 = v1382 + v1383;
+  const double v1385 = 0.0825 * v1384;
+  const double v1386 = 0.0825 * v1378;
+  const double v1387 = v425 * v1374;
+  const double v1388 = v426 * v1373;
+  const double v1389 = v1388 - v1387;
+  const double v1390 = v426 * v1374;
+  const double v1391 = v425 * v1373;
+  const double v1392 = v1390 + v1391;
+  const double v1393 = v1375 + v1385;
+  const double v1394 = v1392 - v1386;
 
   // column 3, panda_link3: D^-1
-  const double v963 = v757 * v962;
+  const double v1395 = v757 * v1394;
 
-  // column 3, panda_link2: psi K
-  const double v964 = v758 * v962;
-  const double v965 = v759 * v962;
-  const double v966 = v760 * v962;
-  const double v967 = v761 * v962;
-  const double v968 = v762 * v962;
-  const double v969 = v957 - v964;
-  const double v970 = v961 + v965;
-  const double v971 = v962 - v966;
-  const double v972 = v949 - v967;
-  const double v973 = v588 + v968;
-  const double v974 = v631 * v973;
-  const double v975 = v632 * v972;
-  const double v976 = v974 + v975;
-  const double v977 = v632 * v973;
-  const double v978 = v631 * v972;
-  const double v979 = v978 - v977;
-  const double v980 = (-0.316) * v979;
-  const double v981 = (-0.316) * v976;
-  const double v982 = v631 * v970;
-  const double v983 = v632 * v969;
-  const double v984 = v982 + v983;
-  const double v985 = v632 * v970;
-  const double v986 = v631 * v969;
-  const double v987 = v986 - v985;
-  const double v988 = v980 + v984;
-  const double v989 = v987 - v981;
+  // column 3, panda_link2: psi B
+  const double v1396 = v758 * v1394;
+  const double v1397 = v759 * v1394;
+  const double v1398 = v760 * v1394;
+  const double v1399 = v761 * v1394;
+  const double v1400 = v762 * v1394;
+  const double v1401 = v1389 - v1396;
+  const double v1402 = v1393 + v1397;
+  const double v1403 = v1394 - v1398;
+  const double v1404 = v1381 - v1399;
+  const double v1405 = v1378 + v1400;
+  const double v1406 = v631 * v1405;
+  const double v1407 = v632 * v1404;
+  const double v1408 = v1406 + v1407;
+  const double v1409 = v632 * v1405;
+  const double v1410 = v631 * v1404;
+  const double v1411 = v1410 - v1409;
+  const double v1412 = (-0.316) * v1411;
+  const double v1413 = (-0.316) * v1408;
+  const double v1414 = v631 * v1402;
+  const double v1415 = v632 * v1401;
+  const double v1416 = v1414 + v1415;
+  const double v1417 = v632 * v1402;
+  const double v1418 = v631 * v1401;
+  const double v1419 = v1418 - v1417;
+  const double v1420 = v1412 + v1416;
+  const double v1421 = v1419 - v1413;
 
   // column 3, panda_link2: D^-1
-  const double v990 = v897 * v989;
+  const double v1422 = v897 * v1421;
 
-  // column 3, panda_link1: psi K
-  const double v991 = v898 * v989;
-  const double v992 = v899 * v989;
-  const double v993 = v988 - v991;
-  const double v994 = v971 + v992;
-  const double v995 = v794 * v994;
-  const double v996 = v793 * v993;
-  const double v997 = v995 - v996;
+  // column 3, panda_link1: psi B
+  const double v1423 = v898 * v1421;
+  const double v1424 = v899 * v1421;
+  const double v1425 = v1420 - v1423;
+  const double v1426 = v1403 + v1424;
+  const double v1427 = v794 * v1426;
+  const double v1428 = v793 * v1425;
+  const double v1429 = v1427 - v1428;
 
   // column 3, panda_link1: D^-1
-  const double v998 = v916 * v997;
-  const double v999 = -v998;
+  const double v1430 = v916 * v1429;
 
-  // column 4, panda_link4: psi K
-  const double v1000 = v273 * v381;
-  const double v1001 = v274 * v380;
-  const double v1002 = v1001 - v1000;
-  const double v1003 = v274 * v381;
-  const double v1004 = v273 * v380;
-  const double v1005 = v1003 + v1004;
-  const double v1006 = 0.384 * v1005;
-  const double v1007 = (-0.0825) * v1005;
-  const double v1008 = 0.384 * v1002;
-  const double v1009 = v382 * (-0.0825);
-  const double v1010 = v1009 - v1008;
-  const double v1011 = v273 * v378;
-  const double v1012 = v274 * v377;
-  const double v1013 = v1012 - v1011;
-  const double v1014 = v274 * v378;
-  const double v1015 = v273 * v377;
-  const double v1016 = v1014 + v1015;
-  const double v1017 = v1013 - v1006;
-  const double v1018 = v379 + v1007;
-  const double v1019 = v1010 - v1016;
+  // column 4, panda_link6: psi B
+  const double v1431 = 0.088 * v1045;
+  const double v1432 = v5 * (-0.1487752667616496);
+  const double v1433 = v1432 - v1307;
+  const double v1434 = v4 * (-0.1487752667616496);
+  const double v1435 = v1304 + v1434;
+
+  // column 4, panda_link6: D^-1
+  const double v1436 = v227 * v1435;
+
+  // column 4, panda_link5: psi B
+  const double v1437 = v228 * v1435;
+  const double v1438 = v229 * v1435;
+  const double v1439 = v230 * v1435;
+  const double v1440 = v231 * v1435;
+  const double v1441 = v232 * v1435;
+  const double v1442 = v233 * v1435;
+  const double v1443 = v1433 - v1437;
+  const double v1444 = v1431 + v1438;
+  const double v1445 = v1435 - v1439;
+  const double v1446 = v1043 - v1440;
+  const double v1447 = v1045 - v1442;
+  const double v1448 = v112 * v1441;
+  const double v1449 = v113 * v1446;
+  const double v1450 = v1448 + v1449;
+  const double v1451 = v113 * v1441;
+  const double v1452 = v112 * v1446;
+  const double v1453 = v1452 - v1451;
+  const double v1454 = v112 * v1444;
+  const double v1455 = v113 * v1443;
+  const double v1456 = v1454 + v1455;
+  const double v1457 = v113 * v1444;
+  const double v1458 = v112 * v1443;
+  const double v1459 = v1458 - v1457;
+
+  // column 4, panda_link5: D^-1
+  const double v1460 = v376 * v1459;
+
+  // column 4, panda_link4: psi B
+  const double v1461 = v377 * v1459;
+  const double v1462 = v378 * v1459;
+  const double v1463 = v379 * v1459;
+  const double v1464 = v380 * v1459;
+  const double v1465 = v381 * v1459;
+  const double v1466 = v382 * v1459;
+  const double v1467 = v1456 - v1461;
+  const double v1468 = v1445 + v1462;
+  const double v1469 = v1459 - v1463;
+  const double v1470 = v1450 - v1464;
+  const double v1471 = v1447 + v1465;
+  const double v1472 = v1453 - v1466;
+  const double v1473 = v273 * v1471;
+  const double v1474 = v274 * v1470;
+  const double v1475 = v1473 + v1474;
+  const double v1476 = v274 * v1471;
+  const double v1477 = v273 * v1470;
+  const double v1478 = v1476 - v1477;
+  const double v1479 = 0.384 * v1478;
+  const double v1480 = (-0.0825) * v1478;
+  const double v1481 = 0.384 * v1475;
+  const double v1482 = (-0.0825) * v1472;
+  const double v1483 = v1482 - v1481;
+  const double v1484 = v273 * v1468;
+  const double v1485 = v274 * v1467;
+  const double v1486 = v1484 + v1485;
+  const double v1487 = v274 * v1468;
+  const double v1488 = v273 * v1467;
+  const double v1489 = v1487 - v1488;
+  const double v1490 = v1479 + v1486;
+  const double v1491 = v1469 - v1480;
+  const double v1492 = v1483 + v1489;
 
   // column 4, panda_link4: D^-1
-  const double v1020 = v582 * v1019;
+  const double v1493 = v582 * v1492;
 
-  // column 4, panda_link3: psi K
-  const double v1021 = v583 * v1019;
-  const double v1022 = v584 * v1019;
-  const double v1023 = v585 * v1019;
-  const double v1024 = v586 * v1019;
-  const double v1025 = v587 * v1019;
-  const double v1026 = v588 * v1019;
-  const double v1027 = v1017 - v1021;
-  const double v1028 = v1018 - v1022;
-  const double v1029 = v1019 - v1023;
-  const double v1030 = v1002 - v1024;
-  const double v1031 = v382 - v1025;
-  const double v1032 = v1005 + v1026;
-  const double v1033 = v425 * v1031;
-  const double v1034 = v426 * v1030;
-  const double v1035 = v1034 - v1033;
-  const double v1036 = v426 * v1031;
-  const double v1037 = v425 * v1030;
-  const double v1038 = v1036 + v1037;
-  const double v1039 = 0.0825 * v1038;
-  const double v1040 = 0.0825 * v1032;
-  const double v1041 = v425 * v1028;
-  const double v1042 = v426 * v1027;
-  const double v1043 = v1042 - v1041;
-  const double v1044 = v426 * v1028;
-  const double v1045 = v425 * v1027;
-  const double v1046 = v1044 + v1045;
-  const double v1047 = v1029 + v1039;
-  const double v1048 = v1040 + v1046;
+  // column 4, panda_link3: psi B
+  const double v1494 = v583 * v1492;
+  const double v1495 = v584 * v1492;
+  const double v1496 = v585 * v1492;
+  const double v1497 = v586 * v1492;
+  const double v1498 = v587 * v1492;
+  const double v1499 = v588 * v1492;
+  const double v1500 = v1490 - v1494;
+  const double v1501 = v1491 - v1495;
+  const double v1502 = v1492 - v1496;
+  const double v1503 = v1475 - v1497;
+  const double v1504 = v1472 - v1498;
+  const double v1505 = v1478 - v1499;
+  const double v1506 = v425 * v1504;
+  const double v1507 = v426 * v1503;
+  const double v1508 = v1507 - v1506;
+  const double v1509 = v426 * v1504;
+  const double v1510 = v425 * v1503;
+  const double v1511 = v1509 + v1510;
+  const double v1512 = 0.0825 * v1511;
+  const double v1513 = 0.0825 * v1505;
+  const double v1514 = v425 * v1501;
+  const double v1515 = v426 * v1500;
+  const double v1516 = v1515 - v1514;
+  const double v1517 = v426 * v1501;
+  const double v1518 = v425 * v1500;
+  const double v1519 = v1517 + v1518;
+  const double v1520 = v1502 + v1512;
+  const double v1521 = v1519 - v1513;
 
   // column 4, panda_link3: D^-1
-  const double v1049 = v757 * v1048;
+  const double v1522 = v757 * v1521;
 
-  // column 4, panda_link2: psi K
-  const double v1050 = v758 * v1048;
-  const double v1051 = v759 * v1048;
-  const double v1052 = v760 * v1048;
-  const double v1053 = v761 * v1048;
-  const double v1054 = v762 * v1048;
-  const double v1055 = v1043 - v1050;
-  const double v1056 = v1047 + v1051;
-  const double v1057 = v1048 - v1052;
-  const double v1058 = v1035 - v1053;
-  const double v1059 = v1032 - v1054;
-  const double v1060 = v631 * v1059;
-  const double v1061 = v632 * v1058;
-  const double v1062 = v1061 - v1060;
-  const double v1063 = v632 * v1059;
-  const double v1064 = v631 * v1058;
-  const double v1065 = v1063 + v1064;
-  const double v1066 = (-0.316) * v1065;
-  const double v1067 = (-0.316) * v1062;
-  const double v1068 = v631 * v1056;
-  const double v1069 = v632 * v1055;
-  const double v1070 = v1068 + v1069;
-  const double v1071 = v632 * v1056;
-  const double v1072 = v631 * v1055;
-  const double v1073 = v1072 - v1071;
-  const double v1074 = v1066 + v1070;
-  const double v1075 = v1073 - v1067;
+  // column 4, panda_link2: psi B
+  const double v1523 = v758 * v1521;
+  const double v1524 = v759 * v1521;
+  const double v1525 = v760 * v1521;
+  const double v1526 = v761 * v1521;
+  const double v1527 = v762 * v1521;
+  const double v1528 = v1516 - v1523;
+  const double v1529 = v1520 + v1524;
+  const double v1530 = v1521 - v1525;
+  const double v1531 = v1508 - v1526;
+  const double v1532 = v1505 + v1527;
+  const double v1533 = v631 * v1532;
+  const double v1534 = v632 * v1531;
+  const double v1535 = v1533 + v1534;
+  const double v1536 = v632 * v1532;
+  const double v1537 = v631 * v1531;
+  const double v1538 = v1537 - v1536;
+  const double v1539 = (-0.316) * v1538;
+  const double v1540 = (-0.316) * v1535;
+  const double v1541 = v631 * v1529;
+  const double v1542 = v632 * v1528;
+  const double v1543 = v1541 + v1542;
+  const double v1544 = v632 * v1529;
+  const double v1545 = v631 * v1528;
+  const double v1546 = v1545 - v1544;
+  const double v1547 = v1539 + v1543;
+  const double v1548 = v1546 - v1540;
 
   // column 4, panda_link2: D^-1
-  const double v1076 = v897 * v1075;
+  const double v1549 = v897 * v1548;
 
-  // column 4, panda_link1: psi K
-  const double v1077 = v898 * v1075;
-  const double v1078 = v899 * v1075;
-  const double v1079 = v1074 - v1077;
-  const double v1080 = v1057 + v1078;
-  const double v1081 = v794 * v1080;
-  const double v1082 = v793 * v1079;
-  const double v1083 = v1081 - v1082;
+  // column 4, panda_link1: psi B
+  const double v1550 = v898 * v1548;
+  const double v1551 = v899 * v1548;
+  const double v1552 = v1547 - v1550;
+  const double v1553 = v1530 + v1551;
+  const double v1554 = v794 * v1553;
+  const double v1555 = v793 * v1552;
+  const double v1556 = v1554 - v1555;
 
   // column 4, panda_link1: D^-1
-  const double v1084 = v916 * v1083;
-  const double v1085 = -v1084;
+  const double v1557 = v916 * v1556;
 
-  // column 5, panda_link5: psi K
-  const double v1086 = v112 * v232;
-  const double v1087 = v113 * v231;
-  const double v1088 = v1087 - v1086;
-  const double v1089 = v113 * v232;
-  const double v1090 = v112 * v231;
-  const double v1091 = v1089 + v1090;
-  const double v1092 = v112 * v229;
-  const double v1093 = v113 * v228;
-  const double v1094 = v1093 - v1092;
-  const double v1095 = v113 * v229;
-  const double v1096 = v112 * v228;
-  const double v1097 = v1095 + v1096;
+  // column 5, panda_link6: D^-1
+  const double v1558 = v227 * (-0.088);
+
+  // column 5, panda_link5: psi B
+  const double v1559 = v228 * (-0.088);
+  const double v1560 = v229 * (-0.088);
+  const double v1561 = v230 * (-0.088);
+  const double v1562 = v231 * (-0.088);
+  const double v1563 = v232 * (-0.088);
+  const double v1564 = v233 * (-0.088);
+  const double v1565 = (-0.088) - v1561;
+  const double v1566 = (-1.0) - v1563;
+  const double v1567 = v112 * v1566;
+  const double v1568 = v113 * v1562;
+  const double v1569 = v1567 + v1568;
+  const double v1570 = v113 * v1566;
+  const double v1571 = v112 * v1562;
+  const double v1572 = v1570 - v1571;
+  const double v1573 = v112 * v1560;
+  const double v1574 = v113 * v1559;
+  const double v1575 = v1573 - v1574;
+  const double v1576 = v113 * v1560;
+  const double v1577 = v112 * v1559;
+  const double v1578 = v1576 + v1577;
 
   // column 5, panda_link5: D^-1
-  const double v1098 = v376 * v1097;
+  const double v1579 = v376 * v1578;
 
-  // column 5, panda_link4: psi K
-  const double v1099 = v377 * v1097;
-  const double v1100 = v378 * v1097;
-  const double v1101 = v379 * v1097;
-  const double v1102 = v380 * v1097;
-  const double v1103 = v381 * v1097;
-  const double v1104 = v382 * v1097;
-  const double v1105 = v1094 - v1099;
-  const double v1106 = v230 + v1100;
-  const double v1107 = v1097 - v1101;
-  const double v1108 = v1088 - v1102;
-  const double v1109 = v233 + v1103;
-  const double v1110 = v1091 - v1104;
-  const double v1111 = v273 * v1109;
-  const double v1112 = v274 * v1108;
-  const double v1113 = v1111 + v1112;
-  const double v1114 = v274 * v1109;
-  const double v1115 = v273 * v1108;
-  const double v1116 = v1114 - v1115;
-  const double v1117 = 0.384 * v1116;
-  const double v1118 = (-0.0825) * v1116;
-  const double v1119 = 0.384 * v1113;
-  const double v1120 = (-0.0825) * v1110;
-  const double v1121 = v1120 - v1119;
-  const double v1122 = v273 * v1106;
-  const double v1123 = v274 * v1105;
-  const double v1124 = v1122 + v1123;
-  const double v1125 = v274 * v1106;
-  const double v1126 = v273 * v1105;
-  const double v1127 = v1125 - v1126;
-  const double v1128 = v1117 + v1124;
-  const double v1129 = v1107 - v1118;
-  const double v1130 = v1121 + v1127;
+  // column 5, panda_link4: psi B
+  const double v1580 = v377 * v1578;
+  const double v1581 = v378 * v1578;
+  const double v1582 = v379 * v1578;
+  const double v1583 = v380 * v1578;
+  const double v1584 = v381 * v1578;
+  const double v1585 = v382 * v1578;
+  const double v1586 = v1575 + v1580;
+  const double v1587 = v1581 - v1565;
+  const double v1588 = v1582 - v1578;
+  const double v1589 = v1583 - v1569;
+  const double v1590 = v1564 + v1584;
+  const double v1591 = v1572 + v1585;
+  const double v1592 = v273 * v1590;
+  const double v1593 = v274 * v1589;
+  const double v1594 = v1593 - v1592;
+  const double v1595 = v274 * v1590;
+  const double v1596 = v273 * v1589;
+  const double v1597 = v1595 + v1596;
+  const double v1598 = 0.384 * v1597;
+  const double v1599 = (-0.0825) * v1597;
+  const double v1600 = 0.384 * v1594;
+  const double v1601 = (-0.0825) * v1591;
+  const double v1602 = v1601 - v1600;
+  const double v1603 = v273 * v1587;
+  const double v1604 = v274 * v1586;
+  const double v1605 = v1604 - v1603;
+  const double v1606 = v274 * v1587;
+  const double v1607 = v273 * v1586;
+  const double v1608 = v1606 + v1607;
+  const double v1609 = v1605 - v1598;
+  const double v1610 = v1588 + v1599;
+  const double v1611 = v1602 - v1608;
 
   // column 5, panda_link4: D^-1
-  const double v1131 = v582 * v1130;
+  const double v1612 = v582 * v1611;
 
-  // column 5, panda_link3: psi K
-  const double v1132 = v583 * v1130;
-  const double v1133 = v584 * v1130;
-  const double v1134 = v585 * v1130;
-  const double v1135 = v586 * v1130;
-  const double v1136 = v587 * v1130;
-  const double v1137 = v588 * v1130;
-  const double v1138 = v1128 - v1132;
-  const double v1139 = v1129 - v1133;
-  const double v1140 = v1130 - v1134;
-  const double v1141 = v1113 - v1135;
-  const double v1142 = v1110 - v1136;
-  const double v1143 = v1116 - v1137;
-  const double v1144 = v425 * v1142;
-  const double v1145 = v426 * v1141;
-  const double v1146 = v1145 - v1144;
-  const double v1147 = v426 * v1142;
-  const double v1148 = v425 * v1141;
-  const double v1149 = v1147 + v1148;
-  const double v1150 = 0.0825 * v1149;
-  const double v1151 = 0.0825 * v1143;
-  const double v1152 = v425 * v1139;
-  const double v1153 = v426 * v1138;
-  const double v1154 = v1153 - v1152;
-  const double v1155 = v426 * v1139;
-  const double v1156 = v425 * v1138;
-  const double v1157 = v1155 + v1156;
-  const double v1158 = v1140 + v1150;
-  const double v1159 = v1157 - v1151;
+  // column 5, panda_link3: psi B
+  const double v1613 = v583 * v1611;
+  const double v1614 = v584 * v1611;
+  const double v1615 = v585 * v1611;
+  const double v1616 = v586 * v1611;
+  const double v1617 = v587 * v1611;
+  const double v1618 = v588 * v1611;
+  const double v1619 = v1609 - v1613;
+  const double v1620 = v1610 - v1614;
+  const double v1621 = v1611 - v1615;
+  const double v1622 = v1594 - v1616;
+  const double v1623 = v1591 - v1617;
+  const double v1624 = v1597 + v1618;
+  const double v1625 = v425 * v1623;
+  const double v1626 = v426 * v1622;
+  const double v1627 = v1626 - v1625;
+  const double v1628 = v426 * v1623;
+  const double v1629 = v425 * v1622;
+  const double v1630 = v1628 + v1629;
+  const double v1631 = 0.0825 * v1630;
+  const double v1632 = 0.0825 * v1624;
+  const double v1633 = v425 * v1620;
+  const double v1634 = v426 * v1619;
+  const double v1635 = v1634 - v1633;
+  const double v1636 = v426 * v1620;
+  const double v1637 = v425 * v1619;
+  const double v1638 = v1636 + v1637;
+  const double v1639 = v1621 + v1631;
+  const double v1640 = v1632 + v1638;
 
   // column 5, panda_link3: D^-1
-  const double v1160 = v757 * v1159;
+  const double v1641 = v757 * v1640;
 
-  // column 5, panda_link2: psi K
-  const double v1161 = v758 * v1159;
-  const double v1162 = v759 * v1159;
-  const double v1163 = v760 * v1159;
-  const double v1164 = v761 * v1159;
-  const double v1165 = v762 * v1159;
-  const double v1166 = v1154 - v1161;
-  const double v1167 = v1158 + v1162;
-  const double v1168 = v1159 - v1163;
-  const double v1169 = v1146 - v1164;
-  const double v1170 = v1143 + v1165;
-  const double v1171 = v631 * v1170;
-  const double v1172 = v632 * v1169;
-  const double v1173 = v1171 + v1172;
-  const double v1174 = v632 * v1170;
-  const double v1175 = v631 * v1169;
-  const double v1176 = v1175 - v1174;
-  const double v1177 = (-0.316) * v1176;
-  const double v1178 = (-0.316) * v1173;
-  const double v1179 = v631 * v1167;
-  const double v1180 = v632 * v1166;
-  const double v1181 = v1179 + v1180;
-  const double v1182 = v632 * v1167;
-  const double v1183 = v631 * v1166;
-  const double v1184 = v1183 - v1182;
-  const double v1185 = v1177 + v1181;
-  const double v1186 = v1184 - v1178;
+  // column 5, panda_link2: psi B
+  const double v1642 = v758 * v1640;
+  const double v1643 = v759 * v1640;
+  const double v1644 = v760 * v1640;
+  const double v1645 = v761 * v1640;
+  const double v1646 = v762 * v1640;
+  const double v1647 = v1635 - v1642;
+  const double v1648 = v1639 + v1643;
+  const double v1649 = v1640 - v1644;
+  const double v1650 = v1627 - v1645;
+  const double v1651 = v1624 - v1646;
+  const double v1652 = v631 * v1651;
+  const double v1653 = v632 * v1650;
+  const double v1654 = v1653 - v1652;
+  const double v1655 = v632 * v1651;
+  const double v1656 = v631 * v1650;
+  const double v1657 = v1655 + v1656;
+  const double v1658 = (-0.316) * v1657;
+  const double v1659 = (-0.316) * v1654;
+  const double v1660 = v631 * v1648;
+  const double v1661 = v632 * v1647;
+  const double v1662 = v1660 + v1661;
+  const double v1663 = v632 * v1648;
+  const double v1664 = v631 * v1647;
+  const double v1665 = v1664 - v1663;
+  const double v1666 = v1658 + v1662;
+  const double v1667 = v1665 - v1659;
 
   // column 5, panda_link2: D^-1
-  const double v1187 = v897 * v1186;
+  const double v1668 = v897 * v1667;
 
-  // column 5, panda_link1: psi K
-  const double v1188 = v898 * v1186;
-  const double v1189 = v899 * v1186;
-  const double v1190 = v1185 - v1188;
-  const double v1191 = v1168 + v1189;
-  const double v1192 = v794 * v1191;
-  const double v1193 = v793 * v1190;
-  const double v1194 = v1192 - v1193;
+  // column 5, panda_link1: psi B
+  const double v1669 = v898 * v1667;
+  const double v1670 = v899 * v1667;
+  const double v1671 = v1666 - v1669;
+  const double v1672 = v1649 + v1670;
+  const double v1673 = v794 * v1672;
+  const double v1674 = v793 * v1671;
+  const double v1675 = v1673 - v1674;
 
   // column 5, panda_link1: D^-1
-  const double v1195 = v916 * v1194;
-  const double v1196 = -v1195;
+  const double v1676 = v916 * v1675;
 
-  // column 6, panda_link6: psi K
-  const double v1197 = v4 * v81;
-  const double v1198 = v5 * v80;
-  const double v1199 = v1198 - v1197;
-  const double v1200 = v5 * v81;
-  const double v1201 = v4 * v80;
-  const double v1202 = v1200 + v1201;
-  const double v1203 = 0.088 * v1202;
-  const double v1204 = v4 * v78;
-  const double v1205 = v5 * v77;
-  const double v1206 = v1205 - v1204;
-  const double v1207 = v5 * v78;
-  const double v1208 = v4 * v77;
-  const double v1209 = v1207 + v1208;
-  const double v1210 = v79 + v1203;
-
-  // column 6, panda_link6: D^-1
-  const double v1211 = v227 * v1209;
-
-  // column 6, panda_link5: psi K
-  const double v1212 = v228 * v1209;
-  const double v1213 = v229 * v1209;
-  const double v1214 = v230 * v1209;
-  const double v1215 = v231 * v1209;
-  const double v1216 = v232 * v1209;
-  const double v1217 = v233 * v1209;
-  const double v1218 = v1206 - v1212;
-  const double v1219 = v1210 + v1213;
-  const double v1220 = v1209 - v1214;
-  const double v1221 = v1199 - v1215;
-  const double v1222 = v1202 - v1217;
-  const double v1223 = v112 * v1216;
-  const double v1224 = v113 * v1221;
-  const double v1225 = v1223 + v1224;
-  const double v1226 = v113 * v1216;
-  const double v1227 = v112 * v1221;
-  const double v1228 = v1227 - v1226;
-  const double v1229 = v112 * v1219;
-  const double v1230 = v113 * v1218;
-  const double v1231 = v1229 + v1230;
-  const double v1232 = v113 * v1219;
-  const double v1233 = v112 * v1218;
-  const double v1234 = v1233 - v1232;
-
-  // column 6, panda_link5: D^-1
-  const double v1235 = v376 * v1234;
-
-  // column 6, panda_link4: psi K
-  const double v1236 = v377 * v1234;
-  const double v1237 = v378 * v1234;
-  const double v1238 = v379 * v1234;
-  const double v1239 = v380 * v1234;
-  const double v1240 = v381 * v1234;
-  const double v1241 = v382 * v1234;
-  const double v1242 = v1231 - v1236;
-  const double v1243 = v1220 + v1237;
-  const double v1244 = v1234 - v1238;
-  const double v1245 = v1225 - v1239;
-  const double v1246 = v1222 + v1240;
-  const double v1247 = v1228 - v1241;
-  const double v1248 = v273 * v1246;
-  const double v1249 = v274 * v1245;
-  const double v1250 = v1248 + v1249;
-  const double v1251 = v274 * v1246;
-  const double v1252 = v273 * v1245;
-  const double v1253 = v1251 - v1252;
-  const double v1254 = 0.384 * v1253;
-  const double v1255 = (-0.0825) * v1253;
-  const double v1256 = 0.384 * v1250;
-  const double v1257 = (-0.0825) * v1247;
-  const double v1258 = v1257 - v1256;
-  const double v1259 = v273 * v1243;
-  const double v1260 = v274 * v1242;
-  const double v1261 = v1259 + v1260;
-  const double v1262 = v274 * v1243;
-  const double v1263 = v273 * v1242;
-  const double v1264 = v1262 - v1263;
-  const double v1265 = v1254 + v1261;
-  const double v1266 = v1244 - v1255;
-  const double v1267 = v1258 + v1264;
-
-  // column 6, panda_link4: D^-1
-  const double v1268 = v582 * v1267;
-
-  // column 6, panda_link3: psi K
-  const double v1269 = v583 * v1267;
-  const double v1270 = v584 * v1267;
-  const double v1271 = v585 * v1267;
-  const double v1272 = v586 * v1267;
-  const double v1273 = v587 * v1267;
-  const double v1274 = v588 * v1267;
-  const double v1275 = v1265 - v1269;
-  const double v1276 = v1266 - v1270;
-  const double v1277 = v1267 - v1271;
-  const double v1278 = v1250 - v1272;
-  const double v1279 = v1247 - v1273;
-  const double v1280 = v1253 - v1274;
-  const double v1281 = v425 * v1279;
-  const double v1282 = v426 * v1278;
-  const double v1283 = v1282 - v1281;
-  const double v1284 = v426 * v1279;
-  const double v1285 = v425 * v1278;
-  const double v1286 = v1284 + v1285;
-  const double v1287 = 0.0825 * v1286;
-  const double v1288 = 0.0825 * v1280;
-  const double v1289 = v425 * v1276;
-  const double v1290 = v426 * v1275;
-  const double v1291 = v1290 - v1289;
-  const double v1292 = v426 * v1276;
-  const double v1293 = v425 * v1275;
-  const double v1294 = v1292 + v1293;
-  const double v1295 = v1277 + v1287;
-  const double v1296 = v1294 - v1288;
-
-  // column 6, panda_link3: D^-1
-  const double v1297 = v757 * v1296;
-
-  // column 6, panda_link2: psi K
-  const double v1298 = v758 * v1296;
-  const double v1299 = v759 * v1296;
-  const double v1300 = v760 * v1296;
-  const double v1301 = v761 * v1296;
-  const double v1302 = v762 * v1296;
-  const double v1303 = v1291 - v1298;
-  const double v1304 = v1295 + v1299;
-  const double v1305 = v1296 - v1300;
-  const double v1306 = v1283 - v1301;
-  const double v1307 = v1280 + v1302;
-  const double v1308 = v631 * v1307;
-  const double v1309 = v632 * v1306;
-  const double v1310 = v1308 + v1309;
-  const double v1311 = v632 * v1307;
-  const double v1312 = v631 * v1306;
-  const double v1313 = v1312 - v1311;
-  const double v1314 = (-0.316) * v1313;
-  const double v1315 = (-0.316) * v1310;
-  const double v1316 = v631 * v1304;
-  const double v1317 = v632 * v1303;
-  const double v1318 = v1316 + v1317;
-  const double v1319 = v632 * v1304;
-  const double v1320 = v631 * v1303;
-  const double v1321 = v1320 - v1319;
-  const double v1322 = v1314 + v1318;
-  const double v1323 = v1321 - v1315;
-
-  // column 6, panda_link2: D^-1
-  const double v1324 = v897 * v1323;
-
-  // column 6, panda_link1: psi K
-  const double v1325 = v898 * v1323;
-  const double v1326 = v899 * v1323;
-  const double v1327 = v1322 - v1325;
-  const double v1328 = v1305 + v1326;
-  const double v1329 = v794 * v1328;
-  const double v1330 = v793 * v1327;
-  const double v1331 = v1329 - v1330;
-
-  // column 6, panda_link1: D^-1
-  const double v1332 = v916 * v1331;
-  const double v1333 = -v1332;
-
-  // column 7, panda_link6: psi K
-  const double v1334 = 0.7071067811865475 * v4;
-  const double v1335 = 0.7071067811865476 * v5;
-  const double v1336 = v1335 - v1334;
-  const double v1337 = 0.7071067811865475 * v5;
-  const double v1338 = 0.7071067811865476 * v4;
-  const double v1339 = v1337 + v1338;
-  const double v1340 = 0.088 * v1339;
-  const double v1341 = v4 * 0.11695546160825496;
-  const double v1342 = v5 * (-0.11695546160825494);
-  const double v1343 = v1342 - v1341;
-  const double v1344 = v5 * 0.11695546160825496;
-  const double v1345 = v4 * (-0.11695546160825494);
-  const double v1346 = v1344 + v1345;
-
-  // column 7, panda_link6: D^-1
-  const double v1347 = v227 * v1346;
-
-  // column 7, panda_link5: psi K
-  const double v1348 = v228 * v1346;
-  const double v1349 = v229 * v1346;
-  const double v1350 = v230 * v1346;
-  const double v1351 = v231 * v1346;
-  const double v1352 = v232 * v1346;
-  const double v1353 = v233 * v1346;
-  const double v1354 = v1343 - v1348;
-  const double v1355 = v1340 + v1349;
-  const double v1356 = v1346 - v1350;
-  const double v1357 = v1336 - v1351;
-  const double v1358 = v1339 - v1353;
-  const double v1359 = v112 * v1352;
-  const double v1360 = v113 * v1357;
-  const double v1361 = v1359 + v1360;
-  const double v1362 = v113 * v1352;
-  const double v1363 = v112 * v1357;
-  const double v1364 = v1363 - v1362;
-  const double v1365 = v112 * v1355;
-  const double v1366 = v113 * v1354;
-  const double v1367 = v1365 + v1366;
-  const double v1368 = v113 * v1355;
-  const double v1369 = v112 * v1354;
-  const double v1370 = v1369 - v1368;
-
-  // column 7, panda_link5: D^-1
-  const double v1371 = v376 * v1370;
-
-  // column 7, panda_link4: psi K
-  const double v1372 = v377 * v1370;
-  const double v1373 = v378 * v1370;
-  const double v1374 = v379 * v1370;
-  const double v1375 = v380 * v1370;
-  const double v1376 = v381 * v1370;
-  const double v1377 = v382 * v1370;
-  const double v1378 = v1367 - v1372;
-  const double v1379 = v1356 + v1373;
-  const double v1380 = v1370 - v1374;
-  const double v1381 = v1361 - v1375;
-  const double v1382 = v1358 + v1376;
-  const double v1383 = v1364 - v1377;
-  const double v1384 = v273 * v1382;
-  const double v1385 = v274 * v1381;
-  const double v1386 = v1384 + v1385;
-  const double v1387 = v274 * v1382;
-  const double v1388 = v273 * v1381;
-  const double v1389 = v1387 - v1388;
-  const double v1390 = 0.384 * v1389;
-  const double v1391 = (-0.0825) * v1389;
-  const double v1392 = 0.384 * v1386;
-  const double v1393 = (-0.0825) * v1383;
-  const double v1394 = v1393 - v1392;
-  const double v1395 = v273 * v1379;
-  const double v1396 = v274 * v1378;
-  const double v1397 = v1395 + v1396;
-  const double v1398 = v274 * v1379;
-  const double v1399 = v273 * v1378;
-  const double v1400 = v1398 - v1399;
-  const double v1401 = v1390 + v1397;
-  const double v1402 = v1380 - v1391;
-  const double v1403 = v1394 + v1400;
-
-  // column 7, panda_link4: D^-1
-  const double v1404 = v582 * v1403;
-
-  // column 7, panda_link3: psi K
-  const double v1405 = v583 * v1403;
-  const double v1406 = v584 * v1403;
-  const double v1407 = v585 * v1403;
-  const double v1408 = v586 * v1403;
-  const double v1409 = v587 * v1403;
-  const double v1410 = v588 * v1403;
-  const double v1411 = v1401 - v1405;
-  const double v1412 = v1402 - v1406;
-  const double v1413 = v1403 - v1407;
-  const double v1414 = v1386 - v1408;
-  const double v1415 = v1383 - v1409;
-  const double v1416 = v1389 - v1410;
-  const double v1417 = v425 * v1415;
-  const double v1418 = v426 * v1414;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = v426 * v1415;
-  const double v1421 = v425 * v1414;
-  const double v1422 = v1420 + v1421;
-  const double v1423 = 0.0825 * v1422;
-  const double v1424 = 0.0825 * v1416;
-  const double v1425 = v425 * v1412;
-  const double v1426 = v426 * v1411;
-  const double v1427 = v1426 - v1425;
-  const double v1428 = v426 * v1412;
-  const double v1429 = v425 * v1411;
-  const double v1430 = v1428 + v1429;
-  const double v1431 = v1413 + v1423;
-  const double v1432 = v1430 - v1424;
-
-  // column 7, panda_link3: D^-1
-  const double v1433 = v757 * v1432;
-
-  // column 7, panda_link2: psi K
-  const double v1434 = v758 * v1432;
-  const double v1435 = v759 * v1432;
-  const double v1436 = v760 * v1432;
-  const double v1437 = v761 * v1432;
-  const double v1438 = v762 * v1432;
-  const double v1439 = v1427 - v1434;
-  const double v1440 = v1431 + v1435;
-  const double v1441 = v1432 - v1436;
-  const double v1442 = v1419 - v1437;
-  const double v1443 = v1416 + v1438;
-  const double v1444 = v631 * v1443;
-  const double v1445 = v632 * v1442;
-  const double v1446 = v1444 + v1445;
-  const double v1447 = v632 * v1443;
-  const double v1448 = v631 * v1442;
-  const double v1449 = v1448 - v1447;
-  const double v1450 = (-0.316) * v1449;
-  const double v1451 = (-0.316) * v1446;
-  const double v1452 = v631 * v1440;
-  const double v1453 = v632 * v1439;
-  const double v1454 = v1452 + v1453;
-  const double v1455 = v632 * v1440;
-  const double v1456 = v631 * v1439;
-  const double v1457 = v1456 - v1455;
-  const double v1458 = v1450 + v1454;
-  const double v1459 = v1457 - v1451;
-
-  // column 7, panda_link2: D^-1
-  const double v1460 = v897 * v1459;
-
-  // column 7, panda_link1: psi K
-  const double v1461 = v898 * v1459;
-  const double v1462 = v899 * v1459;
-  const double v1463 = v1458 - v1461;
-  const double v1464 = v1441 + v1462;
-  const double v1465 = v794 * v1464;
-  const double v1466 = v793 * v1463;
-  const double v1467 = v1465 - v1466;
-
-  // column 7, panda_link1: D^-1
-  const double v1468 = v916 * v1467;
-  const double v1469 = -v1468;
-
-  // column 8, panda_link6: psi K
-  const double v1470 = v4 * (-0.7071067811865475);
-  const double v1471 = v5 * (-0.7071067811865476);
-  const double v1472 = v1471 - v1470;
-  const double v1473 = v5 * (-0.7071067811865475);
-  const double v1474 = v4 * (-0.7071067811865476);
-  const double v1475 = v1473 + v1474;
-  const double v1476 = 0.088 * v1475;
-  const double v1477 = v4 * (-0.11695546160825496);
-  const double v1478 = v5 * 0.11695546160825494;
-  const double v1479 = v1478 - v1477;
-  const double v1480 = v5 * (-0.11695546160825496);
-  const double v1481 = v4 * 0.11695546160825494;
-  const double v1482 = v1480 + v1481;
-
-  // column 8, panda_link6: D^-1
-  const double v1483 = v227 * v1482;
-
-  // column 8, panda_link5: psi K
-  const double v1484 = v228 * v1482;
-  const double v1485 = v229 * v1482;
-  const double v1486 = v230 * v1482;
-  const double v1487 = v231 * v1482;
-  const double v1488 = v232 * v1482;
-  const double v1489 = v233 * v1482;
-  const double v1490 = v1479 - v1484;
-  const double v1491 = v1476 + v1485;
-  const double v1492 = v1482 - v1486;
-  const double v1493 = v1472 - v1487;
-  const double v1494 = v1475 - v1489;
-  const double v1495 = v112 * v1488;
-  const double v1496 = v113 * v1493;
-  const double v1497 = v1495 + v1496;
-  const double v1498 = v113 * v1488;
-  const double v1499 = v112 * v1493;
-  const double v1500 = v1499 - v1498;
-  const double v1501 = v112 * v1491;
-  const double v1502 = v113 * v1490;
-  const double v1503 = v1501 + v1502;
-  const double v1504 = v113 * v1491;
-  const double v1505 = v112 * v1490;
-  const double v1506 = v1505 - v1504;
-
-  // column 8, panda_link5: D^-1
-  const double v1507 = v376 * v1506;
-
-  // column 8, panda_link4: psi K
-  const double v1508 = v377 * v1506;
-  const double v1509 = v378 * v1506;
-  const double v1510 = v379 * v1506;
-  const double v1511 = v380 * v1506;
-  const double v1512 = v381 * v1506;
-  const double v1513 = v382 * v1506;
-  const double v1514 = v1503 - v1508;
-  const double v1515 = v1492 + v1509;
-  const double v1516 = v1506 - v1510;
-  const double v1517 = v1497 - v1511;
-  const double v1518 = v1494 + v1512;
-  const double v1519 = v1500 - v1513;
-  const double v1520 = v273 * v1518;
-  const double v1521 = v274 * v1517;
-  const double v1522 = v1520 + v1521;
-  const double v1523 = v274 * v1518;
-  const double v1524 = v273 * v1517;
-  const double v1525 = v1523 - v1524;
-  const double v1526 = 0.384 * v1525;
-  const double v1527 = (-0.0825) * v1525;
-  const double v1528 = 0.384 * v1522;
-  const double v1529 = (-0.0825) * v1519;
-  const double v1530 = v1529 - v1528;
-  const double v1531 = v273 * v1515;
-  const double v1532 = v274 * v1514;
-  const double v1533 = v1531 + v1532;
-  const double v1534 = v274 * v1515;
-  const double v1535 = v273 * v1514;
-  const double v1536 = v1534 - v1535;
-  const double v1537 = v1526 + v1533;
-  const double v1538 = v1516 - v1527;
-  const double v1539 = v1530 + v1536;
-
-  // column 8, panda_link4: D^-1
-  const double v1540 = v582 * v1539;
-
-  // column 8, panda_link3: psi K
-  const double v1541 = v583 * v1539;
-  const double v1542 = v584 * v1539;
-  const double v1543 = v585 * v1539;
-  const double v1544 = v586 * v1539;
-  const double v1545 = v587 * v1539;
-  const double v1546 = v588 * v1539;
-  const double v1547 = v1537 - v1541;
-  const double v1548 = v1538 - v1542;
-  const double v1549 = v1539 - v1543;
-  const double v1550 = v1522 - v1544;
-  const double v1551 = v1519 - v1545;
-  const double v1552 = v1525 - v1546;
-  const double v1553 = v425 * v1551;
-  const double v1554 = v426 * v1550;
-  const double v1555 = v1554 - v1553;
-  const double v1556 = v426 * v1551;
-  const double v1557 = v425 * v1550;
-  const double v1558 = v1556 + v1557;
-  const double v1559 = 0.0825 * v1558;
-  const double v1560 = 0.0825 * v1552;
-  const double v1561 = v425 * v1548;
-  const double v1562 = v426 * v1547;
-  const double v1563 = v1562 - v1561;
-  const double v1564 = v426 * v1548;
-  const double v1565 = v425 * v1547;
-  const double v1566 = v1564 + v1565;
-  const double v1567 = v1549 + v1559;
-  const double v1568 = v1566 - v1560;
-
-  // column 8, panda_link3: D^-1
-  const double v1569 = v757 * v1568;
-
-  // column 8, panda_link2: psi K
-  const double v1570 = v758 * v1568;
-  const double v1571 = v759 * v1568;
-  const double v1572 = v760 * v1568;
-  const double v1573 = v761 * v1568;
-  const double v1574 = v762 * v1568;
-  const double v1575 = v1563 - v1570;
-  const double v1576 = v1567 + v1571;
-  const double v1577 = v1568 - v1572;
-  const double v1578 = v1555 - v1573;
-  const double v1579 = v1552 + v1574;
-  const double v1580 = v631 * v1579;
-  const double v1581 = v632 * v1578;
-  const double v1582 = v1580 + v1581;
-  const double v1583 = v632 * v1579;
-  const double v1584 = v631 * v1578;
-  const double v1585 = v1584 - v1583;
-  const double v1586 = (-0.316) * v1585;
-  const double v1587 = (-0.316) * v1582;
-  const double v1588 = v631 * v1576;
-  const double v1589 = v632 * v1575;
-  const double v1590 = v1588 + v1589;
-  const double v1591 = v632 * v1576;
-  const double v1592 = v631 * v1575;
-  const double v1593 = v1592 - v1591;
-  const double v1594 = v1586 + v1590;
-  const double v1595 = v1593 - v1587;
-
-  // column 8, panda_link2: D^-1
-  const double v1596 = v897 * v1595;
-
-  // column 8, panda_link1: psi K
-  const double v1597 = v898 * v1595;
-  const double v1598 = v899 * v1595;
-  const double v1599 = v1594 - v1597;
-  const double v1600 = v1577 + v1598;
-  const double v1601 = v794 * v1600;
-  const double v1602 = v793 * v1599;
-  const double v1603 = v1601 - v1602;
-
-  // column 8, panda_link1: D^-1
-  const double v1604 = v916 * v1603;
-  const double v1605 = -v1604;
-
-  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1606 = v919 * v920;
-  const double v1607 = v897 + v1606;
-
-  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1608 = v919 * v945;
-  const double v1609 = v937 + v1608;
-  const double v1610 = -v1609;
-
-  // column 2, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1611 = v944 * v945;
-  const double v1612 = v936 * v937;
-  const double v1613 = v1611 + v1612;
-  const double v1614 = v757 + v1613;
-
-  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1615 = v919 * v998;
-  const double v1616 = v990 + v1615;
-  const double v1617 = -v1616;
-
-  // column 3, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1618 = v944 * v998;
-  const double v1619 = v936 * v990;
-  const double v1620 = v1618 + v1619;
-  const double v1621 = v1620 - v963;
-
-  // column 3, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1622 = v997 * v998;
-  const double v1623 = v989 * v990;
-  const double v1624 = v1622 + v1623;
-  const double v1625 = v962 * v963;
-  const double v1626 = v1624 + v1625;
-  const double v1627 = v582 + v1626;
-
-  // column 4, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1628 = v919 * v1084;
-  const double v1629 = v1076 + v1628;
-  const double v1630 = -v1629;
-
-  // column 4, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1631 = v944 * v1084;
-  const double v1632 = v936 * v1076;
-  const double v1633 = v1631 + v1632;
-  const double v1634 = v1633 - v1049;
-
-  // column 4, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1635 = v997 * v1084;
-  const double v1636 = v989 * v1076;
-  const double v1637 = v1635 + v1636;
-  const double v1638 = v962 * v1049;
-  const double v1639 = v1637 + v1638;
-  const double v1640 = v1639 - v1020;
-
-  // column 4, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1641 = v1083 * v1084;
-  const double v1642 = v1075 * v1076;
-  const double v1643 = v1641 + v1642;
-  const double v1644 = v1048 * v1049;
-  const double v1645 = v1643 + v1644;
-  const double v1646 = v1019 * v1020;
-  const double v1647 = v1645 + v1646;
-  const double v1648 = v376 + v1647;
-
-  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1649 = v919 * v1195;
-  const double v1650 = v1187 + v1649;
-  const double v1651 = -v1650;
-
-  // column 5, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1652 = v944 * v1195;
-  const double v1653 = v936 * v1187;
-  const double v1654 = v1652 + v1653;
-  const double v1655 = v1654 - v1160;
-
-  // column 5, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1656 = v997 * v1195;
-  const double v1657 = v989 * v1187;
-  const double v1658 = v1656 + v1657;
-  const double v1659 = v962 * v1160;
-  const double v1660 = v1658 + v1659;
-  const double v1661 = v1660 - v1131;
-
-  // column 5, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1662 = v1083 * v1195;
-  const double v1663 = v1075 * v1187;
-  const double v1664 = v1662 + v1663;
-  const double v1665 = v1048 * v1160;
-  const double v1666 = v1664 + v1665;
-  const double v1667 = v1019 * v1131;
-  const double v1668 = v1666 + v1667;
-  const double v1669 = v1668 - v1098;
-
-  // column 5, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1670 = v1194 * v1195;
-  const double v1671 = v1186 * v1187;
-  const double v1672 = v1670 + v1671;
-  const double v1673 = v1159 * v1160;
-  const double v1674 = v1672 + v1673;
-  const double v1675 = v1130 * v1131;
-  const double v1676 = v1674 + v1675;
-  const double v1677 = v1097 * v1098;
-  const double v1678 = v1676 + v1677;
-  const double v1679 = v227 + v1678;
-
-  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1680 = v919 * v1332;
-  const double v1681 = v1324 + v1680;
-  const double v1682 = -v1681;
-
-  // column 6, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1683 = v944 * v1332;
-  const double v1684 = v936 * v1324;
+  // column 0, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1677 = v1040 * v1041;
+  const double v1678 = v1032 * v1033;
+  const double v1679 = v1677 + v1678;
+  const double v1680 = v1005 * v1006;
+  const double v1681 = v1679 + v1680;
+  const double v1682 = v976 * v977;
+  const double v1683 = v1681 + v1682;
+  const double v1684 = v943 * v944;
   const double v1685 = v1683 + v1684;
-  const double v1686 = v1685 - v1297;
+  const double v1686 = v922 * v923;
+  const double v1687 = v1685 + v1686;
 
-  // column 6, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1687 = v997 * v1332;
-  const double v1688 = v989 * v1324;
-  const double v1689 = v1687 + v1688;
-  const double v1690 = v962 * v1297;
-  const double v1691 = v1689 + v1690;
-  const double v1692 = v1691 - v1268;
-
-  // column 6, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1693 = v1083 * v1332;
-  const double v1694 = v1075 * v1324;
-  const double v1695 = v1693 + v1694;
-  const double v1696 = v1048 * v1297;
-  const double v1697 = v1695 + v1696;
-  const double v1698 = v1019 * v1268;
-  const double v1699 = v1697 + v1698;
-  const double v1700 = v1699 - v1235;
-
-  // column 6, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1701 = v1194 * v1332;
-  const double v1702 = v1186 * v1324;
+  // column 1, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1688 = v1040 * v1164;
+  const double v1689 = v1032 * v1156;
+  const double v1690 = v1688 + v1689;
+  const double v1691 = v1005 * v1129;
+  const double v1692 = v1690 + v1691;
+  const double v1693 = v976 * v1100;
+  const double v1694 = v1692 + v1693;
+  const double v1695 = v943 * v1067;
+  const double v1696 = v1694 + v1695;
+  const double v1697 = v922 * v1046;
+  const double v1698 = v1696 + v1697;
+  const double v1699 = v1163 * v1164;
+  const double v1700 = v1155 * v1156;
+  const double v1701 = v1699 + v1700;
+  const double v1702 = v1128 * v1129;
   const double v1703 = v1701 + v1702;
-  const double v1704 = v1159 * v1297;
+  const double v1704 = v1099 * v1100;
   const double v1705 = v1703 + v1704;
-  const double v1706 = v1130 * v1268;
+  const double v1706 = v1066 * v1067;
   const double v1707 = v1705 + v1706;
-  const double v1708 = v1097 * v1235;
+  const double v1708 = v1045 * v1046;
   const double v1709 = v1707 + v1708;
-  const double v1710 = v1709 - v1211;
 
-  // column 6, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1711 = v1331 * v1332;
-  const double v1712 = v1323 * v1324;
-  const double v1713 = v1711 + v1712;
-  const double v1714 = v1296 * v1297;
-  const double v1715 = v1713 + v1714;
-  const double v1716 = v1267 * v1268;
-  const double v1717 = v1715 + v1716;
-  const double v1718 = v1234 * v1235;
-  const double v1719 = v1717 + v1718;
-  const double v1720 = v1209 * v1211;
-  const double v1721 = v1719 + v1720;
-  const double v1722 = v76 + v1721;
-
-  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1723 = v919 * v1468;
-  const double v1724 = v1460 + v1723;
-  const double v1725 = -v1724;
-
-  // column 7, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1726 = v944 * v1468;
-  const double v1727 = v936 * v1460;
-  const double v1728 = v1726 + v1727;
-  const double v1729 = v1728 - v1433;
-
-  // column 7, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1730 = v997 * v1468;
-  const double v1731 = v989 * v1460;
-  const double v1732 = v1730 + v1731;
-  const double v1733 = v962 * v1433;
+  // column 2, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1710 = v1040 * v1301;
+  const double v1711 = v1032 * v1293;
+  const double v1712 = v1710 + v1711;
+  const double v1713 = v1005 * v1266;
+  const double v1714 = v1712 + v1713;
+  const double v1715 = v976 * v1237;
+  const double v1716 = v1714 + v1715;
+  const double v1717 = v943 * v1204;
+  const double v1718 = v1716 + v1717;
+  const double v1719 = v922 * v1180;
+  const double v1720 = v1718 - v1719;
+  const double v1721 = v1163 * v1301;
+  const double v1722 = v1155 * v1293;
+  const double v1723 = v1721 + v1722;
+  const double v1724 = v1128 * v1266;
+  const double v1725 = v1723 + v1724;
+  const double v1726 = v1099 * v1237;
+  const double v1727 = v1725 + v1726;
+  const double v1728 = v1066 * v1204;
+  const double v1729 = v1727 + v1728;
+  const double v1730 = v1045 * v1180;
+  const double v1731 = v1729 - v1730;
+  const double v1732 = v1300 * v1301;
+  const double v1733 = v1292 * v1293;
   const double v1734 = v1732 + v1733;
-  const double v1735 = v1734 - v1404;
-
-  // column 7, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1736 = v1083 * v1468;
-  const double v1737 = v1075 * v1460;
+  const double v1735 = v1265 * v1266;
+  const double v1736 = v1734 + v1735;
+  const double v1737 = v1236 * v1237;
   const double v1738 = v1736 + v1737;
-  const double v1739 = v1048 * v1433;
+  const double v1739 = v1203 * v1204;
   const double v1740 = v1738 + v1739;
-  const double v1741 = v1019 * v1404;
+  const double v1741 = v1178 * v1180;
   const double v1742 = v1740 + v1741;
-  const double v1743 = v1742 - v1371;
+  const double v1743 = v76 + v1742;
 
-  // column 7, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1744 = v1194 * v1468;
-  const double v1745 = v1186 * v1460;
+  // column 3, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1744 = v1040 * v1430;
+  const double v1745 = v1032 * v1422;
   const double v1746 = v1744 + v1745;
-  const double v1747 = v1159 * v1433;
+  const double v1747 = v1005 * v1395;
   const double v1748 = v1746 + v1747;
-  const double v1749 = v1130 * v1404;
+  const double v1749 = v976 * v1366;
   const double v1750 = v1748 + v1749;
-  const double v1751 = v1097 * v1371;
+  const double v1751 = v943 * v1333;
   const double v1752 = v1750 + v1751;
-  const double v1753 = v1752 - v1347;
+  const double v1753 = v922 * v1309;
+  const double v1754 = v1752 + v1753;
+  const double v1755 = v1163 * v1430;
+  const double v1756 = v1155 * v1422;
+  const double v1757 = v1755 + v1756;
+  const double v1758 = v1128 * v1395;
+  const double v1759 = v1757 + v1758;
+  const double v1760 = v1099 * v1366;
+  const double v1761 = v1759 + v1760;
+  const double v1762 = v1066 * v1333;
+  const double v1763 = v1761 + v1762;
+  const double v1764 = v1045 * v1309;
+  const double v1765 = v1763 + v1764;
+  const double v1766 = v1300 * v1430;
+  const double v1767 = v1292 * v1422;
+  const double v1768 = v1766 + v1767;
+  const double v1769 = v1265 * v1395;
+  const double v1770 = v1768 + v1769;
+  const double v1771 = v1236 * v1366;
+  const double v1772 = v1770 + v1771;
+  const double v1773 = v1203 * v1333;
+  const double v1774 = v1772 + v1773;
+  const double v1775 = v1178 * v1309;
+  const double v1776 = v1774 - v1775;
+  const double v1777 = v1429 * v1430;
+  const double v1778 = v1421 * v1422;
+  const double v1779 = v1777 + v1778;
+  const double v1780 = v1394 * v1395;
+  const double v1781 = v1779 + v1780;
+  const double v1782 = v1365 * v1366;
+  const double v1783 = v1781 + v1782;
+  const double v1784 = v1332 * v1333;
+  const double v1785 = v1783 + v1784;
+  const double v1786 = v1308 * v1309;
+  const double v1787 = v1785 + v1786;
 
-  // column 7, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1754 = v1331 * v1468;
-  const double v1755 = v1323 * v1460;
-  const double v1756 = v1754 + v1755;
-  const double v1757 = v1296 * v1433;
-  const double v1758 = v1756 + v1757;
-  const double v1759 = v1267 * v1404;
-  const double v1760 = v1758 + v1759;
-  const double v1761 = v1234 * v1371;
-  const double v1762 = v1760 + v1761;
-  const double v1763 = v1209 * v1347;
-  const double v1764 = v1762 + v1763;
-
-  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j)
-  const double v1765 = v1467 * v1468;
-  const double v1766 = v1459 * v1460;
-  const double v1767 = v1765 + v1766;
-  const double v1768 = v1432 * v1433;
-  const double v1769 = v1767 + v1768;
-  const double v1770 = v1403 * v1404;
-  const double v1771 = v1769 + v1770;
-  const double v1772 = v1370 * v1371;
-  const double v1773 = v1771 + v1772;
-  const double v1774 = v1346 * v1347;
-  const double v1775 = v1773 + v1774;
-  const double v1776 = v1775 + 66.66666666666667;
-
-  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1777 = v919 * v1604;
-  const double v1778 = v1596 + v1777;
-  const double v1779 = -v1778;
-
-  // column 8, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1780 = v944 * v1604;
-  const double v1781 = v936 * v1596;
-  const double v1782 = v1780 + v1781;
-  const double v1783 = v1782 - v1569;
-
-  // column 8, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1784 = v997 * v1604;
-  const double v1785 = v989 * v1596;
-  const double v1786 = v1784 + v1785;
-  const double v1787 = v962 * v1569;
-  const double v1788 = v1786 + v1787;
-  const double v1789 = v1788 - v1540;
-
-  // column 8, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1790 = v1083 * v1604;
-  const double v1791 = v1075 * v1596;
+  // column 4, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1788 = v1040 * v1557;
+  const double v1789 = v1032 * v1549;
+  const double v1790 = v1788 + v1789;
+  const double v1791 = v1005 * v1522;
   const double v1792 = v1790 + v1791;
-  const double v1793 = v1048 * v1569;
+  const double v1793 = v976 * v1493;
   const double v1794 = v1792 + v1793;
-  const double v1795 = v1019 * v1540;
+  const double v1795 = v943 * v1460;
   const double v1796 = v1794 + v1795;
-  const double v1797 = v1796 - v1507;
-
-  // column 8, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1798 = v1194 * v1604;
-  const double v1799 = v1186 * v1596;
-  const double v1800 = v1798 + v1799;
-  const double v1801 = v1159 * v1569;
-  const double v1802 = v1800 + v1801;
-  const double v1803 = v1130 * v1540;
-  const double v1804 = v1802 + v1803;
-  const double v1805 = v1097 * v1507;
-  const double v1806 = v1804 + v1805;
-  const double v1807 = v1806 - v1483;
-
-  // column 8, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1808 = v1331 * v1604;
-  const double v1809 = v1323 * v1596;
-  const double v1810 = v1808 + v1809;
-  const double v1811 = v1296 * v1569;
+  const double v1797 = v922 * v1436;
+  const double v1798 = v1796 + v1797;
+  const double v1799 = v1163 * v1557;
+  const double v1800 = v1155 * v1549;
+  const double v1801 = v1799 + v1800;
+  const double v1802 = v1128 * v1522;
+  const double v1803 = v1801 + v1802;
+  const double v1804 = v1099 * v1493;
+  const double v1805 = v1803 + v1804;
+  const double v1806 = v1066 * v1460;
+  const double v1807 = v1805 + v1806;
+  const double v1808 = v1045 * v1436;
+  const double v1809 = v1807 + v1808;
+  const double v1810 = v1300 * v1557;
+  const double v1811 = v1292 * v1549;
   const double v1812 = v1810 + v1811;
-  const double v1813 = v1267 * v1540;
+  const double v1813 = v1265 * v1522;
   const double v1814 = v1812 + v1813;
-  const double v1815 = v1234 * v1507;
+  const double v1815 = v1236 * v1493;
   const double v1816 = v1814 + v1815;
-  const double v1817 = v1209 * v1483;
+  const double v1817 = v1203 * v1460;
   const double v1818 = v1816 + v1817;
-
-  // column 8, panda_leftfinger: Gram (A e_i)* W (A e_j)
-  const double v1819 = v1467 * v1604;
-  const double v1820 = v1459 * v1596;
-  const double v1821 = v1819 + v1820;
-  const double v1822 = v1432 * v1569;
+  const double v1819 = v1178 * v1436;
+  const double v1820 = v1818 - v1819;
+  const double v1821 = v1429 * v1557;
+  const double v1822 = v1421 * v1549;
   const double v1823 = v1821 + v1822;
-  const double v1824 = v1403 * v1540;
+  const double v1824 = v1394 * v1522;
   const double v1825 = v1823 + v1824;
-  const double v1826 = v1370 * v1507;
+  const double v1826 = v1365 * v1493;
   const double v1827 = v1825 + v1826;
-  const double v1828 = v1346 * v1483;
+  const double v1828 = v1332 * v1460;
   const double v1829 = v1827 + v1828;
-
-  // column 8, panda_rightfinger: Gram (A e_i)* W (A e_j)
-  const double v1830 = v1603 * v1604;
-  const double v1831 = v1595 * v1596;
-  const double v1832 = v1830 + v1831;
-  const double v1833 = v1568 * v1569;
+  const double v1830 = v1308 * v1436;
+  const double v1831 = v1829 + v1830;
+  const double v1832 = v1556 * v1557;
+  const double v1833 = v1548 * v1549;
   const double v1834 = v1832 + v1833;
-  const double v1835 = v1539 * v1540;
+  const double v1835 = v1521 * v1522;
   const double v1836 = v1834 + v1835;
-  const double v1837 = v1506 * v1507;
+  const double v1837 = v1492 * v1493;
   const double v1838 = v1836 + v1837;
-  const double v1839 = v1482 * v1483;
+  const double v1839 = v1459 * v1460;
   const double v1840 = v1838 + v1839;
-  const double v1841 = 66.66666666666667 + v1840;
+  const double v1841 = v1435 * v1436;
+  const double v1842 = v1840 + v1841;
+
+  // column 5, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1843 = v1040 * v1676;
+  const double v1844 = v1032 * v1668;
+  const double v1845 = v1843 + v1844;
+  const double v1846 = v1005 * v1641;
+  const double v1847 = v1845 + v1846;
+  const double v1848 = v976 * v1612;
+  const double v1849 = v1847 + v1848;
+  const double v1850 = v943 * v1579;
+  const double v1851 = v1849 - v1850;
+  const double v1852 = v922 * v1558;
+  const double v1853 = v1851 + v1852;
+  const double v1854 = v1163 * v1676;
+  const double v1855 = v1155 * v1668;
+  const double v1856 = v1854 + v1855;
+  const double v1857 = v1128 * v1641;
+  const double v1858 = v1856 + v1857;
+  const double v1859 = v1099 * v1612;
+  const double v1860 = v1858 + v1859;
+  const double v1861 = v1066 * v1579;
+  const double v1862 = v1860 - v1861;
+  const double v1863 = v1045 * v1558;
+  const double v1864 = v1862 + v1863;
+  const double v1865 = v1300 * v1676;
+  const double v1866 = v1292 * v1668;
+  const double v1867 = v1865 + v1866;
+  const double v1868 = v1265 * v1641;
+  const double v1869 = v1867 + v1868;
+  const double v1870 = v1236 * v1612;
+  const double v1871 = v1869 + v1870;
+  const double v1872 = v1203 * v1579;
+  const double v1873 = v1871 - v1872;
+  const double v1874 = v1178 * v1558;
+  const double v1875 = v1873 - v1874;
+  const double v1876 = v1429 * v1676;
+  const double v1877 = v1421 * v1668;
+  const double v1878 = v1876 + v1877;
+  const double v1879 = v1394 * v1641;
+  const double v1880 = v1878 + v1879;
+  const double v1881 = v1365 * v1612;
+  const double v1882 = v1880 + v1881;
+  const double v1883 = v1332 * v1579;
+  const double v1884 = v1882 - v1883;
+  const double v1885 = v1308 * v1558;
+  const double v1886 = v1884 + v1885;
+  const double v1887 = v1556 * v1676;
+  const double v1888 = v1548 * v1668;
+  const double v1889 = v1887 + v1888;
+  const double v1890 = v1521 * v1641;
+  const double v1891 = v1889 + v1890;
+  const double v1892 = v1492 * v1612;
+  const double v1893 = v1891 + v1892;
+  const double v1894 = v1459 * v1579;
+  const double v1895 = v1893 - v1894;
+  const double v1896 = v1435 * v1558;
+  const double v1897 = v1895 + v1896;
+  const double v1898 = v1675 * v1676;
+  const double v1899 = v1667 * v1668;
+  const double v1900 = v1898 + v1899;
+  const double v1901 = v1640 * v1641;
+  const double v1902 = v1900 + v1901;
+  const double v1903 = v1611 * v1612;
+  const double v1904 = v1902 + v1903;
+  const double v1905 = v1578 * v1579;
+  const double v1906 = v1904 + v1905;
+  const double v1907 = v227 * 0.007743999999999999;
+  const double v1908 = v1906 + v1907;
 
   // output
-  calMinv[0] = v916;
-  calMinv[1] = v920;
-  calMinv[2] = v946;
-  calMinv[3] = v999;
-  calMinv[4] = v1085;
-  calMinv[5] = v1196;
-  calMinv[6] = v1333;
-  calMinv[7] = v1469;
-  calMinv[8] = v1605;
-  calMinv[9] = v920;
-  calMinv[10] = v1607;
-  calMinv[11] = v1610;
-  calMinv[12] = v1617;
-  calMinv[13] = v1630;
-  calMinv[14] = v1651;
-  calMinv[15] = v1682;
-  calMinv[16] = v1725;
-  calMinv[17] = v1779;
-  calMinv[18] = v946;
-  calMinv[19] = v1610;
-  calMinv[20] = v1614;
-  calMinv[21] = v1621;
-  calMinv[22] = v1634;
-  calMinv[23] = v1655;
-  calMinv[24] = v1686;
-  calMinv[25] = v1729;
-  calMinv[26] = v1783;
-  calMinv[27] = v999;
-  calMinv[28] = v1617;
-  calMinv[29] = v1621;
-  calMinv[30] = v1627;
-  calMinv[31] = v1640;
-  calMinv[32] = v1661;
-  calMinv[33] = v1692;
-  calMinv[34] = v1735;
-  calMinv[35] = v1789;
-  calMinv[36] = v1085;
-  calMinv[37] = v1630;
-  calMinv[38] = v1634;
-  calMinv[39] = v1640;
-  calMinv[40] = v1648;
-  calMinv[41] = v1669;
-  calMinv[42] = v1700;
-  calMinv[43] = v1743;
-  calMinv[44] = v1797;
-  calMinv[45] = v1196;
-  calMinv[46] = v1651;
-  calMinv[47] = v1655;
-  calMinv[48] = v1661;
-  calMinv[49] = v1669;
-  calMinv[50] = v1679;
-  calMinv[51] = v1710;
-  calMinv[52] = v1753;
-  calMinv[53] = v1807;
-  calMinv[54] = v1333;
-  calMinv[55] = v1682;
-  calMinv[56] = v1686;
-  calMinv[57] = v1692;
-  calMinv[58] = v1700;
-  calMinv[59] = v1710;
-  calMinv[60] = v1722;
-  calMinv[61] = v1764;
-  calMinv[62] = v1818;
-  calMinv[63] = v1469;
-  calMinv[64] = v1725;
-  calMinv[65] = v1729;
-  calMinv[66] = v1735;
-  calMinv[67] = v1743;
-  calMinv[68] = v1753;
-  calMinv[69] = v1764;
-  calMinv[70] = v1776;
-  calMinv[71] = v1829;
-  calMinv[72] = v1605;
-  calMinv[73] = v1779;
-  calMinv[74] = v1783;
-  calMinv[75] = v1789;
-  calMinv[76] = v1797;
-  calMinv[77] = v1807;
-  calMinv[78] = v1818;
-  calMinv[79] = v1829;
-  calMinv[80] = v1841;
+  Lambda[0] = v1687;
+  Lambda[1] = v1698;
+  Lambda[2] = v1720;
+  Lambda[3] = v1754;
+  Lambda[4] = v1798;
+  Lambda[5] = v1853;
+  Lambda[6] = v1698;
+  Lambda[7] = v1709;
+  Lambda[8] = v1731;
+  Lambda[9] = v1765;
+  Lambda[10] = v1809;
+  Lambda[11] = v1864;
+  Lambda[12] = v1720;
+  Lambda[13] = v1731;
+  Lambda[14] = v1743;
+  Lambda[15] = v1776;
+  Lambda[16] = v1820;
+  Lambda[17] = v1875;
+  Lambda[18] = v1754;
+  Lambda[19] = v1765;
+  Lambda[20] = v1776;
+  Lambda[21] = v1787;
+  Lambda[22] = v1831;
+  Lambda[23] = v1886;
+  Lambda[24] = v1798;
+  Lambda[25] = v1809;
+  Lambda[26] = v1820;
+  Lambda[27] = v1831;
+  Lambda[28] = v1842;
+  Lambda[29] = v1897;
+  Lambda[30] = v1853;
+  Lambda[31] = v1864;
+  Lambda[32] = v1875;
+  Lambda[33] = v1886;
+  Lambda[34] = v1897;
+  Lambda[35] = v1908;
 }
+#endif
 
 }  // namespace soa_gen::panda
 
-extern "C" void panda_mass_matrix(const double* in, double* out) { soa_gen::panda::mass_matrix(in, out); }
+extern "C" void panda_inverse_dynamics(const double* in, double* out) { soa_gen::panda::inverse_dynamics(in, in + 9, in + 18, out); }
 
-extern "C" void panda_mass_matrix_inverse(const double* in, double* out) { soa_gen::panda::mass_matrix_inverse(in, out); }
+extern "C" void panda_jacobian(const double* in, double* out) { soa_gen::panda::jacobian(in, out); }

@@ -22,6 +22,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -130,18 +131,19 @@ private:
 };
 
 void check_against_runtime(const Robot& robot, const std::vector<int>& tips, const std::string& id,
-                           const emit::CppOptions& options = kCutUp) {
+                           const emit::CppOptions& options = kCutUp, const std::string& flags = "") {
   const Generated g = generate(robot, tips, id, options);
   // The cut-up form is what is compiled: parts, a shared program, dot tables (where a
-  // Gram kernel has 50 products or more), several sources.
+  // Gram kernel has 50 products or more), several sources, step loops or packs.
   const std::string all = g.files.all_sources();
   CHECK(g.files.sources.size() == 3);
   if (robot.nv >= 6)
     CHECK_THAT(all, Catch::Contains("_part1(") && Catch::Contains("detail::shared0(") &&
                         Catch::Contains(options.lane_min_ops > 1 ? "detail::mass_matrix_inverse_dots(g, calMinv);"
                                                                  : "detail::mass_matrix_inverse_lanes0(g, calMinv);") &&
-                        Catch::Contains("for (const auto& soa_row : soa_table)"));
-  const Compiled lib(g);
+                        Catch::Contains(options.loop_min_ops > 0 ? "for (const auto& soa_row : soa_table)"
+                                                                 : "const soa_p4 p"));
+  const Compiled lib(g, flags);
   const auto constants = exec::make_constants(robot, tips);
   std::mt19937_64 rng(99);
   for (std::size_t i = 0; i < g.kernels.size(); ++i) {
@@ -181,6 +183,37 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(panda, panda.default_tips(), "panda");
   const Robot tree = random_tree(4, RandomTreeOptions{6, false, true, true, 0.5});
   check_against_runtime(tree, tree.default_tips(), "tree4");
+}
+
+TEST_CASE("packs: the columns' steps four at a time compile warning-free, with AVX and without, to the same bits",
+          "[emit-cpp]") {
+  // Packs wherever there are no step loops (loop_min_ops 0); for the tree, lane groups from
+  // one operation on (their factors side by side in g where packs compute them), for the
+  // Panda a dot table.
+  emit::CppOptions o = kCutUp;
+  o.loop_min_ops = 0;
+  emit::CppOptions lanes = o;
+  lanes.lane_min_ops = 1;
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const Robot tree = random_tree(6, RandomTreeOptions{14, true, true, true, 0.4});
+  for (const auto& [robot, id, options] :
+       {std::tuple{&panda, "panda_packs", o}, std::tuple{&tree, "tree6_packs", lanes}}) {
+    const std::string all = generate(*robot, robot->default_tips(), id, options).files.all_sources();
+    // Both forms in the sources, the compiler takes one: packs with AVX, the scalar form
+    // without.
+    CHECK_THAT(all, Catch::Contains("#if defined(__AVX__)\n") && Catch::Contains("#if !defined(__AVX__)\n") &&
+                        Catch::Contains("soa_at(w + ") && Catch::Contains("soa_shuffle<"));
+    if (options.lane_min_ops == 1) CHECK_THAT(all, Catch::Contains("soa_at(g + "));
+    check_against_runtime(*robot, robot->default_tips(), id, options);
+    if (__builtin_cpu_supports("avx"))
+      check_against_runtime(*robot, robot->default_tips(), id, options, "-mavx");  // no FMA: the same bits
+    else
+      WARN("this CPU has no AVX: the packs' vector form is compiled, not run");
+  }
+  // Without packs (--step-lanes 1): no vector form, nothing conditional.
+  o.step_lanes = 1;
+  CHECK_THAT(generate(panda, panda.default_tips(), "panda_no_packs", o).files.all_sources(),
+             !Catch::Contains("soa_p4") && !Catch::Contains("defined(__AVX__)"));
 }
 
 TEST_CASE("a large kernel set runs per-body loops, their constants from tables, and computes the same bits",

@@ -4,9 +4,11 @@
 // kernels compute alike is factored out (share.hpp) without changing a bit.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <random>
 
+#include "specialise/partition.hpp"
 #include "specialise/print.hpp"
 #include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
@@ -438,4 +440,36 @@ TEST_CASE("a scalar program prints as an SSA listing: names, exact literals, lab
         "  out[1] = %3  ; tau[1]\n");
   // Without names or indent: the bare listing.
   CHECK(specialise::print(b.p, {{}, {}, ""}).starts_with("%0 = in[2]\n%1 = const 0.10000000000000001\n; link1"));
+}
+
+TEST_CASE("parts: ranges held together are not cut, and blocks of values take four slots side by side",
+          "[specialise][partition]") {
+  using test::ScalarBuilder;
+  // A chain of 24 additions x_{k+1} = x_k + in_k, each x_k also read at the very end (so
+  // every value crosses into the last part).
+  ScalarBuilder b(24);
+  std::vector<int> x{b.in(0)};
+  for (int k = 1; k < 24; ++k) x.push_back(b.add(ScalarOp::Add, x.back(), b.in(k)));
+  int sum = x[1];
+  for (int k = 2; k < 24; ++k) sum = b.add(ScalarOp::Mul, sum, x[static_cast<std::size_t>(k)]);
+  b.p.outputs = {sum};
+  specialise::check(b.p);
+  // Parts of 5 operations; nodes x[4]..x[9] held together; x[10], x[12], x[14] one block.
+  const std::vector<std::pair<int, int>> together{{x[4], x[9] + 1}};
+  const std::vector<std::array<int, 4>> blocks{{x[10], x[12], -1, x[14]}};
+  const specialise::Partition plan = specialise::partition(b.p, 5, {}, 0, {}, {}, together, blocks);
+  for (int k = 5; k <= 9; ++k) CHECK(plan.part[x[static_cast<std::size_t>(k)]] == plan.part[x[4]]);
+  CHECK(plan.parts > 3);  // cut elsewhere as before
+  const int s = plan.slot[x[10]];
+  REQUIRE(s >= 0);
+  CHECK(s % 4 == 0);
+  CHECK(plan.slot[x[12]] == s + 1);
+  CHECK(plan.slot[x[14]] == s + 3);
+  // No other value in the block's slots while it is live; every slot within `slots`.
+  for (int k = 1; k < 24; ++k) {
+    const int slot = plan.slot[x[static_cast<std::size_t>(k)]];
+    REQUIRE(slot >= 0);
+    CHECK(slot < plan.slots);
+    if (k != 10 && k != 12 && k != 14) CHECK((slot < s || slot >= s + 4));
+  }
 }

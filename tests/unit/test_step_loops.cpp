@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <random>
+#include <tuple>
 
 #include "specialise/dot_table.hpp"
 #include "specialise/specialise.hpp"
@@ -281,4 +282,123 @@ TEST_CASE("per-body loops on real kernels compute the same bits", "[step-loops]"
     for (const StepLoops::Loop& l : s.loops) looped += l.size * l.instances;
   }
   CHECK(looped > 0);
+}
+
+namespace {
+
+// Every pack is 2 to 4 steps alike operation for operation (the same literals and inputs, the
+// step's own values at the same positions), none reading another's values, none taking a
+// square root, sine or cosine; the values a lane reads from outside its step may differ.
+void check_packed(const StepLoops& s) {
+  const ScalarProgram& p = s.program;
+  for (const StepLoops::Loop& l : s.loops) {
+    REQUIRE(l.instances >= 2);
+    REQUIRE(l.instances <= 4);
+    const int end = l.first + l.size * l.instances;
+    for (int k = 0; k < l.instances; ++k)
+      for (int t = 0; t < l.size; ++t) {
+        const ScalarNode& n0 = p.nodes[l.first + t];
+        const ScalarNode& nk = p.nodes[l.first + k * l.size + t];
+        REQUIRE(n0.op == nk.op);
+        REQUIRE(n0.op != ScalarOp::Sqrt);
+        REQUIRE(n0.op != ScalarOp::Sin);
+        REQUIRE(n0.op != ScalarOp::Cos);
+        for (const auto& [x0, xk] : {std::pair{n0.a, nk.a}, std::pair{n0.b, nk.b}}) {
+          if (x0 < 0) continue;
+          const int base = l.first + k * l.size;
+          const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
+          REQUIRE(inside0 == (xk >= base && xk < base + l.size));
+          if (inside0) REQUIRE(xk - base == x0 - l.first);
+          if (!inside0) REQUIRE(!(xk >= l.first && xk < end));
+          const ScalarNode& c0 = p.nodes[x0];
+          if (c0.op == ScalarOp::Const && p.nodes[xk].op == ScalarOp::Const)
+            REQUIRE(std::memcmp(&c0.value, &p.nodes[xk].value, sizeof(double)) == 0);
+          if (c0.op == ScalarOp::Input) REQUIRE((p.nodes[xk].op == ScalarOp::Input && p.nodes[xk].a == c0.a));
+        }
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("packs: the columns' repeated steps four at a time, each lane reading the lane before, compute the same bits",
+          "[step-loops]") {
+  std::mt19937_64 rng(23);
+  specialise::LoopOptions o;
+  o.pack = 4;
+  for (const Robot& robot : {load_urdf(test::shared_robot_path("talos_reduced.urdf"), LoadOptions{true}),
+                             random_tree(5, RandomTreeOptions{24, true, true, true, 0.4})}) {
+    const std::vector<int> tips = robot.default_tips();
+    const auto constants = exec::make_constants(robot, tips);
+    for (const auto& k : lower::standard_kernels()) {
+      INFO(robot.source << ": " << k.name);
+      const ScalarProgram p = specialise::specialise(test::kernel_program(k), constants);
+      const specialise::DotTable dots = specialise::dot_table(p, 50);
+      const StepLoops s = specialise::step_loops(p, dots, o);
+      check_packed(s);
+      check_bits(p, dots, s, rng);
+      // Where a lane reads a value an earlier pack computed, mostly its own lane of that
+      // pack's same column: passed on in a register, not gathered.
+      int packed = 0, ops = 0, read = 0, in_lane = 0;
+      for (const StepLoops::Loop& l : s.loops) {
+        packed += l.size * l.instances;
+        for (int k = 0; k < l.instances; ++k)
+          for (int t = 0; t < l.size; ++t) {
+            const ScalarNode& n = s.program.nodes[l.first + k * l.size + t];
+            for (int x : {n.a, specialise::arity(n.op) == 2 ? n.b : -1}) {
+              const int from = x >= 0 ? s.loop_of[x] : -1;
+              if (from < 0 || from == s.loop_of[l.first]) continue;
+              const StepLoops::Loop& f = s.loops[from];
+              ++read;
+              in_lane += (x - f.first) / f.size == k;
+            }
+          }
+      }
+      for (std::size_t i = 0; i < p.nodes.size(); ++i)
+        ops += specialise::arity(p.nodes[i].op) > 0 && (dots.removed.empty() || !dots.removed[i]);
+      INFO(packed << " of " << ops << " operations in packs; " << in_lane << " of " << read
+                  << " values from earlier packs in their lane");
+      // (The rest: columns whose first steps, sparse, differ; the Gram entries' products.)
+      if (k.name == "mass_matrix_inverse" || k.name == "lambda") {
+        CHECK(packed * 5 > ops);
+        CHECK(in_lane * 4 > read * 3);
+      }
+    }
+  }
+}
+
+TEST_CASE("packs: two steps reading no pack stay apart; packs of at most the width asked", "[step-loops]") {
+  using test::ScalarBuilder;
+  // Steps y_k = (z_k * c) + 0.5 on computed z_k, as in the loops above: k = 0..n-1.
+  const auto build = [](int n) {
+    ScalarBuilder b(n + 1);
+    const int c = b.in(n);
+    const int half = b.lit(0.5);
+    for (int k = 0; k < n; ++k) {
+      b.p.labels.push_back(fmt::format("s{}", k));
+      const int z = b.add(ScalarOp::Mul, b.in(k), b.lit(2.0));
+      const int m = b.add(ScalarOp::Mul, z, c);
+      const int y = b.add(ScalarOp::Add, m, half);
+      b.p.nodes[static_cast<std::size_t>(m)].label = k;
+      b.p.nodes[static_cast<std::size_t>(y)].label = k;
+      b.p.outputs.push_back(y);
+    }
+    return b.p;
+  };
+  std::mt19937_64 rng(29);
+  specialise::LoopOptions o;
+  o.pack = 4;
+  CHECK(specialise::step_loops(build(2), {}, o).empty());
+  // Unread steps in program order, four at a time; a pair of them left apart.
+  for (const auto& [n, width, packs] :
+       {std::tuple{3, 4, 1}, std::tuple{8, 4, 2}, std::tuple{9, 4, 2}, std::tuple{10, 4, 2}, std::tuple{6, 3, 2}}) {
+    INFO(n << " steps, packs of " << width);
+    const ScalarProgram p = build(n);
+    o.pack = width;
+    const StepLoops s = specialise::step_loops(p, {}, o);
+    CHECK(static_cast<int>(s.loops.size()) == packs);
+    for (const StepLoops::Loop& l : s.loops) CHECK(l.instances <= width);
+    check_packed(s);
+    check_bits(p, {}, s, rng);
+  }
 }
