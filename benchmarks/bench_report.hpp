@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <string>
@@ -71,17 +72,27 @@ inline std::string ns(double v) {
 }
 
 // Registers `call(state, out)` as a benchmark cycling through `states` states (a power of
-// two), its outputs kept alive so that no call is dead.
+// two), its outputs kept alive so that no call is dead. The outputs go to kPlacements
+// places 256 bytes apart in turn (each after all states), covering every address modulo
+// 4096: a CPU delays a load that follows a store to an address with the same low 12 bits
+// (4K aliasing), and a kernel's stores to its output against its loads from its stack
+// frame moved talos_reduced's calM^-1 by up to 65% from one placement to another
+// (docs/performance.md). A figure is the mean over placements, not one placement's luck.
+inline constexpr int kPlacements = 16;
 template <class Call>
 void add_benchmark(const std::string& name, int states, int output_size, Call call) {
   benchmark::RegisterBenchmark(name.c_str(), [states, output_size, call](benchmark::State& state) {
-    std::vector<double> out(output_size);
-    int s = 0;
+    constexpr std::size_t apart = 256 / sizeof(double);
+    std::vector<double> buffer(static_cast<std::size_t>(output_size) + kPlacements * apart + 4096 / sizeof(double));
+    const std::size_t aligned = (4096 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 4096) % 4096 / sizeof(double);
+    int s = 0, place = 0;
     for (auto _ : state) {
-      call(s, out.data());
-      benchmark::DoNotOptimize(out.data());
+      double* out = buffer.data() + aligned + static_cast<std::size_t>(place) * apart;
+      call(s, out);
+      benchmark::DoNotOptimize(out);
       benchmark::ClobberMemory();  // the outputs are written: no call is dead
       s = (s + 1) & (states - 1);
+      if (s == 0) place = (place + 1) % kPlacements;
     }
   })->Unit(benchmark::kNanosecond);
 }

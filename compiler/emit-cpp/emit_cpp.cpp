@@ -970,6 +970,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     specialise::LoopOptions lo;
     lo.vary = body_loops && loops;
     lo.pack = packs ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
+    if (packs) lo.min_size = 1;           // a one-operation step between packs keeps its values in vectors
     std::map<std::string, int> group_of;  // an input array -> its group
     for (std::size_t i = 0; i < u.input.size(); ++i) {
       const std::string array = u.input[i].empty() ? "" : u.input_place(static_cast<int>(i)).first;  // "": unread
@@ -1071,12 +1072,15 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       d.trig = d.trig || has_trig(*u.code, 0, static_cast<int>(u.code->nodes.size()));
       return w.body(true);
     }
-    std::string b;
+    // The constant outputs first (a mass matrix's structural zeros): their stores drain
+    // while the parts compute, instead of stalling the call's end.
+    std::string b = PartWriter::outputs_not_computed(u);
+    if (!b.empty()) b += '\n';
     for (int k = 0; k < u.parts.parts; ++k) {
       b += fmt::format("  detail::{}_part{}({});\n", u.name, k, u.args);
       d.calls.push_back(part_defs[k]);
     }
-    return b + PartWriter::outputs_not_computed(u);
+    return b;
   };
 
   // Shared programs: shared<j>(in, s, w).

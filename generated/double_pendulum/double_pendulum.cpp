@@ -162,6 +162,19 @@ struct soa_sincos_pair {
     }
 }
 
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_at: four doubles of an array as one vector.
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+typedef double soa_p4_in_memory __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+[[maybe_unused]] static inline soa_p4_in_memory& soa_at(double* p) { return *reinterpret_cast<soa_p4_in_memory*>(p); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
+}
+#endif
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
@@ -419,6 +432,82 @@ void jacobian(const double* q, double* J) {
   J[10] = (-0.2);
   J[11] = 0.0;
 }
+#if defined(__AVX__)
+
+// J calM^-1 J*
+void lambda(const double* q, double* Lambda) {
+
+  // sin and cos of the joint angles, all at once: independent, they overlap
+  const soa_sincos_pair sc0 = soa_sincos(q[1]);
+
+  // link2: kinematics
+  const double v0 = sc0.s;
+  const double v1 = sc0.c;
+
+  // link1: Riccati
+  const double v2 = v1 * 0.07587548638132297;
+  const double v3 = v0 * 0.3;
+  const double v4 = v0 * v3;
+  const double v5 = v1 * v2;
+  const double v6 = v4 + v5;
+  const double v7 = v6 * 0.010000000000000002;
+  const double v8 = v7 + 0.0006770830000000002;
+  const double v9 = 1.0 / v8;
+
+  // column 0, link1: psi B
+  const double v10 = v1 * 0.7470817120622568;
+
+  // column 4, link1: psi B
+  const double v11 = v1 * (-0.04941634241245137);
+
+  // column 5, link1: psi B
+  const double v12 = v0 * 0.1;
+
+  // column 0, link1: D^-1 ... column 5, link1: D^-1: 3 steps alike, side by side
+  const soa_p4 p0_0 = v9 * soa_p4{v10, v11, v12, v12};
+
+  // column 0, link2: Gram (A e_i)* W (A e_j)
+  const double v16 = v10 * p0_0[0];
+  const double v17 = v16 + 249.0272373540856;
+
+  // column 4, link2: Gram (A e_i)* W (A e_j)
+  const double v18 = v10 * p0_0[1];
+  const double v19 = v18 + (-49.80544747081712);
+  const double v20 = v11 * p0_0[1];
+  const double v21 = v20 + 9.961089494163424;
+
+  // column 5, link2: Gram (A e_i)* W (A e_j)
+  const double v22 = v10 * p0_0[2];
+  const double v23 = -v22;
+  const double v24 = v11 * p0_0[2];
+  const double v25 = -v24;
+  const double v26 = v12 * p0_0[2];
+
+  // output
+  Lambda[0] = v17;
+  Lambda[4] = v19;
+  Lambda[5] = v23;
+  Lambda[24] = v19;
+  Lambda[28] = v21;
+  Lambda[29] = v25;
+  Lambda[30] = v23;
+  Lambda[34] = v25;
+  Lambda[35] = v26;
+
+  // outputs that are constants or inputs
+  Lambda[1] = 0.0;
+  Lambda[2] = 0.0;
+  Lambda[3] = 0.0;
+  for (int i = 6; i < 24; ++i) Lambda[i] = 0.0;
+  Lambda[25] = 0.0;
+  Lambda[26] = 0.0;
+  Lambda[27] = 0.0;
+  Lambda[31] = 0.0;
+  Lambda[32] = 0.0;
+  Lambda[33] = 0.0;
+}
+#endif
+#if !defined(__AVX__)
 
 // J calM^-1 J*
 void lambda(const double* q, double* Lambda) {
@@ -498,6 +587,7 @@ void lambda(const double* q, double* Lambda) {
   Lambda[32] = 0.0;
   Lambda[33] = 0.0;
 }
+#endif
 
 // calM^-1 J* f0
 void tip_force_correction(const double* q, const double* f0, double* dqdd) {
