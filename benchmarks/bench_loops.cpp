@@ -4,10 +4,12 @@
 // constants) as loops over tables, and written out. A 100-body random tree with a free-flyer (soac
 // emit --random-tree 100 --floating) and talos_reduced with a free-flyer, each with loops
 // wherever steps repeat (--loop-min-ops 1; the default, 25000, gives the same form for the
-// tree and writes talos' kernels out) and written out (--loop-min-ops 0). Each
-// pair is first checked to give the same bits; built with FMA (-march=native), the compiler
-// contracts a loop's body and its written-out copies differently, so there the check is to
-// rounding (1e-12 relative to the output's largest entry).
+// tree and writes talos' kernels out) and written out (--loop-min-ops 0). Then what packs
+// gain (the written-out steps four columns at a time as vector code, emit_cpp.hpp; compiled
+// only where the compiler targets AVX): talos_reduced written out without them (--step-lanes
+// 1) and with. Each pair is first checked to give the same bits; built with FMA
+// (-march=native), the compiler contracts the two forms differently, so there the check is
+// to rounding (1e-12 relative to the output's largest entry).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -40,6 +42,7 @@ SOA_KERNELS(tree_straight)
 SOA_KERNELS(talos_straight)
 SOA_KERNELS(talos_loops)
 SOA_KERNELS(talos_body)
+SOA_KERNELS(talos_scalar)
 // The six kernels of one namespace, in kNames' order.
 #define SOA_KERNEL_ARRAY(ns)                                                                                 \
   {                                                                                                          \
@@ -104,7 +107,7 @@ void add(Case& c) {
       c.straight[k](in[s].data(), b.data());
       if (!same(a, b)) throw std::runtime_error(fmt::format("{} {}: the two forms differ", c.key, kNames[k]));
     }
-    std::printf("check %s %s on 8 states: loops = written out, %s\n", c.key.c_str(), kNames[k], kSameWhat);
+    std::printf("check %s %s on 8 states: the two forms agree, %s\n", c.key.c_str(), kNames[k], kSameWhat);
     for (const bool loops : {true, false}) {
       const KernelFn f = loops ? c.loops[k] : c.straight[k];
       const auto* q = &in;
@@ -118,7 +121,7 @@ void add(Case& c) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  std::vector<Case> cases(3);
+  std::vector<Case> cases(4);
   try {
     RandomTreeOptions o;
     o.bodies = 100;
@@ -142,6 +145,9 @@ int main(int argc, char** argv) {
     // a robot below large_set_ops.
     set(cases[2], "talos_body", "talos_reduced, free-flyer (38 dof), per-body loops",
         "--loop-min-ops 1 --large-set-ops 1", talos, SOA_KERNEL_ARRAY(talos_body), SOA_KERNEL_ARRAY(talos_straight));
+    // Packs: "loops" is the scalar form here, "straight" the packed one (its own table).
+    set(cases[3], "talos_packs", "talos_reduced, free-flyer (38 dof)", "--loop-min-ops 0 --step-lanes 1", talos,
+        SOA_KERNEL_ARRAY(talos_scalar), SOA_KERNEL_ARRAY(talos_straight));
     for (Case& c : cases) {
       c.tips = static_cast<int>(c.robot.default_tips().size());
       add(c);
@@ -156,16 +162,33 @@ int main(int argc, char** argv) {
   std::printf("\n<!-- soa_bench_loops table -->\n");
   std::printf("Median CPU time per call, %d random states cycled; load average before %s, after %s.\n\n", kStates,
               load_before.c_str(), bench::load_average().c_str());
-  for (const Case& c : cases)
+  const std::vector<Case> loop_cases(cases.begin(), cases.end() - 1);
+  for (const Case& c : loop_cases)
     std::printf("%s: loops = soac emit %s, written out = soac emit %s.\n", c.label.c_str(), c.loops_form.c_str(),
                 c.straight_form.c_str());
   std::printf("\n| robot | kernel | loops (ns) | written out (ns) | loops / written out |\n|---|---|--:|--:|--:|\n");
-  for (const Case& c : cases)
+  for (const Case& c : loop_cases)
     for (const char* k : kNames) {
       const double l = collector.median(fmt::format("{}/{}/loops", c.key, k));
       const double s = collector.median(fmt::format("{}/{}/straight", c.key, k));
       std::printf("| %s | %s | %s | %s | %s |\n", c.label.c_str(), k, bench::ns(l).c_str(), bench::ns(s).c_str(),
                   bench::ratio(l, s).c_str());
     }
+  const Case& p = cases.back();
+  std::printf("\n<!-- soa_bench_loops packs table -->\n%s: without packs = soac emit %s, packs = soac emit %s%s.\n",
+              p.label.c_str(), p.loops_form.c_str(), p.straight_form.c_str(),
+#ifdef __AVX__
+              ""
+#else
+              " (built without AVX: the same scalar form twice)"
+#endif
+  );
+  std::printf("\n| robot | kernel | without packs (ns) | packs (ns) | without / with |\n|---|---|--:|--:|--:|\n");
+  for (const char* k : kNames) {
+    const double l = collector.median(fmt::format("{}/{}/loops", p.key, k));
+    const double s = collector.median(fmt::format("{}/{}/straight", p.key, k));
+    std::printf("| %s | %s | %s | %s | %s |\n", p.label.c_str(), k, bench::ns(l).c_str(), bench::ns(s).c_str(),
+                bench::ratio(l, s).c_str());
+  }
   return 0;
 }
