@@ -138,6 +138,47 @@ std::vector<char> on_cycle(const std::vector<std::vector<int>>& next, const std:
   return cyclic;
 }
 
+// A topological order of the vertices the computed nodes map to (vertex[i] >= 0), taking
+// first, of what is ready, the vertex whose first node comes first in p. Vertices on a
+// cycle are left out: the order is then shorter than `live`, the vertices with a node.
+struct VertexOrder {
+  std::vector<int> order;
+  std::vector<std::vector<int>> next;  // the edges, value to reader
+  int live = 0;
+};
+
+VertexOrder vertex_order(const ScalarProgram& p, const std::vector<int>& vertex, int vertices) {
+  const int size = static_cast<int>(p.nodes.size());
+  VertexOrder out;
+  out.next.assign(vertices, {});
+  std::vector<int> indegree(vertices, 0), key(vertices, -1);
+  for (int i = 0; i < size; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (vertex[i] < 0) continue;
+    if (key[vertex[i]] < 0) key[vertex[i]] = i;
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+      if (x >= 0 && vertex[x] >= 0 && vertex[x] != vertex[i]) {
+        out.next[vertex[x]].push_back(vertex[i]);
+        ++indegree[vertex[i]];
+      }
+  }
+  using Item = std::pair<int, int>;  // (key, vertex)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (int v = 0; v < vertices; ++v) {
+    if (key[v] < 0) continue;
+    ++out.live;
+    if (indegree[v] == 0) ready.emplace(key[v], v);
+  }
+  while (!ready.empty()) {
+    const int v = ready.top().second;
+    ready.pop();
+    out.order.push_back(v);
+    for (int w : out.next[v])
+      if (--indegree[w] == 0) ready.emplace(key[w], w);
+  }
+  return out;
+}
+
 // The program's order with each pack's steps together, lane after lane: a topological
 // order taking first, of what is ready, what came first in p (a pack: its first node). So
 // a column's steps stay about where p has them, one after another up the tree, and a pack
@@ -152,40 +193,20 @@ std::vector<int> pack_order(const ScalarProgram& p, const std::vector<std::vecto
       for (int i : steps[r]) vertex[i] = k;
   for (int i = 0; i < size; ++i)
     if (is_op(p.nodes[i]) && vertex[i] < 0) vertex[i] = count + i;
-  const int vertices = count + size;
-  std::vector<int> indegree(vertices, 0), key(vertices, -1);
-  std::vector<std::vector<int>> next(vertices);
-  for (int i = 0; i < size; ++i) {
-    const ScalarNode& n = p.nodes[i];
-    if (vertex[i] < 0) continue;
-    if (key[vertex[i]] < 0) key[vertex[i]] = i;
-    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
-      if (x >= 0 && vertex[x] >= 0 && vertex[x] != vertex[i]) {
-        next[vertex[x]].push_back(vertex[i]);
-        ++indegree[vertex[i]];
-      }
-  }
-  using Item = std::pair<int, int>;  // (key, vertex)
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
-  for (int v = 0; v < vertices; ++v)
-    if (key[v] >= 0 && indegree[v] == 0) ready.emplace(key[v], v);
+  const VertexOrder vo = vertex_order(p, vertex, count + size);
+  if (static_cast<int>(vo.order.size()) != vo.live) throw InternalError("step_loops: packs that cannot run in order");
   std::vector<int> order;
   for (int i = 0; i < size; ++i)
     if (!is_op(p.nodes[i])) order.push_back(i);
   runs.clear();
-  while (!ready.empty()) {
-    const int v = ready.top().second;
-    ready.pop();
+  for (int v : vo.order) {
     if (v >= count) {
       order.push_back(v - count);
-    } else {
-      runs.emplace_back(static_cast<int>(order.size()), static_cast<int>(packs[v].size()));
-      for (int r : packs[v]) order.insert(order.end(), steps[r].begin(), steps[r].end());
+      continue;
     }
-    for (int w : next[v])
-      if (--indegree[w] == 0) ready.emplace(key[w], w);
+    runs.emplace_back(static_cast<int>(order.size()), static_cast<int>(packs[v].size()));
+    for (int r : packs[v]) order.insert(order.end(), steps[r].begin(), steps[r].end());
   }
-  if (static_cast<int>(order.size()) != size) throw InternalError("step_loops: packs that cannot run in order");
   return order;
 }
 
@@ -341,34 +362,10 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
       vertex[i] = c >= 0 && alive[c] ? c : sets_n + i;
     }
     const int vertices = sets_n + size;
-    std::vector<int> indegree(vertices, 0), key(vertices, -1);
-    std::vector<std::vector<int>> next(vertices);
-    for (int i = 0; i < size; ++i) {
-      const ScalarNode& n = p.nodes[i];
-      if (vertex[i] < 0) continue;
-      if (key[vertex[i]] < 0) key[vertex[i]] = i;
-      for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
-        if (x >= 0 && vertex[x] >= 0 && vertex[x] != vertex[i]) {
-          next[vertex[x]].push_back(vertex[i]);
-          ++indegree[vertex[i]];
-        }
-    }
-    using Item = std::pair<int, int>;  // (key, vertex)
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
-    int live = 0;
-    for (int v = 0; v < vertices; ++v) {
-      if (key[v] < 0) continue;
-      ++live;
-      if (indegree[v] == 0) ready.emplace(key[v], v);
-    }
-    std::vector<int> done_vertices;
-    while (!ready.empty()) {
-      const int v = ready.top().second;
-      ready.pop();
-      done_vertices.push_back(v);
-      for (int w : next[v])
-        if (--indegree[w] == 0) ready.emplace(key[w], w);
-    }
+    const VertexOrder vo = vertex_order(p, vertex, vertices);
+    const std::vector<int>& done_vertices = vo.order;
+    const std::vector<std::vector<int>>& next = vo.next;
+    const int live = vo.live;
     if (static_cast<int>(done_vertices.size()) < live) {
       std::vector<char> done(vertices, 0);
       for (int v : done_vertices) done[v] = 1;
