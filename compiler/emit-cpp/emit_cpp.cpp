@@ -532,8 +532,9 @@ private:
   std::vector<int> lane_;
 
   // A pack (specialise/step_loops.hpp): its 2 to 4 alike steps side by side, one soa_p4
-  // operation per node of the step, lane k instance k (lanes past the instances repeat the
-  // last one's operands: they compute its values again, and nothing reads them). An operand
+  // operation per node of the step, lane k instance k (lanes past the instances compute
+  // from the last one's operands, or from what their source vector's lanes hold: values
+  // nothing reads; with floating-point traps enabled, turn packs off). An operand
   // every lane reads alike is one scalar (a broadcast); lanes of one earlier pack, its
   // vector (from this part's registers, or its block of slots in w), shuffled when out of
   // place; anything else, the lanes' values put together. Each position's values go to w
