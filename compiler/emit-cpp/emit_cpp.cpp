@@ -892,7 +892,6 @@ bool has_trig(const ScalarProgram& p, int first, int last) {
   return false;
 }
 
-// The operations part k of u computes (not those its dot table does).
 // The lane groups' factors laid out for packs (step_loops.hpp): those a pack computes at
 // one position, lane by lane, side by side in 4 entries of g (one vector store; a lane past
 // the pack's instances fills an entry no one reads), the others after them in their order.
@@ -928,6 +927,7 @@ specialise::DotTable packed_factors(const specialise::DotTable& t, const special
   return r;
 }
 
+// The operations part k of u computes (not those its dot table does).
 int ops_in(const Unit& u, int k) {
   int ops = 0;
   for (int i = u.parts.begin[k]; i < u.parts.begin[k + 1]; ++i)
@@ -1121,172 +1121,176 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     defs.push_back(std::move(d));
   }
 
-  // Kernels: NAME(ports..., out) and the extern "C" entry point.
+  // Kernels: NAME(ports..., out) and the extern "C" entry point. Kernel k into u: its
+  // definitions, the kernel's own last; packs where may_pack.
+  const auto emit_kernel = [&](std::size_t k, Unit& u, bool may_pack) {
+    const Kernel& kernel = kernels[k];
+    const specialise::FactoredKernel& f = sharing.kernels[k];
+    u.name = kernel.name;
+    u.code = &f.code;
+    const bool uses = !f.uses.empty();
+    for (int i = 0; i < f.code.input_count; ++i) {
+      if (i >= f.own_inputs) {
+        u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
+        continue;
+      }
+      int index = i;
+      std::size_t port = 0;
+      while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
+      if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
+      u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
+    }
+    u.out_array = kernel.output;
+    std::vector<std::string> names;
+    for (const Port& p : kernel.inputs) {
+      u.params += fmt::format("const double* {}, ", p.name);
+      u.args += p.name + ", ";
+      names.push_back(p.name);
+    }
+    if (uses) {
+      u.params += "const double* s, ";
+      u.args += "s, ";
+      names.push_back("s");
+    }
+    // What a call runs, shared operations too: lane groups and step loops are decided by it
+    // (see CppOptions), the same whichever set the kernel is in.
+    const long call_ops = specialise::count_ops(kernel.code).total();
+    // Lane groups where they pay and are not too many, else a dot table where it pays.
+    if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
+      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
+      // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
+      // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
+      // scalar code (a 100-body tree's Jacobian: 0.5).
+      const int width = std::min(options.lanes, specialise::kMaxLanes);
+      if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
+        u.lanes = std::move(plan);
+        u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
+      }
+    }
+    if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+    with_loops(u, f.code, call_ops, may_pack);
+    if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
+    const bool dots = u.gathers();
+    if (dots) {
+      u.params += "double* g, ";
+      u.args += "g, ";
+      names.push_back("g");
+    }
+    u.params += fmt::format("double* {}, double* w", kernel.output);
+    u.args += fmt::format("{}, w", kernel.output);
+    names.push_back(kernel.output);
+    names.push_back("w");
+    u.ports = names;
+    std::vector<int> part_defs;
+    parts_of(u, part_defs);
+    Definition d;
+    std::string body;
+    int scratch = u.parts.slots;
+    if (uses) {
+      // Shared programs read the kernel's inputs concatenated: the first port itself when
+      // they read nothing beyond it, else a copy.
+      int reads = 0;
+      for (int j : f.uses) reads = std::max(reads, shared_reads[j]);
+      std::string in = kernel.inputs.empty() ? "nullptr" : kernel.inputs[0].name;
+      if (!kernel.inputs.empty() && reads > kernel.inputs[0].size) {
+        int total = 0;
+        for (const Port& p : kernel.inputs) total += p.size;
+        body += fmt::format("  double in[{}];\n", total);
+        int at = 0;
+        for (const Port& p : kernel.inputs) {
+          body += fmt::format("  for (int i = 0; i < {}; ++i) in[{} + i] = {}[i];\n", p.size, at, p.name);
+          at += p.size;
+        }
+        in = "in";
+      }
+      body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
+                          kernel.name);
+      for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
+      if (scratch > 0)
+        body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
+      else
+        body += "  double* w = nullptr;  // no part needs scratch\n";
+      for (int j : f.uses) {
+        body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
+        d.calls.push_back(shared_entry[j]);
+      }
+    } else if (scratch > 0) {
+      body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
+    }
+    if (dots)
+      body += fmt::format("  double g[{}];  // the factors of the sums of products computed by {}, below\n",
+                          u.dots.factors.size(), u.lanes.groups.empty() ? "a table" : "lane groups");
+    std::string rest = entry_body(u, d, part_defs);
+    if (dots) {
+      std::string fill;
+      for (std::size_t k = 0; k < u.dots.factors.size(); ++k) {
+        const int node = u.dots.factors[k];
+        const std::string sign = u.dots.negated[k] ? "-" : "";
+        if (node == kPadFactor) continue;
+        if (node == specialise::kOneFactor)
+          fill += fmt::format("  g[{}] = 1.0;\n", k);
+        else if (u.code->nodes[node].op == ScalarOp::Const)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(u.code->nodes[node].value));
+        else if (u.code->nodes[node].op == ScalarOp::Input)
+          fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
+      }
+      rest += fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill;
+      if (u.lanes.groups.empty()) {
+        rest += fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
+        Definition table;
+        table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
+        table.text = dots_function(kernel.name, u.dots, kernel.output);
+        // A row of a table costs g++ about what an operation does.
+        table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
+        d.calls.push_back(static_cast<int>(defs.size()));
+        defs.push_back(std::move(table));
+      } else {
+        const std::vector<LanesFunction> functions =
+            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
+        for (std::size_t k = 0; k < functions.size(); ++k) {
+          rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
+          Definition lanes;
+          lanes.declaration =
+              fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
+          lanes.text = functions[k].text;
+          lanes.ops = functions[k].steps;  // a step costs g++ about what an operation does
+          lanes.vector = true;
+          d.calls.push_back(static_cast<int>(defs.size()));
+          defs.push_back(std::move(lanes));
+        }
+      }
+    }
+    if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
+      // The whole kernel in one function, as it reads best: no scratch, no shared programs.
+      body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
+    } else {
+      body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
+    }
+    std::string call;
+    int offset = 0;
+    for (const Port& p : kernel.inputs) {
+      call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
+      offset += p.size;
+    }
+    d.text = '\n' + comment("// ", kernel.expression) +
+             fmt::format("void {}({}) {{\n{}}}\n", kernel.name, params(kernel), body);
+    d.c_entry = fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n", t.robot,
+                            kernel.name, ns, kernel.name, call);
+    defs.push_back(std::move(d));
+  };
   // A kernel with packs comes twice: as vector code where the compiler targets AVX, and
   // without packs elsewhere (there g++ would pass the vectors through memory, and the
   // packs' order of the steps costs more than it saves: docs/performance.md).
   std::vector<Unit> kernel_units(2 * kernels.size());
-  for (std::size_t k = 0; k < kernels.size(); ++k)
-    for (int variant = 0; variant < 2 && (variant == 0 || kernel_units[2 * k].packed); ++variant) {
-      const Kernel& kernel = kernels[k];
-      const specialise::FactoredKernel& f = sharing.kernels[k];
-      Unit& u = kernel_units[2 * k + static_cast<std::size_t>(variant)];
-      const std::size_t first_def = defs.size();
-      u.name = kernel.name;
-      u.code = &f.code;
-      const bool uses = !f.uses.empty();
-      for (int i = 0; i < f.code.input_count; ++i) {
-        if (i >= f.own_inputs) {
-          u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
-          continue;
-        }
-        int index = i;
-        std::size_t port = 0;
-        while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
-        if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
-        u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
-      }
-      u.out_array = kernel.output;
-      std::vector<std::string> names;
-      for (const Port& p : kernel.inputs) {
-        u.params += fmt::format("const double* {}, ", p.name);
-        u.args += p.name + ", ";
-        names.push_back(p.name);
-      }
-      if (uses) {
-        u.params += "const double* s, ";
-        u.args += "s, ";
-        names.push_back("s");
-      }
-      // What a call runs, shared operations too: lane groups and step loops are decided by it
-      // (see CppOptions), the same whichever set the kernel is in.
-      const long call_ops = specialise::count_ops(kernel.code).total();
-      // Lane groups where they pay and are not too many, else a dot table where it pays.
-      if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
-        specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
-        // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
-        // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
-        // scalar code (a 100-body tree's Jacobian: 0.5).
-        const int width = std::min(options.lanes, specialise::kMaxLanes);
-        if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
-          u.lanes = std::move(plan);
-          u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
-        }
-      }
-      if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-      with_loops(u, f.code, call_ops, variant == 0);
-      if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
-      const bool dots = u.gathers();
-      if (dots) {
-        u.params += "double* g, ";
-        u.args += "g, ";
-        names.push_back("g");
-      }
-      u.params += fmt::format("double* {}, double* w", kernel.output);
-      u.args += fmt::format("{}, w", kernel.output);
-      names.push_back(kernel.output);
-      names.push_back("w");
-      u.ports = names;
-      std::vector<int> part_defs;
-      parts_of(u, part_defs);
-      Definition d;
-      std::string body;
-      int scratch = u.parts.slots;
-      if (uses) {
-        // Shared programs read the kernel's inputs concatenated: the first port itself when
-        // they read nothing beyond it, else a copy.
-        int reads = 0;
-        for (int j : f.uses) reads = std::max(reads, shared_reads[j]);
-        std::string in = kernel.inputs.empty() ? "nullptr" : kernel.inputs[0].name;
-        if (!kernel.inputs.empty() && reads > kernel.inputs[0].size) {
-          int total = 0;
-          for (const Port& p : kernel.inputs) total += p.size;
-          body += fmt::format("  double in[{}];\n", total);
-          int at = 0;
-          for (const Port& p : kernel.inputs) {
-            body += fmt::format("  for (int i = 0; i < {}; ++i) in[{} + i] = {}[i];\n", p.size, at, p.name);
-            at += p.size;
-          }
-          in = "in";
-        }
-        body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
-                            kernel.name);
-        for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
-        if (scratch > 0)
-          body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
-        else
-          body += "  double* w = nullptr;  // no part needs scratch\n";
-        for (int j : f.uses) {
-          body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
-          d.calls.push_back(shared_entry[j]);
-        }
-      } else if (scratch > 0) {
-        body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
-      }
-      if (dots)
-        body += fmt::format("  double g[{}];  // the factors of the sums of products computed by {}, below\n",
-                            u.dots.factors.size(), u.lanes.groups.empty() ? "a table" : "lane groups");
-      std::string rest = entry_body(u, d, part_defs);
-      if (dots) {
-        std::string fill;
-        for (std::size_t k = 0; k < u.dots.factors.size(); ++k) {
-          const int node = u.dots.factors[k];
-          const std::string sign = u.dots.negated[k] ? "-" : "";
-          if (node == kPadFactor) continue;
-          if (node == specialise::kOneFactor)
-            fill += fmt::format("  g[{}] = 1.0;\n", k);
-          else if (u.code->nodes[node].op == ScalarOp::Const)
-            fill += fmt::format("  g[{}] = {}{};\n", k, sign, literal(u.code->nodes[node].value));
-          else if (u.code->nodes[node].op == ScalarOp::Input)
-            fill += fmt::format("  g[{}] = {}{};\n", k, sign, u.input[u.code->nodes[node].a]);
-        }
-        rest += fill.empty() ? "" : "\n  // factors that are constants or inputs\n" + fill;
-        if (u.lanes.groups.empty()) {
-          rest += fmt::format("  detail::{}_dots(g, {});\n", kernel.name, kernel.output);
-          Definition table;
-          table.declaration = fmt::format("void {}_dots(const double* g, double* {});", kernel.name, kernel.output);
-          table.text = dots_function(kernel.name, u.dots, kernel.output);
-          // A row of a table costs g++ about what an operation does.
-          table.ops = static_cast<int>(u.dots.runs.size() + u.dots.entries.size());
-          d.calls.push_back(static_cast<int>(defs.size()));
-          defs.push_back(std::move(table));
-        } else {
-          const std::vector<LanesFunction> functions =
-              lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
-          for (std::size_t k = 0; k < functions.size(); ++k) {
-            rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
-            Definition lanes;
-            lanes.declaration =
-                fmt::format("void {}_lanes{}(const double* g, double* {});", kernel.name, k, kernel.output);
-            lanes.text = functions[k].text;
-            lanes.ops = functions[k].steps;  // a step costs g++ about what an operation does
-            lanes.vector = true;
-            d.calls.push_back(static_cast<int>(defs.size()));
-            defs.push_back(std::move(lanes));
-          }
-        }
-      }
-      if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
-        // The whole kernel in one function, as it reads best: no scratch, no shared programs.
-        body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
-      } else {
-        body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
-      }
-      std::string call;
-      int offset = 0;
-      for (const Port& p : kernel.inputs) {
-        call += offset == 0 ? "in, " : fmt::format("in + {}, ", offset);
-        offset += p.size;
-      }
-      d.text = '\n' + comment("// ", kernel.expression) +
-               fmt::format("void {}({}) {{\n{}}}\n", kernel.name, params(kernel), body);
-      if (variant == 0)
-        d.c_entry = fmt::format("\nextern \"C\" void {}_{}(const double* in, double* out) {{ {}::{}({}out); }}\n",
-                                t.robot, kernel.name, ns, kernel.name, call);
-      defs.push_back(std::move(d));
-      if (kernel_units[2 * k].packed)
-        for (std::size_t i = first_def; i < defs.size(); ++i) defs[i].condition = variant == 0 ? kAvx : kNoAvx;
-    }
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const std::size_t packed_form = defs.size();
+    emit_kernel(k, kernel_units[2 * k], true);
+    if (!kernel_units[2 * k].packed) continue;
+    const std::size_t plain_form = defs.size();
+    emit_kernel(k, kernel_units[2 * k + 1], false);
+    for (std::size_t i = packed_form; i < defs.size(); ++i) defs[i].condition = i < plain_form ? kAvx : kNoAvx;
+    defs.back().c_entry.clear();  // one extern "C" entry point calls whichever form is compiled
+  }
 
   // Balance the definitions over the sources: heaviest first, each to the lightest source.
   const int n = options.sources;

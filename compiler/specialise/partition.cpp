@@ -61,15 +61,17 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
     if (arity(n.op) >= 1) last_part[n.a] = std::max(last_part[n.a], plan.part[i]);
     if (arity(n.op) == 2) last_part[n.b] = std::max(last_part[n.b], plan.part[i]);
   }
-  // Per part k: the slots free from part k on (a block's first s as -s - 1).
-  std::vector<std::vector<int>> expiring(plan.parts + 1);
+  // Per part k: the slots, and the blocks' first slots, free from part k on.
+  std::vector<std::vector<int>> expiring(plan.parts + 1), expiring_blocks(plan.parts + 1);
   std::vector<int> free, free_blocks;
   std::vector<char> placed(blocks.size(), 0);
   int next_part = 0;
   for (int i = 0; i < size; ++i) {
     if (arity(p.nodes[i].op) == 0 || is_removed(i) || (last_part[i] <= plan.part[i] && !marked(i))) continue;
-    for (; next_part <= plan.part[i]; ++next_part)
-      for (int s : expiring[next_part]) (s >= 0 ? free : free_blocks).push_back(s >= 0 ? s : -s - 1);
+    for (; next_part <= plan.part[i]; ++next_part) {
+      free.insert(free.end(), expiring[next_part].begin(), expiring[next_part].end());
+      free_blocks.insert(free_blocks.end(), expiring_blocks[next_part].begin(), expiring_blocks[next_part].end());
+    }
     if (block_of[i] >= 0) {
       const int b = block_of[i];
       if (placed[b]) continue;
@@ -89,7 +91,7 @@ Partition partition(const ScalarProgram& p, int part_ops, const std::vector<char
           plan.slot[blocks[b][k]] = first + k;
           last = std::max(last, last_part[blocks[b][k]]);
         }
-      expiring[last + 1].push_back(-first - 1);
+      expiring_blocks[last + 1].push_back(first);
       continue;
     }
     if (free.empty()) {

@@ -395,16 +395,18 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
       }
       continue;
     }
+    if (options.pack > 0) {  // the sets cut into packs in this order; pack_order orders the program
+      for (int v : done_vertices)
+        if (v < sets_n)
+          for (std::vector<int>& run : packed(sets[v]))
+            if (run.size() >= 2) packs.push_back(std::move(run));
+      break;
+    }
     for (int i = 0; i < size; ++i)
       if (!is_op(p.nodes[i])) order.push_back(i);
     for (int v : done_vertices) {
       if (v >= sets_n) {
         order.push_back(v - sets_n);
-        continue;
-      }
-      if (options.pack > 0) {
-        for (std::vector<int>& run : packed(sets[v]))
-          if (run.size() >= 2) packs.push_back(std::move(run));
         continue;
       }
       emitted_sets.push_back(v);
