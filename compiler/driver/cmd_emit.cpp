@@ -125,6 +125,10 @@ void add_emit(CLI::App& app, Runner& run) {
   cmd->add_option("--lane-max-steps", opts->cpp.lane_max_steps,
                   "...taking at most this many vector steps (more: a dot table, which compiles faster)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--column-min-rows", opts->cpp.column_min_rows,
+                  "...and those that are a dense product column by column (-calM^-1 d tau) with at least this many "
+                  "rows as one loop over each column's terms (0: written out)")
+      ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--step-lanes", opts->cpp.step_lanes,
                   "compute the steps repeated column after column (the same operations at one body) this many "
                   "columns at a time, as vector code, in kernels written out (1: one at a time)")

@@ -380,6 +380,7 @@ struct Unit {
   // `dots` only gathers their factors: specialise::gathered_factors); empty: neither.
   specialise::DotTable dots;
   specialise::LanePlan lanes;
+  specialise::LaneColumns columns;                          // those of the lane groups that are column products
   bool gathers() const { return !dots.factor_of.empty(); }  // factors are stored into g
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
   bool packed = false;          // ...or, packs (step_loops.hpp): vector steps inside the parts
@@ -886,6 +887,120 @@ std::vector<LanesFunction> lanes_functions(const std::string& name, const specia
   return functions;
 }
 
+// The lane groups that are column products (specialise::lane_columns) as one loop: per
+// column, per term, the rows' factors X[v] (a vector of `rows`, gathered from g once, 0.0
+// past the rows) times the term's factor y, every row's accumulator in a register. Vectors
+// of 8 lanes with AVX-512, 4 with AVX, else 2 (the accumulators in chunks the registers
+// hold); each lane performs its row's operations in their order, so all three forms give
+// the groups' bits: acc starts at -0.0, a subtracted term's y is negated (acc + x (-y) =
+// acc - x y exactly), a negated column multiplied by -1.0 at the end.
+struct ColumnsFunction {
+  std::string text;
+  int ops = 0;  // what it costs g++: its table rows and its lines
+};
+ColumnsFunction columns_function(const std::string& name, const specialise::LaneColumns& c,
+                                 const specialise::DotTable& g, const std::string& out) {
+  const int rows = c.rows, padded = (rows + 7) / 8 * 8;
+  std::vector<std::string> from, first, begin, vec, y, sign, negate;
+  for (const std::vector<specialise::ColumnFactor>& v : c.vectors)
+    for (const specialise::ColumnFactor& x : v)
+      from.push_back(x.negated ? fmt::format("~{}", g.factor_of[x.node]) : std::to_string(g.factor_of[x.node]));
+  int terms = 0;
+  for (const specialise::LaneColumn& col : c.columns) {
+    first.push_back(std::to_string(col.first_output));
+    begin.push_back(std::to_string(terms));
+    negate.push_back(col.negate ? "-1.0" : "1.0");
+    for (std::size_t k = 0; k < col.shared.size(); ++k) {
+      vec.push_back(std::to_string(col.vector[k] * padded));
+      y.push_back(std::to_string(g.factor_of[col.shared[k]]));
+      sign.push_back(col.sub[k] ? "-1.0" : "1.0");
+      ++terms;
+    }
+  }
+  begin.push_back(std::to_string(terms));
+  const auto table = [](const std::vector<std::string>& v) {
+    std::string t;
+    for (std::size_t i = 0; i < v.size(); ++i) t += (i % 16 == 0 ? "\n    " : " ") + v[i] + ",";
+    return t;
+  };
+  // One form: lanes of `width`, accumulators in chunks of at most `most`.
+  const auto form = [&](int width, int most) {
+    const int vectors = (rows + width - 1) / width, chunks = (vectors + most - 1) / most;
+    std::string b =
+        fmt::format("    typedef double soa_vw __attribute__((vector_size({} * sizeof(double))));\n", width);
+    for (int ch = 0; ch < chunks; ++ch) {
+      const int lo = ch * vectors / chunks, hi = (ch + 1) * vectors / chunks;
+      b += "    {\n";
+      for (int v = lo; v < hi; ++v) b += fmt::format("      soa_vw soa_a{} = -soa_vw{{}};  // -0.0\n", v);
+      b += "      for (int soa_t = soa_begin[soa_c]; soa_t < soa_begin[soa_c + 1]; ++soa_t) {\n"
+           "        const double soa_y = g[soa_factor[soa_t]] * soa_sign[soa_t];\n"
+           "        const double* soa_v = soa_x + soa_vector[soa_t];\n"
+           "        soa_vw soa_xv;\n";
+      for (int v = lo; v < hi; ++v)
+        b += fmt::format(
+            "        __builtin_memcpy(&soa_xv, soa_v + {}, sizeof soa_xv);\n        soa_a{} += soa_xv * soa_y;\n",
+            v * width, v);
+      b += "      }\n";
+      for (int v = lo; v < hi; ++v) {
+        const int n = std::min(width, rows - v * width);
+        b += fmt::format("      soa_a{} *= soa_negate[soa_c];\n", v);
+        b += fmt::format("      __builtin_memcpy(soa_out + {}, &soa_a{}, {} * sizeof(double));\n", v * width, v, n);
+      }
+      b += "    }\n";
+    }
+    return b;
+  };
+  ColumnsFunction f;
+  f.ops = static_cast<int>(from.size() / 16 + vec.size() / 4) + 100;
+  f.text = fmt::format(
+      R"(// {name}, columns ({columns} columns of {rows} rows, {products} products): each column
+// one loop over its terms, the rows' factors (a vector of {rows}, {vectors} distinct) times the
+// term's factor, all rows at once (specialise/lanes.hpp, lane_columns).
+[[gnu::noinline]] void {name}_columns(const double* g, double* {out}) {{
+  // the vectors' factors: g indices, {rows} per vector (~i: -g[i])
+  static const int soa_from[{from_size}] = {{{from}
+  }};
+  // per column: its first output, its first term, -1.0 when negated
+  static const int soa_first[{columns}] = {{{first}
+  }};
+  static const int soa_begin[{columns_1}] = {{{begin}
+  }};
+  static const double soa_negate[{columns}] = {{{negate}
+  }};
+  // per term: its vector (offset in soa_x), its factor (g index), -1.0 when subtracted
+  static const int soa_vector[{terms}] = {{{vec}
+  }};
+  static const int soa_factor[{terms}] = {{{y}
+  }};
+  static const double soa_sign[{terms}] = {{{sign}
+  }};
+  alignas(64) double soa_x[{x_size}];
+  for (int soa_i = 0; soa_i < {vectors}; ++soa_i) {{
+    for (int soa_r = 0; soa_r < {rows}; ++soa_r) {{
+      const int soa_f = soa_from[soa_i * {rows} + soa_r];
+      soa_x[soa_i * {padded} + soa_r] = soa_f >= 0 ? g[soa_f] : -g[~soa_f];
+    }}
+    for (int soa_r = {rows}; soa_r < {padded}; ++soa_r) soa_x[soa_i * {padded} + soa_r] = 0.0;
+  }}
+  for (int soa_c = 0; soa_c < {columns}; ++soa_c) {{
+    double* soa_out = {out} + soa_first[soa_c];
+#if defined(__AVX512F__)
+{avx512}#elif defined(__AVX__)
+{avx}#else
+{sse}#endif
+  }}
+}}
+)",
+      fmt::arg("name", name), fmt::arg("columns", c.columns.size()), fmt::arg("columns_1", c.columns.size() + 1),
+      fmt::arg("rows", rows), fmt::arg("products", c.terms()), fmt::arg("vectors", c.vectors.size()),
+      fmt::arg("out", out), fmt::arg("from_size", from.size()), fmt::arg("from", table(from)),
+      fmt::arg("first", table(first)), fmt::arg("begin", table(begin)), fmt::arg("negate", table(negate)),
+      fmt::arg("terms", terms), fmt::arg("vec", table(vec)), fmt::arg("y", table(y)), fmt::arg("sign", table(sign)),
+      fmt::arg("x_size", c.vectors.size() * padded), fmt::arg("padded", padded), fmt::arg("avx512", form(8, 12)),
+      fmt::arg("avx", form(4, 10)), fmt::arg("sse", form(2, 10)));
+  return f;
+}
+
 bool has_trig(const ScalarProgram& p, int first, int last) {
   for (int i = first; i < last; ++i)
     if (p.nodes[i].op == ScalarOp::Sin || p.nodes[i].op == ScalarOp::Cos) return true;
@@ -1162,7 +1277,11 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
       // scalar code (a 100-body tree's Jacobian: 0.5).
       const int width = std::min(options.lanes, specialise::kMaxLanes);
-      if (!plan.groups.empty() && plan.steps <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
+      // Column products are one loop, whatever their steps: the others count.
+      int written = 0;
+      for (int gi : specialise::lane_columns(plan, f.code, options.column_min_rows).rest)
+        written += static_cast<int>(plan.groups[gi].steps.size());
+      if (!plan.groups.empty() && written <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
         u.lanes = std::move(plan);
         u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
       }
@@ -1170,6 +1289,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
     with_loops(u, f.code, call_ops, may_pack);
     if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
+    u.columns = specialise::lane_columns(u.lanes, *u.code, options.column_min_rows);
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";
@@ -1245,8 +1365,21 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         d.calls.push_back(static_cast<int>(defs.size()));
         defs.push_back(std::move(table));
       } else {
+        specialise::LanePlan written = u.lanes;  // the groups that are not column products
+        if (!u.columns.columns.empty()) {
+          written.groups.clear();
+          for (int gi : u.columns.rest) written.groups.push_back(u.lanes.groups[gi]);
+          const ColumnsFunction columns = columns_function(kernel.name, u.columns, u.dots, kernel.output);
+          rest += fmt::format("  detail::{}_columns(g, {});\n", kernel.name, kernel.output);
+          Definition def;
+          def.declaration = fmt::format("void {}_columns(const double* g, double* {});", kernel.name, kernel.output);
+          def.text = columns.text;
+          def.ops = columns.ops;
+          d.calls.push_back(static_cast<int>(defs.size()));
+          defs.push_back(std::move(def));
+        }
         const std::vector<LanesFunction> functions =
-            lanes_functions(kernel.name, u.lanes, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
+            lanes_functions(kernel.name, written, u.dots, *u.code, kernel.output, kernel.rows, options.part_ops);
         for (std::size_t k = 0; k < functions.size(); ++k) {
           rest += fmt::format("  detail::{}_lanes{}(g, {});\n", kernel.name, k, kernel.output);
           Definition lanes;
@@ -1451,10 +1584,9 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
       "nq",           "nv",     "tips",   "soa_sincos",       "soa_sincos_pair", "soa_sincos_libm",
       "soa_sincos_n", "soa_v4", "soa_p4", "soa_p4_in_memory", "soa_at",          "soa_shuffle",
       "detail"};
-  // The names the generated functions give their own parameters besides the ports.
-  static constexpr std::array<std::string_view, 16> internal = {
-      "s",     "w",         "in",      "g",       "soa_table", "soa_row", "soa_lit", "soa_literals",
-      "soa_i", "soa_angle", "soa_sin", "soa_cos", "soa_x",     "soa_acc", "soa_new", "soa_minus_zero"};
+  // The names the generated functions give their own parameters besides the ports; their
+  // locals all start soa_.
+  static constexpr std::array<std::string_view, 4> internal = {"s", "w", "in", "g"};
   for (const Kernel& k : kernels) {
     check_name(k.name, "emit-cpp: kernel name");
     for (const Port& p : k.inputs) check_name(p.name, fmt::format("emit-cpp: kernel '{}': input", k.name));
@@ -1462,10 +1594,10 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
     std::vector<std::string_view> ports{k.output};
     for (const Port& p : k.inputs) ports.push_back(p.name);
     for (std::string_view port : ports)
-      if (std::find(internal.begin(), internal.end(), port) != internal.end())
+      if (port.starts_with("soa_") || std::find(internal.begin(), internal.end(), port) != internal.end())
         throw UserError(
             fmt::format("emit-cpp: kernel '{}': '{}' is taken: the generated code names its scratch "
-                        "arrays {}; rename the input or output",
+                        "arrays {} and its locals soa_*; rename the input or output",
                         k.name, port, fmt::join(internal, ", ")));
     if (std::find(reserved.begin(), reserved.end(), k.name) != reserved.end())
       throw UserError(

@@ -70,6 +70,13 @@
 //     vector extensions: `typedef double soa_v4 __attribute__((vector_size(32)))`; the
 //     lanes' factors as a table soa_x of 4-vectors, then per group an accumulator soa_acc
 //     starting at -0.0 and one multiply and add per step, blended where a lane has no term.
+//   - Columns: where a kernel's lane groups are a dense product column by column (each
+//     column's rows, at least `column_min_rows`, sharing every term's factor: -calM^-1 d tau;
+//     specialise::lane_columns), they are one function detail::<name>_columns instead: its
+//     tables (per column its terms; per term its vector of the rows' factors and its own
+//     factor's index in g), the vectors gathered once into soa_x, then per column one loop
+//     over its terms with all rows' accumulators in vector registers: 8 lanes under
+//     __AVX512F__, 4 under __AVX__, else 2 (the same operations per lane, so the same bits).
 //   - Packs: a kernel of at least `step_lane_min_ops` operations and below `loop_min_ops`
 //     computes the steps it repeats column after column `step_lanes` columns at a time
 //     (step_loops.hpp, packs): `const soa_p4 pK_t = ...;` one 4-wide vector operation per
@@ -82,9 +89,8 @@
 //     packs' order of the steps runs slower as scalar code (docs/performance.md), so there
 //     the kernel is written as without packs. The compiler compiles one of the two.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
-//   w, in, g, soa_table, soa_row, soa_literals, soa_lit, soa_i, soa_angle, soa_sin, soa_cos,
-//   soa_x, soa_acc, soa_new or soa_minus_zero (the arrays above and below), or named soa_p4,
-//   soa_p4_in_memory, soa_at or soa_shuffle, are refused.
+//   w, in, g or soa_anything (the arrays above and below, and every local of the generated
+//   code), or named soa_p4, soa_p4_in_memory, soa_at or soa_shuffle, are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
 //   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
@@ -224,6 +230,13 @@ struct CppOptions {
   int step_lanes = 4;
   int step_lane_min_ops = 0;
   int lane_max_steps = 20000;
+  // Lane groups that are a dense product column by column (specialise::lane_columns:
+  // -calM^-1 d tau, a column's rows sharing every term's factor) with at least this many
+  // rows are one loop over each column's terms instead of written out; <= 0: never. Why:
+  // written out, talos_reduced's -calM^-1 d tau is 13,000 vector steps, most of forward
+  // dynamics' derivatives' code and time; as a loop its rows' accumulators stay in
+  // registers and the code is a table (docs/performance.md).
+  int column_min_rows = 8;
 };
 
 Emitted emit_cpp(const std::vector<specialise::Kernel>& kernels, const Target& target, const CppOptions& options = {});

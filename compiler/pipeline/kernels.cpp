@@ -319,30 +319,24 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   std::vector<Traced> dqdd(out.size());
   for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
     tracer.set_label(fmt::format("direction {}: -calM^-1 d tau", d));
-    // Entry r = -sum_j m(r,j) t(j), with the signs of the t that are negations (-u) taken
-    // into the sum: a chain of products m u, + or -, from a + one when there is one, else
-    // the negated chain of all. Folding would otherwise turn some entries' chains inside
-    // out, and the back-ends compute chains as dot products (lane groups, dot tables).
-    std::vector<std::pair<Traced, bool>> terms;  // (m u, added)
+    // Entry r = -sum_j m(r,j) t(j) = sum_j +-(m' u'), m' and u' the values m and t negate
+    // when they are negations (-m', -u'): a chain of plain products in j's order, the signs
+    // its own (Tracer::sum). So every row of a column is one chain of the same terms, the
+    // rows' factors m'(r,j) apart -- what the back-ends compute rows at a time (lane groups,
+    // columns). Folded, a row whose first product came out negated turned the rest of its
+    // chain inside out (-p1 + p2 = p2 - p1).
+    std::vector<std::pair<Traced, bool>> terms;  // (m' u', subtracted)
     for (int r = 0; r < nv; ++r) {
       terms.clear();
       for (int j = 0; j < nv; ++j) {
         const Traced& t = out[d * nv + j];
-        if (t.is_literal() && t.literal() == 0.0) continue;
         const Traced& m = minv[static_cast<std::size_t>(j * nv + r)];
-        const std::optional<Traced> u = tracer.negated(t);
-        terms.emplace_back(m * (u ? *u : t), u.has_value());
+        if ((t.is_literal() && t.literal() == 0.0) || (m.is_literal() && m.literal() == 0.0)) continue;
+        const std::optional<Traced> u = tracer.negated(t), mn = tracer.negated(m);
+        // -(m t) is subtracted unless exactly one of m and t is a negation
+        terms.emplace_back((mn ? *mn : m) * (u ? *u : t), u.has_value() == mn.has_value());
       }
-      const auto first = std::find_if(terms.begin(), terms.end(), [](const auto& x) { return x.second; });
-      Traced acc(0.0);
-      if (first == terms.end()) {
-        for (const auto& [p, added] : terms) acc = acc + p;
-        acc = -acc;
-      } else {
-        acc = first->first;
-        for (auto it = terms.begin(); it != terms.end(); ++it)
-          if (it != first) acc = it->second ? acc + it->first : acc - it->first;
-      }
+      const Traced acc = tracer.sum(terms);
       dqdd[d * nv + static_cast<std::size_t>(r)] = acc;
     }
   }

@@ -53,6 +53,15 @@ bool linearise(const ChainFacts& f, int root, std::vector<ChainTerm>& terms, std
     terms.push_back({n, false});  // a chain of one term
     break;
   }
+  // A term that is a negation used only here, -y, is y subtracted: acc + (-y) = acc - y and
+  // acc - (-y) = acc + y exactly, and a chain starting -y starts at -y (Tracer::sum).
+  for (ChainTerm& t : terms) {
+    const ScalarNode& node = f.p.nodes[t.node];
+    if (t.node != root && node.op == ScalarOp::Neg && f.uses[t.node] == 1 && !f.output[t.node]) {
+      links.push_back(t.node);
+      t = {node.a, !t.sub};
+    }
+  }
   std::reverse(terms.begin(), terms.end());
   return true;
 }

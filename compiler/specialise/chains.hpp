@@ -12,6 +12,8 @@
 //   following links down from the root; where both operands of a sum are links it goes on
 //   through the later node (the running sum), the other being a term. A node that is
 //   neither Add nor Sub is a chain of one term. It returns true (every root is a chain).
+//   A term that is a negation -y used only there (Tracer::sum's subtracted first term) is
+//   the term y, its sign flipped, the negation one of the links.
 //   `pair`: the chain starts t1 + t2 or t1 - t2, which are t2 + t1 and -t2 + t1 to the
 //   bit, so the first two terms may be taken in either order (a subtracted term taken
 //   first starts the sum at -t2). Evaluated as acc = t1, then acc = acc + t or acc - t

@@ -283,4 +283,103 @@ std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vect
   return acc;
 }
 
+LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_rows) {
+  LaneColumns r;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) r.rest.push_back(static_cast<int>(i));
+  if (min_rows <= 0) return r;
+  // Candidate columns: runs of groups over consecutive outputs, each output once.
+  std::map<int, int> uses;  // per root: its output positions
+  for (int o : p.outputs) ++uses[o];
+  std::vector<int> order(plan.groups.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return plan.groups[a].first_output < plan.groups[b].first_output; });
+  // A group fits a column's steps: the same shared factors, every lane a node.
+  const auto fits = [&](const LaneGroup& g, const LaneColumn& c) {
+    if (g.negate != c.negate || g.steps.size() != c.shared.size()) return false;
+    for (int l = 0; l < g.width; ++l)
+      if (uses[g.root[l]] != 1) return false;
+    for (std::size_t k = 0; k < g.steps.size(); ++k) {
+      const LaneStep& s = g.steps[k];
+      if (s.shared != c.shared[k] || s.shared < 0) return false;
+      for (int l = 0; l < g.width; ++l)
+        if (s.lane[l].x < 0) return false;
+    }
+    return true;
+  };
+  struct Candidate {
+    LaneColumn column;
+    std::vector<int> groups;
+    int rows = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0; i < order.size();) {
+    const LaneGroup& g0 = plan.groups[order[i]];
+    Candidate c;
+    c.column.first_output = g0.first_output;
+    c.column.negate = g0.negate;
+    for (const LaneStep& s : g0.steps) {
+      c.column.shared.push_back(s.shared);
+      c.column.sub.push_back(static_cast<char>(s.lane[0].sub));
+    }
+    std::size_t j = i;
+    while (j < order.size()) {
+      const LaneGroup& g = plan.groups[order[j]];
+      if (g.first_output != c.column.first_output + c.rows || !fits(g, c.column)) break;
+      c.groups.push_back(order[j]);
+      c.rows += g.width;
+      ++j;
+    }
+    if (c.groups.empty()) {
+      ++i;
+      continue;
+    }
+    candidates.push_back(std::move(c));
+    i = j;
+  }
+  std::map<int, int> height;  // rows -> columns of that height
+  for (const Candidate& c : candidates)
+    if (c.rows >= std::max(2, min_rows)) ++height[c.rows];
+  if (height.empty()) return r;
+  r.rows = std::max_element(height.begin(), height.end(), [](const auto& a, const auto& b) {
+             return a.second < b.second;
+           })->first;
+  std::map<std::vector<ColumnFactor>, int> vector_of;
+  std::vector<char> taken(plan.groups.size(), 0);
+  for (Candidate& c : candidates) {
+    if (c.rows != r.rows) continue;
+    for (std::size_t k = 0; k < c.column.shared.size(); ++k) {
+      std::vector<ColumnFactor> x;
+      for (int gi : c.groups)
+        for (int l = 0; l < plan.groups[gi].width; ++l) {
+          const LaneTerm& t = plan.groups[gi].steps[k].lane[l];
+          x.push_back({t.x, t.sub != static_cast<bool>(c.column.sub[k])});
+        }
+      const auto [it, fresh] = vector_of.emplace(x, static_cast<int>(r.vectors.size()));
+      if (fresh) r.vectors.push_back(std::move(x));
+      c.column.vector.push_back(it->second);
+    }
+    for (int gi : c.groups) taken[gi] = 1;
+    r.columns.push_back(std::move(c.column));
+  }
+  r.rest.clear();
+  for (std::size_t i = 0; i < plan.groups.size(); ++i)
+    if (!taken[i]) r.rest.push_back(static_cast<int>(i));
+  return r;
+}
+
+std::vector<double> evaluate_column(const LaneColumns& columns, int c, const std::vector<double>& value) {
+  const LaneColumn& col = columns.columns[c];
+  std::vector<double> acc(columns.rows, -0.0);
+  for (std::size_t k = 0; k < col.shared.size(); ++k) {
+    const std::vector<ColumnFactor>& x = columns.vectors[col.vector[k]];
+    const double y = col.sub[k] ? -value[col.shared[k]] : value[col.shared[k]];
+    for (int row = 0; row < columns.rows; ++row)
+      acc[row] = acc[row] + (x[row].negated ? -value[x[row].node] : value[x[row].node]) * y;
+  }
+  if (col.negate)
+    for (double& a : acc) a = -a;
+  return acc;
+}
+
 }  // namespace soa::specialise

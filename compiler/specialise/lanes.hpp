@@ -39,6 +39,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <vector>
 
 #include "specialise/dot_table.hpp"
@@ -94,5 +95,62 @@ LanePlan renumbered(const LanePlan& plan, const std::vector<int>& new_of);
 // The group's lanes evaluated one at a time from node values `value` (as evaluate() has
 // them): what the vector code computes, for tests of the plan without LLVM.
 std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vector<double>& value);
+
+// Columns: where the groups of one column of a matrix output are a dense product. In
+// -calM^-1 d tau (forward dynamics' derivatives), rows 0..N-1 of a column share every term's
+// factor d tau(j, c), and their own factors are a column of calM^-1, the same N nodes in
+// every column that has that term. Written out, the groups are a vector step per 4 rows per
+// term: talos_reduced's 13,000, most of the kernel's code and of its time. As a column
+// product, a back-end keeps the rows' factors once per distinct vector (X, `vectors`) and
+// runs one loop over the terms of each column: acc += X[v] * y, the accumulators of all
+// rows in registers.
+//
+// Contract
+// - lane_columns(plan, p, min_rows) reads plan and its program p. A column is a set of the plan's groups
+//   that compute out[first_output + r], r < rows, each output once (a root stored at one
+//   position), with the same steps: at step k every group multiplies the same shared
+//   factor (a node, not kOne), every lane has a term (a node, not kOne), and the groups
+//   are negated alike (`negate`). Step k's rows' factors, in row order, are
+//   vectors[vector[k]], each with its sign: row r's term is subtracted when sub[k] differs
+//   from its `negated` (so row 0's never is; a vector of calM^-1's column with its rows'
+//   signs recurs in every column). Equal vectors are kept once.
+// - Only columns of the most common height (`rows`, at least min_rows and 2) are taken;
+//   `rest` lists the plan's other groups, in plan order. min_rows <= 0: no columns.
+// - Evaluated per row as acc = -0.0, then acc + (+-x) (+-y) step by step (a row's first term
+//   starts it: -0.0 + t = t exactly; a - x y = a + x (-y) = a + (-x) y exactly), negated at
+//   the end when `negate`, a column gives its groups' values to the bit (evaluate_column;
+//   a group's lane does the same).
+// - Deterministic: the same plan, the same columns.
+struct ColumnFactor {
+  int node = 0;
+  bool negated = false;
+  auto operator<=>(const ColumnFactor&) const = default;
+};
+
+struct LaneColumn {
+  int first_output = 0;
+  bool negate = false;
+  std::vector<int> shared;  // per step: the factor every row multiplies
+  std::vector<char> sub;    // per step: subtracted (row 0's sign)
+  std::vector<int> vector;  // per step: its rows' factors, an index into LaneColumns::vectors
+};
+
+struct LaneColumns {
+  int rows = 0;
+  std::vector<std::vector<ColumnFactor>> vectors;  // per vector: a factor per row
+  std::vector<LaneColumn> columns;
+  std::vector<int> rest;  // indices of the plan's groups no column takes
+  int terms() const {     // the scalar products the columns compute
+    int t = 0;
+    for (const LaneColumn& c : columns) t += static_cast<int>(c.shared.size()) * rows;
+    return t;
+  }
+};
+
+LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_rows);
+
+// Column c's rows evaluated from node values `value` (as evaluate() has them): what a
+// back-end's column loop computes.
+std::vector<double> evaluate_column(const LaneColumns& columns, int c, const std::vector<double>& value);
 
 }  // namespace soa::specialise

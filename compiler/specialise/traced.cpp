@@ -182,6 +182,22 @@ Traced Tracer::unary(ScalarOp op, const Traced& a) {
   return {this, append({op, materialise(a), -1, 0.0, -1})};
 }
 
+Traced Tracer::sum(const std::vector<std::pair<Traced, bool>>& terms) {
+  Traced acc(0.0);
+  bool empty = true;
+  for (const auto& [t, sub] : terms) {
+    if (t.is_literal() && t.literal() == 0.0) continue;
+    if (empty) {
+      acc = sub ? Traced(this, append({ScalarOp::Neg, materialise(t), -1, 0.0, -1})) : t;
+      empty = false;
+      continue;
+    }
+    // The running sum first, as written (not record()'s canonical order): terms in order.
+    acc = Traced(this, append({sub ? ScalarOp::Sub : ScalarOp::Add, materialise(acc), materialise(t), 0.0, -1}));
+  }
+  return acc;
+}
+
 ScalarProgram Tracer::finish(const std::vector<Traced>& outputs, int input_count) {
   ScalarProgram p;
   p.input_count = input_count;

@@ -77,6 +77,15 @@ public:
   // building a sum can take -y's sign into the sum's own operations), else nullopt.
   std::optional<Traced> negated(const Traced& x);
 
+  // The left-deep chain t1 (+|-) t2 (+|-) t3 ... of `terms` (value, subtracted), recorded as
+  // written: the chain's own additions and subtractions are not folded, and a subtracted
+  // first term is the negation -t1 (chains.hpp reads it as a subtracted term). Folding would
+  // move a negation outward and turn the rest of the chain inside out (-t1 + t2 = t2 - t1),
+  // so that rows computing alike sums with other signs no longer line up term by term, as
+  // the back-ends' lane groups and columns need. Literal zero terms are left out; no terms
+  // is 0.
+  Traced sum(const std::vector<std::pair<Traced, bool>>& terms);
+
   // The program computing `outputs`, without dead nodes.
   ScalarProgram finish(const std::vector<Traced>& outputs, int input_count);
 

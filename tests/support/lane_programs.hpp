@@ -100,6 +100,41 @@ inline specialise::ScalarProgram negated_product(std::mt19937_64& rng, int rows,
   return b.p;
 }
 
+// out(r, d) = sum over j of +-x(r, j) s(j, d), column-major, each entry a chain as
+// Tracer::sum records forward dynamics' derivatives' (-calM^-1 d tau, pipeline/kernels.cpp):
+// the terms in j's order, each column skipping some j, term j's sign that of its row and j
+// times that of j and its column (calM^-1's and d tau's negations), a subtracted first term
+// the negation -x s. A column's rows line up term by term, with their own signs
+// (lanes.hpp: columns).
+inline specialise::ScalarProgram signed_product(std::mt19937_64& rng, int rows, int inner, int cols) {
+  ScalarBuilder b(rows * inner + inner * cols);
+  std::uniform_int_distribution<int> percent(0, 99);
+  const auto [x, s] = product_factors(b, rows, inner, cols);
+  std::vector<char> row_sign(rows * inner);
+  for (char& sign : row_sign) sign = percent(rng) < 30;
+  std::vector<int> out;
+  for (int d = 0; d < cols; ++d) {
+    std::vector<int> js;
+    std::vector<char> column_sign;
+    for (int j = 0; j < inner; ++j)
+      if (js.empty() || percent(rng) < 70) js.push_back(j), column_sign.push_back(percent(rng) < 40);
+    for (int r = 0; r < rows; ++r) {
+      int acc = -1;
+      for (std::size_t k = 0; k < js.size(); ++k) {
+        const int term = b.add(specialise::ScalarOp::Mul, x[r * inner + js[k]], s[js[k] * cols + d]);
+        const bool sub = row_sign[r * inner + js[k]] != column_sign[k];
+        acc = acc >= 0 ? b.add(sub ? specialise::ScalarOp::Sub : specialise::ScalarOp::Add, acc, term)
+              : sub    ? b.add(specialise::ScalarOp::Neg, term)
+                       : term;
+      }
+      out.push_back(acc);
+    }
+  }
+  b.p.outputs = out;
+  specialise::check(b.p);
+  return b.p;
+}
+
 // A product X S (rows x inner times inner x cols, column-major) whose entries start with
 // their first two terms the other way round from row to row: even rows as x_b s_b + x_a s_a,
 // odd rows as x_a s_a - x_b s_b, the rest in one order. Lanes sharing s_a and s_b take s_b

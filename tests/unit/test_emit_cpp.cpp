@@ -383,7 +383,8 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
   // a lane starting at its first term keeps, infinities and NaNs beside finite lanes).
   emit::CppOptions o;
   o.lane_min_ops = 1;
-  o.part_ops = 20;  // functions of about 20 steps: several per kernel
+  o.column_min_rows = 0;  // lane groups written out, not columns (below)
+  o.part_ops = 20;        // functions of about 20 steps: several per kernel
   std::mt19937_64 rng(21);
   const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
   int vector_code = 0;
@@ -469,6 +470,56 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
   cut.lane_min_ops = 1;
   const Robot tree = random_tree(5, RandomTreeOptions{8, true, true, true, 0.5});
   check_against_runtime(tree, tree.default_tips(), "tree5_lanes", cut);
+}
+
+TEST_CASE("a product's columns run as one loop over their terms, with AVX-512, AVX and without, to the bit",
+          "[emit-cpp]") {
+  // -calM^-1 d tau's shape (rows with signs of their own, negated roots): each column one
+  // loop over its terms, all rows' accumulators side by side; every form the interpreter's
+  // bits, whatever the values (signed zeros, infinities, NaNs).
+  emit::CppOptions o;
+  o.lane_min_ops = 1;
+  std::mt19937_64 rng(23);
+  const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
+  for (int trial = 0; trial < 2; ++trial) {
+    const specialise::ScalarProgram code =
+        trial == 0 ? test::signed_product(rng, 13, 7, 6) : test::negated_product(rng, 12, 6, 5);
+    specialise::Kernel k = hand_written("gram", "a product", code.input_count, static_cast<int>(code.outputs.size()));
+    k.code = code;
+    const std::string id = fmt::format("columns{}", trial);
+    const Generated g = generate(k, id, o);
+    const std::string source = g.files.all_sources();
+    CHECK_THAT(source, Catch::Contains("detail::gram_columns(g, out);") &&
+                           Catch::Contains("#if defined(__AVX512F__)") && Catch::Contains("#elif defined(__AVX__)"));
+    o.column_min_rows = 0;  // written out instead
+    CHECK_THAT(generate(k, id, o).files.all_sources(), !Catch::Contains("_columns("));
+    o.column_min_rows = 8;
+    std::vector<std::string> flags = {""};
+    if (__builtin_cpu_supports("avx")) flags.push_back("-mavx");                            // no FMA: the same bits
+    if (__builtin_cpu_supports("avx512f")) flags.push_back("-mavx512f -ffp-contract=off");  // it brings FMA
+    if (flags.size() < 3) WARN("this CPU lacks AVX or AVX-512: those forms are compiled, not run");
+    for (const std::string& flag : flags) {
+      const Compiled lib(g, flag);
+      const KernelFn fn = lib.get(id + "_gram");
+      REQUIRE(fn != nullptr);
+      std::uniform_real_distribution<double> u(-2.0, 2.0);
+      std::uniform_int_distribution<int> pick(0, static_cast<int>(special.size()) - 1), percent(0, 99);
+      std::vector<double> in(k.code.input_count), generated(k.rows), interpreted(k.rows);
+      for (int sample = 0; sample < 200; ++sample) {
+        for (double& x : in) x = sample < 100 ? u(rng) : percent(rng) < 30 ? special[pick(rng)] : u(rng);
+        fn(in.data(), generated.data());
+        specialise::evaluate(k.code, in.data(), interpreted.data());
+        for (int i = 0; i < k.rows; ++i) {
+          INFO("trial " << trial << " (" << flag << "), sample " << sample << ", out[" << i << "]: " << generated[i]
+                        << " against " << interpreted[i]);
+          if (std::isnan(interpreted[i]))
+            CHECK(std::isnan(generated[i]));
+          else
+            CHECK(std::memcmp(&generated[i], &interpreted[i], sizeof(double)) == 0);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("the generated soa_sincos and soa_sincos_n are soa::sincos, bit for bit", "[emit-cpp]") {
@@ -647,6 +698,13 @@ TEST_CASE("kernel names the generated namespace already holds are refused", "[em
   // Names that merely contain them are fine.
   g.kernels.back().name = "soa_sincos_table";
   CHECK_NOTHROW(emit::emit_cpp(g.kernels, g.target));
+  // Ports named as the generated functions' own parameters or locals (soa_*) are refused.
+  for (const char* taken : {"g", "w", "soa_a3", "soa_acc"}) {
+    std::vector<specialise::Kernel> kernels = g.kernels;
+    kernels.back().output = taken;
+    CHECK_THROWS_WITH(emit::emit_cpp(kernels, g.target),
+                      Catch::Contains(fmt::format("'{}' is taken", taken)) && Catch::Contains("soa_*"));
+  }
 }
 
 TEST_CASE("identifiers and literals are valid C++", "[emit-cpp]") {

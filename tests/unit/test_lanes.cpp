@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "emit-llvm/emit_llvm.hpp"
 #include "emit-llvm/jit.hpp"
@@ -99,6 +100,28 @@ void check_jit(const ScalarProgram& p, const std::vector<double>& in, int lanes,
     INFO("out[" << i << "] = " << got[i] << ", interpreter " << expected[i]);
     CHECK(same_bits(got[i], expected[i]));
   }
+}
+
+// The columns' invariants, and each column evaluated against the interpreter.
+void check_columns(const ScalarProgram& p, const specialise::LanePlan& plan, const specialise::LaneColumns& cols,
+                   const std::vector<double>& in) {
+  const std::vector<double> v = node_values(p, in);
+  std::set<int> outputs;
+  for (std::size_t c = 0; c < cols.columns.size(); ++c) {
+    const specialise::LaneColumn& col = cols.columns[c];
+    const std::vector<double> rows = specialise::evaluate_column(cols, static_cast<int>(c), v);
+    for (int r = 0; r < cols.rows; ++r) {
+      INFO("column at out[" << col.first_output << "], row " << r);
+      CHECK(outputs.insert(col.first_output + r).second);
+      CHECK(same_bits(rows[r], v[p.outputs[col.first_output + r]]));
+    }
+    for (int k : col.vector) CHECK_FALSE(cols.vectors[k].at(0).negated);  // row 0 carries the step's sign
+  }
+  // The columns take whole groups of the plan; `rest` holds the others.
+  int all = 0, rest = 0;
+  for (const specialise::LaneGroup& g : plan.groups) all += g.width;
+  for (int g : cols.rest) rest += plan.groups.at(g).width;
+  CHECK(rest + static_cast<int>(outputs.size()) == all);
 }
 
 }  // namespace
@@ -289,6 +312,31 @@ TEST_CASE("a Gram-form kernel's products are mostly lane work", "[lanes]") {
   }
 }
 
+TEST_CASE("a product's columns, each row sharing every term's factor, are one product each, to the bit", "[lanes]") {
+  // -calM^-1 d tau's shape with rows of their own signs: each column of 12 rows is one
+  // column (lanes.hpp), its rows' factors vectors that recur from column to column.
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 4; ++trial) {
+    const ScalarProgram p = test::signed_product(rng, 12, 7, 6);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
+    const specialise::LaneColumns cols = specialise::lane_columns(plan, p, 8);
+    CHECK(cols.rows == 12);
+    CHECK(cols.columns.size() == 6);
+    CHECK(cols.rest.empty());
+    CHECK(cols.vectors.size() <= 7);  // a column of X with its rows' signs, once
+    int negated = 0;
+    for (const auto& vector : cols.vectors)
+      for (const specialise::ColumnFactor& f : vector) negated += f.negated;
+    CHECK(negated > 0);
+    for (int sample = 0; sample < 3; ++sample) check_columns(p, plan, cols, random_vector(rng, p.input_count));
+    CHECK(specialise::lane_columns(plan, p, 13).columns.empty());  // shorter than asked
+    CHECK(specialise::lane_columns(plan, p, 0).columns.empty());   // never
+  }
+  // A Gram matrix's entries are stored twice (both triangles): no column.
+  const ScalarProgram gram = test::gram_like(rng, 12, 7);
+  CHECK(specialise::lane_columns(specialise::plan_lanes(gram, 4), gram, 2).columns.empty());
+}
+
 TEST_CASE("forward dynamics' derivatives end in -calM^-1 d tau, whose entries are lane work", "[lanes]") {
   // The pipeline writes each entry of the product as a chain the planner takes (with the
   // signs of d tau's negated entries inside it): folding must not turn them inside out.
@@ -307,5 +355,15 @@ TEST_CASE("forward dynamics' derivatives end in -calM^-1 d tau, whose entries ar
   INFO(grouped << " of " << computed << " computed entries in " << plan.groups.size() << " groups");
   CHECK(grouped > 95 * computed / 100);
   std::mt19937_64 rng(3);
-  check_plan(p, plan, random_vector(rng, p.input_count));
+  const std::vector<double> in = random_vector(rng, p.input_count);
+  check_plan(p, plan, in);
+  // Each column's 36 rows in groups of four are one product, with calM^-1's columns (and
+  // their rows' signs) as its vectors: every computed column's (of 76, the free-flyer's
+  // translations give zeros).
+  const specialise::LaneColumns cols = specialise::lane_columns(plan, p, 8);
+  INFO(cols.columns.size() << " columns of " << cols.rows << " rows, " << cols.vectors.size() << " vectors");
+  CHECK(cols.rows >= 36);
+  CHECK(cols.columns.size() >= 70);
+  CHECK(cols.vectors.size() <= 2 * 38);
+  check_columns(p, plan, cols, in);
 }

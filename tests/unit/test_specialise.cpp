@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "specialise/chains.hpp"
 #include "specialise/partition.hpp"
 #include "specialise/print.hpp"
 #include "specialise/share.hpp"
@@ -192,6 +193,33 @@ TEST_CASE("a kernel set takes the reversed subtraction when it makes the set che
     for (std::size_t i = 0; i < set.code.size(); ++i)
       CHECK(specialise::count_ops(set.code[i].code).total() == specialise::count_ops(chosen[i].code).total());
   }
+}
+
+TEST_CASE("a sum is recorded as written: a subtracted first term is a negation, the chain left-deep", "[specialise]") {
+  // Folded, -(x y) + z - y z would become z - (x y + y z)... turned inside out; recorded as
+  // written, the back-ends read its terms in order (chains.hpp), the negation a subtracted
+  // first term.
+  Tracer t({});
+  const Traced x = t.input(0), y = t.input(1), z = t.input(2);
+  const Traced s = t.sum({{x * y, true}, {0.0, false}, {z, false}, {y * z, true}});
+  const specialise::ScalarProgram p = t.finish({s}, 3);
+  std::vector<specialise::ChainTerm> terms;
+  std::vector<int> links;
+  bool pair = false;
+  REQUIRE(specialise::linearise(specialise::ChainFacts(p), p.outputs[0], terms, links, pair));
+  REQUIRE(terms.size() == 3);
+  CHECK(p.nodes[terms[0].node].op == ScalarOp::Mul);
+  CHECK(terms[0].sub);
+  CHECK(p.nodes[terms[1].node].op == ScalarOp::Input);
+  CHECK_FALSE(terms[1].sub);
+  CHECK(terms[2].sub);
+  CHECK(links.size() == 3);  // the sum, the subtraction and the negation
+  double out;
+  const double in[3] = {2.0, 3.0, 5.0};
+  specialise::evaluate(p, in, &out);
+  CHECK(out == -6.0 + 5.0 - 15.0);
+  CHECK(t.sum({}).is_literal());
+  CHECK(t.sum({{z, false}}).node() == z.node());
 }
 
 TEST_CASE("without folding every operation is recorded", "[specialise]") {
