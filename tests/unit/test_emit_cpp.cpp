@@ -479,6 +479,7 @@ TEST_CASE("a product's columns run as one loop over their terms, with AVX-512, A
   // bits, whatever the values (signed zeros, infinities, NaNs).
   emit::CppOptions o;
   o.lane_min_ops = 1;
+  o.column_min_rows = 8;
   std::mt19937_64 rng(23);
   const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
   for (int trial = 0; trial < 2; ++trial) {
