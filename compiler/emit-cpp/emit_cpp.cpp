@@ -1272,7 +1272,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     const long call_ops = specialise::count_ops(kernel.code).total();
     // Lane groups where they pay and are not too many, else a dot table where it pays.
     if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
-      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false);
+      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false, kernel.rows);
       // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
       // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
       // scalar code (a 100-body tree's Jacobian: 0.5).

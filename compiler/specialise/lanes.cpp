@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace soa::specialise {
@@ -153,7 +154,7 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
 
 }  // namespace
 
-LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow) {
+LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow, int column_rows) {
   LanePlan plan;
   const int size = static_cast<int>(p.nodes.size());
   plan.removed.assign(size, 0);
@@ -208,12 +209,17 @@ LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow) {
       ++o;
       continue;
     }
-    int end = o;  // the run [o, end)
-    while (end < outputs && considered(end)) ++end;
+    int end = o;  // the run [o, end), within one column when column_rows is given
+    while (end < outputs && considered(end) && (end == o || column_rows <= 0 || end % column_rows != 0)) ++end;
     for (int i = o; i < end;) {
       int taken = 0;
       for (int w : widths)
         if (!taken && i + w <= end && try_group(i, w)) taken = w;
+      // A whole column's last two or three rows: a group of their own, so that its groups
+      // cover it (a Gram matrix's runs are part columns: its groups stay as they were).
+      if (!taken && end - o == column_rows && end - i >= 2 && end - i < width && column_rows % width == end - i &&
+          try_group(i, end - i))
+        taken = end - i;
       i += taken ? taken : 1;
     }
     o = end;
@@ -309,7 +315,7 @@ LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_r
   };
   struct Candidate {
     LaneColumn column;
-    std::vector<int> groups;
+    std::vector<int> groups, widths;
     int rows = 0;
   };
   std::vector<Candidate> candidates;
@@ -327,6 +333,7 @@ LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_r
       const LaneGroup& g = plan.groups[order[j]];
       if (g.first_output != c.column.first_output + c.rows || !fits(g, c.column)) break;
       c.groups.push_back(order[j]);
+      c.widths.push_back(g.width);
       c.rows += g.width;
       ++j;
     }
@@ -337,13 +344,30 @@ LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_r
     candidates.push_back(std::move(c));
     i = j;
   }
-  std::map<int, int> height;  // rows -> columns of that height
+  // The height that covers the most rows: a candidate at least that high is taken cut to it
+  // where a group ends there (a column whose last rows' group lines up with its others', and
+  // one whose does not, are then alike).
+  const auto cut = [](const Candidate& c, int h) {  // groups of c making h rows, or 0
+    int rows = 0, groups = 0;
+    while (rows < h && groups < static_cast<int>(c.groups.size())) rows += c.widths[groups++];
+    return rows == h ? groups : 0;
+  };
+  std::set<int> heights;
   for (const Candidate& c : candidates)
-    if (c.rows >= std::max(2, min_rows)) ++height[c.rows];
-  if (height.empty()) return r;
-  r.rows = std::max_element(height.begin(), height.end(), [](const auto& a, const auto& b) {
-             return a.second < b.second;
-           })->first;
+    if (c.rows >= std::max(2, min_rows)) heights.insert(c.rows);
+  int best = 0, covered = 0;
+  for (int h : heights) {
+    int rows = 0;
+    for (const Candidate& c : candidates) rows += cut(c, h) ? h : 0;
+    if (rows >= covered) best = h, covered = rows;
+  }
+  if (best == 0) return r;
+  r.rows = best;
+  for (Candidate& c : candidates) {
+    const int groups = cut(c, best);
+    c.groups.resize(groups);
+    c.rows = groups ? best : 0;
+  }
   std::map<std::vector<ColumnFactor>, int> vector_of;
   std::vector<char> taken(plan.groups.size(), 0);
   for (Candidate& c : candidates) {

@@ -80,7 +80,11 @@ struct LanePlan {
 // width < 2: no groups (removed all 0). narrow = false: groups of `width` lanes only, no
 // pairs where `width` outputs do not form one (emit-cpp: a pair's few terms take about as
 // many lines of vector code as of scalar code, for little speed).
-LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow = true);
+// column_rows > 0: the outputs are columns of that many rows (column-major); runs end at
+// each column's end, and a run that is a whole column, whose groups of `width` leave its
+// last 2 or 3 rows, takes them as a group of their own (so that the column's groups cover
+// it: lane_columns).
+LanePlan plan_lanes(const ScalarProgram& p, int width, bool narrow = true, int column_rows = 0);
 
 // The factors the groups read (shared and lanes' own, nodes only: kOne is a literal), each
 // once, in order of first use, gathered as a dot table's are (dot_table.hpp: `factors`,

@@ -332,6 +332,17 @@ TEST_CASE("a product's columns, each row sharing every term's factor, are one pr
     CHECK(specialise::lane_columns(plan, p, 13).columns.empty());  // shorter than asked
     CHECK(specialise::lane_columns(plan, p, 0).columns.empty());   // never
   }
+  // Columns of 14 rows: groups of four leave two rows, which a plan told the column height
+  // takes as a group of their own, so the columns are whole (written out otherwise).
+  {
+    const ScalarProgram p = test::signed_product(rng, 14, 7, 6);
+    const specialise::LanePlan whole = specialise::plan_lanes(p, 4, false, 14);
+    const specialise::LaneColumns cols = specialise::lane_columns(whole, p, 8);
+    CHECK(cols.rows == 14);
+    CHECK(cols.columns.size() == 6);
+    check_columns(p, whole, cols, random_vector(rng, p.input_count));
+    CHECK(specialise::lane_columns(specialise::plan_lanes(p, 4, false), p, 8).rows == 12);
+  }
   // A Gram matrix's entries are stored twice (both triangles): no column.
   const ScalarProgram gram = test::gram_like(rng, 12, 7);
   CHECK(specialise::lane_columns(specialise::plan_lanes(gram, 4), gram, 2).columns.empty());
