@@ -376,6 +376,36 @@ specialise::Kernel trig_kernel(int n) {
 
 }  // namespace
 
+namespace {
+
+// A hand-written kernel's generated function against the SSA interpreter, to the bit:
+// finite values; some special ones among them; then signed zeros mostly, so that whole
+// entries are sums of zeros, whose sign depends on every term's.
+void check_bits(KernelFn fn, const specialise::Kernel& k, std::mt19937_64& rng, const std::string& what) {
+  const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(special.size()) - 1), percent(0, 99);
+  std::vector<double> in(k.code.input_count), generated(k.rows * k.cols), interpreted(k.rows * k.cols);
+  for (int sample = 0; sample < 300; ++sample) {
+    for (double& x : in)
+      x = sample < 100                         ? u(rng)
+          : sample < 200 && percent(rng) < 15  ? special[pick(rng)]
+          : sample >= 200 && percent(rng) < 90 ? (percent(rng) < 50 ? 0.0 : -0.0)
+                                               : u(rng);
+    fn(in.data(), generated.data());
+    specialise::evaluate(k.code, in.data(), interpreted.data());
+    for (std::size_t i = 0; i < generated.size(); ++i) {
+      INFO(what << ", sample " << sample << ", out[" << i << "]: " << generated[i] << " against " << interpreted[i]);
+      if (std::isnan(interpreted[i]))
+        CHECK(std::isnan(generated[i]));
+      else
+        CHECK(std::memcmp(&generated[i], &interpreted[i], sizeof(double)) == 0);
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("sums of products sharing a factor per term run four entries at a time, to the bit", "[emit-cpp]") {
   // Gram-like entries (absent, literal, unit and subtracted terms) and negated products
   // -(X S), as lane groups (specialise/lanes.hpp) in a function of vector code: each lane
@@ -386,7 +416,6 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
   o.column_min_rows = 0;  // lane groups written out, not columns (below)
   o.part_ops = 20;        // functions of about 20 steps: several per kernel
   std::mt19937_64 rng(21);
-  const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
   int vector_code = 0;
   for (int trial = 0; trial < 6; ++trial) {
     const specialise::ScalarProgram code = trial % 3 == 1   ? test::negated_product(rng, 9, 6, 5)
@@ -423,28 +452,7 @@ TEST_CASE("sums of products sharing a factor per term run four entries at a time
     const Compiled lib(g);
     const KernelFn fn = lib.get(id + "_gram");
     REQUIRE(fn != nullptr);
-    std::uniform_real_distribution<double> u(-2.0, 2.0);
-    std::uniform_int_distribution<int> pick(0, static_cast<int>(special.size()) - 1), percent(0, 99);
-    std::vector<double> in(k.code.input_count), generated(k.rows), interpreted(k.rows);
-    for (int sample = 0; sample < 300; ++sample) {
-      // Finite values; some special ones among them; then signed zeros mostly, so that
-      // whole entries are sums of zeros, whose sign depends on every term's.
-      for (double& x : in)
-        x = sample < 100                         ? u(rng)
-            : sample < 200 && percent(rng) < 15  ? special[pick(rng)]
-            : sample >= 200 && percent(rng) < 90 ? (percent(rng) < 50 ? 0.0 : -0.0)
-                                                 : u(rng);
-      fn(in.data(), generated.data());
-      specialise::evaluate(k.code, in.data(), interpreted.data());
-      for (int i = 0; i < k.rows; ++i) {
-        INFO("trial " << trial << ", sample " << sample << ", out[" << i << "]: " << generated[i] << " against "
-                      << interpreted[i]);
-        if (std::isnan(interpreted[i]))
-          CHECK(std::isnan(generated[i]));
-        else
-          CHECK(std::memcmp(&generated[i], &interpreted[i], sizeof(double)) == 0);
-      }
-    }
+    check_bits(fn, k, rng, fmt::format("trial {}", trial));
   }
   CHECK(vector_code >= 3);
   {
@@ -481,7 +489,6 @@ TEST_CASE("a product's columns run as one loop over their terms, with AVX-512, A
   o.lane_min_ops = 1;
   o.column_min_rows = 8;
   std::mt19937_64 rng(23);
-  const std::vector<double> special = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e300};
   for (int trial = 0; trial < 2; ++trial) {
     const specialise::ScalarProgram code =
         trial == 0 ? test::signed_product(rng, 13, 7, 6) : test::negated_product(rng, 12, 6, 5);
@@ -503,22 +510,7 @@ TEST_CASE("a product's columns run as one loop over their terms, with AVX-512, A
       const Compiled lib(g, flag);
       const KernelFn fn = lib.get(id + "_gram");
       REQUIRE(fn != nullptr);
-      std::uniform_real_distribution<double> u(-2.0, 2.0);
-      std::uniform_int_distribution<int> pick(0, static_cast<int>(special.size()) - 1), percent(0, 99);
-      std::vector<double> in(k.code.input_count), generated(k.rows), interpreted(k.rows);
-      for (int sample = 0; sample < 200; ++sample) {
-        for (double& x : in) x = sample < 100 ? u(rng) : percent(rng) < 30 ? special[pick(rng)] : u(rng);
-        fn(in.data(), generated.data());
-        specialise::evaluate(k.code, in.data(), interpreted.data());
-        for (int i = 0; i < k.rows; ++i) {
-          INFO("trial " << trial << " (" << flag << "), sample " << sample << ", out[" << i << "]: " << generated[i]
-                        << " against " << interpreted[i]);
-          if (std::isnan(interpreted[i]))
-            CHECK(std::isnan(generated[i]));
-          else
-            CHECK(std::memcmp(&generated[i], &interpreted[i], sizeof(double)) == 0);
-        }
-      }
+      check_bits(fn, k, rng, fmt::format("trial {} ({})", trial, flag));
     }
   }
 }
