@@ -234,7 +234,7 @@ struct CppOptions {
   // -calM^-1 d tau, a column's rows sharing every term's factor) with at least this many
   // rows are one loop over each column's terms instead of written out; <= 0: never. Why:
   // written out, talos_reduced's -calM^-1 d tau is 13,000 vector steps, most of forward
-  // dynamics' derivatives' code; as loops (its columns have 36 rows), the kernel ran 9%
+  // dynamics' derivatives' code; as loops (its columns have 36 rows), the kernel ran 7%
   // faster. The Panda's 8 rows ran 7% slower so: the loop's own work, gathering the vectors
   // and running their tables, is paid per row (docs/performance.md).
   int column_min_rows = 16;

@@ -239,14 +239,15 @@ namespace {
 // Kernels cut up as above: warning-free, the SSA interpreter's bits, the runtime's numbers
 // (for derivative kernels, its dual numbers) to rounding.
 void check_kernels(const Robot& robot, const std::vector<int>& tips, const std::vector<lower::KernelDecl>& decls,
-                   const std::string& id) {
+                   const std::string& id, const emit::CppOptions& options = kCutUp, const std::string& expect = "") {
   const auto constants = exec::make_constants(robot, tips);
   Generated g;
   for (const auto& k : decls) g.kernels.push_back(test::build_kernel(k, constants));
   g.target = emit::make_target(robot, tips);
   g.target.robot = id;
   g.target.file_stem = id + "_kernels";
-  g.files = emit::emit_cpp(g.kernels, g.target, kCutUp);
+  g.files = emit::emit_cpp(g.kernels, g.target, options);
+  if (!expect.empty()) CHECK_THAT(g.files.all_sources(), Catch::Contains(expect));
   const Compiled lib(g);
   std::mt19937_64 rng(5);
   for (std::size_t i = 0; i < g.kernels.size(); ++i) {
@@ -277,6 +278,17 @@ TEST_CASE("generated derivative kernels compile warning-free and equal the runti
   check_kernels(panda, panda.default_tips(), lower::derivative_kernels(), "panda_d");
   const Robot tree = random_tree(3, RandomTreeOptions{6, true, true, true, 0.5});  // ball, prismatic, free
   check_kernels(tree, tree.default_tips(), lower::derivative_kernels(), "tree3_d");
+  // Forward dynamics' derivatives with -calM^-1 d tau as column loops (lane groups from one
+  // operation on, columns from 8 rows): the same bits, the runtime's numbers.
+  emit::CppOptions columns = kCutUp;
+  columns.lane_min_ops = 1;
+  columns.column_min_rows = 8;
+  const Robot chain = random_tree(7, RandomTreeOptions{10, false, false, true, 0.5});
+  REQUIRE(chain.nv >= 8);
+  for (const lower::KernelDecl& k : lower::derivative_kernels())
+    if (k.name == "forward_dynamics_derivatives")
+      check_kernels(chain, chain.default_tips(), {k}, "tree7_d", columns,
+                    "detail::forward_dynamics_derivatives_columns(g, ");
 }
 
 TEST_CASE("generated kernels of compliant grasps and stabilised welds compile warning-free and equal the runtime",
