@@ -918,6 +918,9 @@ ColumnsFunction columns_function(const std::string& name, const specialise::Lane
     }
   }
   begin.push_back(std::to_string(terms));
+  // Forward dynamics' derivatives' columns are never negated (Tracer::sum): no table, no multiply.
+  const bool negates =
+      std::any_of(c.columns.begin(), c.columns.end(), [](const specialise::LaneColumn& col) { return col.negate; });
   const auto table = [](const std::vector<std::string>& v) {
     std::string t;
     for (std::size_t i = 0; i < v.size(); ++i) t += (i % 16 == 0 ? "\n    " : " ") + v[i] + ",";
@@ -943,7 +946,7 @@ ColumnsFunction columns_function(const std::string& name, const specialise::Lane
       b += "      }\n";
       for (int v = lo; v < hi; ++v) {
         const int n = std::min(width, rows - v * width);
-        b += fmt::format("      soa_a{} *= soa_negate[soa_c];\n", v);
+        if (negates) b += fmt::format("      soa_a{} *= soa_negate[soa_c];\n", v);
         b += fmt::format("      __builtin_memcpy(soa_out + {}, &soa_a{}, {} * sizeof(double));\n", v * width, v, n);
       }
       b += "    }\n";
@@ -960,14 +963,12 @@ ColumnsFunction columns_function(const std::string& name, const specialise::Lane
   // the vectors' factors: g indices, {rows} per vector (~i: -g[i])
   static const int soa_from[{from_size}] = {{{from}
   }};
-  // per column: its first output, its first term, -1.0 when negated
+  // per column: its first output, its first term{negate_comment}
   static const int soa_first[{columns}] = {{{first}
   }};
   static const int soa_begin[{columns_1}] = {{{begin}
   }};
-  static const double soa_negate[{columns}] = {{{negate}
-  }};
-  // per term: its vector (offset in soa_x), its factor (g index), -1.0 when subtracted
+{negate_table}  // per term: its vector (offset in soa_x), its factor (g index), -1.0 when subtracted
   static const int soa_vector[{terms}] = {{{vec}
   }};
   static const int soa_factor[{terms}] = {{{y}
@@ -997,7 +998,11 @@ ColumnsFunction columns_function(const std::string& name, const specialise::Lane
       fmt::arg("first", table(first)), fmt::arg("begin", table(begin)), fmt::arg("negate", table(negate)),
       fmt::arg("terms", terms), fmt::arg("vec", table(vec)), fmt::arg("y", table(y)), fmt::arg("sign", table(sign)),
       fmt::arg("x_size", c.vectors.size() * padded), fmt::arg("padded", padded), fmt::arg("avx512", form(8, 12)),
-      fmt::arg("avx", form(4, 10)), fmt::arg("sse", form(2, 10)));
+      fmt::arg("avx", form(4, 10)), fmt::arg("sse", form(2, 10)),
+      fmt::arg("negate_comment", negates ? ", -1.0 when negated" : ""),
+      fmt::arg("negate_table", negates ? fmt::format("  static const double soa_negate[{}] = {{{}\n  }};\n",
+                                                     c.columns.size(), table(negate))
+                                       : ""));
   return f;
 }
 
@@ -1097,6 +1102,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.packed = packs;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
     if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
+    if (!u.columns.columns.empty()) u.columns = specialise::renumbered(u.columns, u.steps.new_of);
     u.code = &u.steps.program;
   };
   const int base = sharing.base;
@@ -1278,18 +1284,18 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       // scalar code (a 100-body tree's Jacobian: 0.5).
       const int width = std::min(options.lanes, specialise::kMaxLanes);
       // Column products are one loop, whatever their steps: the others count.
+      specialise::LaneColumns columns = specialise::lane_columns(plan, f.code, options.column_min_rows);
       int written = 0;
-      for (int gi : specialise::lane_columns(plan, f.code, options.column_min_rows).rest)
-        written += static_cast<int>(plan.groups[gi].steps.size());
+      for (int gi : columns.rest) written += static_cast<int>(plan.groups[gi].steps.size());
       if (!plan.groups.empty() && written <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
         u.lanes = std::move(plan);
+        u.columns = std::move(columns);
         u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
       }
     }
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
     with_loops(u, f.code, call_ops, may_pack);
     if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
-    u.columns = specialise::lane_columns(u.lanes, *u.code, options.column_min_rows);
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";

@@ -294,7 +294,7 @@ LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_r
   for (std::size_t i = 0; i < plan.groups.size(); ++i) r.rest.push_back(static_cast<int>(i));
   if (min_rows <= 0) return r;
   // Candidate columns: runs of groups over consecutive outputs, each output once.
-  std::map<int, int> uses;  // per root: its output positions
+  std::vector<int> uses(p.nodes.size(), 0);  // per node: its output positions
   for (int o : p.outputs) ++uses[o];
   std::vector<int> order(plan.groups.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -389,6 +389,15 @@ LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_r
   r.rest.clear();
   for (std::size_t i = 0; i < plan.groups.size(); ++i)
     if (!taken[i]) r.rest.push_back(static_cast<int>(i));
+  return r;
+}
+
+LaneColumns renumbered(const LaneColumns& columns, const std::vector<int>& new_of) {
+  LaneColumns r = columns;
+  for (std::vector<ColumnFactor>& v : r.vectors)
+    for (ColumnFactor& x : v) x.node = new_of[x.node];
+  for (LaneColumn& c : r.columns)
+    for (int& n : c.shared) n = new_of[n];
   return r;
 }
 

@@ -118,8 +118,9 @@ std::array<double, kMaxLanes> evaluate_group(const LaneGroup& g, const std::vect
 //   vectors[vector[k]], each with its sign: row r's term is subtracted when sub[k] differs
 //   from its `negated` (so row 0's never is; a vector of calM^-1's column with its rows'
 //   signs recurs in every column). Equal vectors are kept once.
-// - Only columns of the most common height (`rows`, at least min_rows and 2) are taken;
-//   `rest` lists the plan's other groups, in plan order. min_rows <= 0: no columns.
+// - One height (`rows`, at least min_rows and 2): the one that covers the most rows, a
+//   longer column cut to it where one of its groups ends there (the rest of it, like every
+//   group no column takes, is listed in `rest`, in plan order). min_rows <= 0: no columns.
 // - Evaluated per row as acc = -0.0, then acc + (+-x) (+-y) step by step (a row's first term
 //   starts it: -0.0 + t = t exactly; a - x y = a + x (-y) = a + (-x) y exactly), negated at
 //   the end when `negate`, a column gives its groups' values to the bit (evaluate_column;
@@ -152,6 +153,9 @@ struct LaneColumns {
 };
 
 LaneColumns lane_columns(const LanePlan& plan, const ScalarProgram& p, int min_rows);
+
+// The columns of program p for the program reordered by new_of (as renumbered() above).
+LaneColumns renumbered(const LaneColumns& columns, const std::vector<int>& new_of);
 
 // Column c's rows evaluated from node values `value` (as evaluate() has them): what a
 // back-end's column loop computes.

@@ -511,6 +511,8 @@ TEST_CASE("a product's columns run as one loop over their terms, with AVX-512, A
     const std::string source = g.files.all_sources();
     CHECK_THAT(source, Catch::Contains("detail::gram_columns(g, out);") &&
                            Catch::Contains("#if defined(__AVX512F__)") && Catch::Contains("#elif defined(__AVX__)"));
+    // Negated columns (-(X S)) end multiplied by -1.0; where none is, there is no such step.
+    CHECK((source.find("soa_negate") != std::string::npos) == (trial == 1));
     o.column_min_rows = 0;  // written out instead
     CHECK_THAT(generate(k, id, o).files.all_sources(), !Catch::Contains("_columns("));
     o.column_min_rows = 8;
