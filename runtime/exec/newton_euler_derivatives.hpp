@@ -124,7 +124,7 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
   for (int k = n - 1; k >= 0; --k) {
     const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(k)];
     Body& x = B[static_cast<std::size_t>(k)];
-    label(k, "world-frame kinematics, inertia, momentum and force");
+    label(k, "world-frame pose, joint columns, velocity and acceleration");
     const Transform<S> X = joint_transform(b, q + b.q_offset);
     const bool root = b.parent < 0;
     const Body* parent = root ? nullptr : &B[static_cast<std::size_t>(b.parent)];
@@ -145,6 +145,7 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
     x.V = Vp + rate;
     // d/dt (H* qd) = H* qdd + V x H* qd, and V x H* qd = V_p x H* qd = -sum_c w_c qd_c.
     x.a = ap + accel;
+    label(k, "s x V_p, beta and gamma");
     for (int c = 0; c < b.nv; ++c) {
       x.w[c] = cross_motion(x.H[c], Vp);
       x.beta[c] = cross_motion(x.H[c], ap) + cross_motion(Vp, x.w[c]);
@@ -153,7 +154,9 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
       if (b.nv > 1) x.gamma[c] = x.gamma[c] + cross_motion(x.H[c], rate);
       for (int i = 0; i < 6; ++i) x.a[i] = x.a[i] - x.w[c][i] * qd[b.v_offset + c];
     }
+    label(k, "world-frame inertia");
     x.R_ = inertia_congruence(Transform<S>{x.R, x.p}, b.M);  // about the world origin
+    label(k, "inertia rate, momentum and force");
     x.Rdot = inertia_rate(x.R_, x.V);
     x.h = inertia_apply(x.R_, x.V);
     x.F = inertia_apply(x.R_, x.a) + cross_force(x.V, x.h);
@@ -164,13 +167,14 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
   for (int k = 0; k < n; ++k) {
     const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(k)];
     Body& x = B[static_cast<std::size_t>(k)];
-    label(k, "d tau/dq and d tau/dqd with its ancestors");
+    label(k, "R H*, B* H* and dF");
     for (int c = 0; c < b.nv; ++c) {
       const SVec<S>& s = x.H[c];
       const int col = b.v_offset + c;
       // k and i = k or an ancestor of k: the rows of k, the columns of i.
       const SVec<S> Y = inertia_apply(x.R_, s);
       const SVec<S> Z = cross_force(s, x.h) - inertia_apply(x.Rdot, s);  // B_k* H_k*
+      label(k, "d tau/dq and d tau/dqd with its ancestors");
       for (int i = k; i >= 0; i = r.bodies[static_cast<std::size_t>(i)].parent) {
         const BodyConstants<S>& bi = r.bodies[static_cast<std::size_t>(i)];
         const Body& xi = B[static_cast<std::size_t>(i)];
@@ -181,9 +185,11 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
       }
       // The proper ancestors a of k: their rows, k's columns, through dF_k.
       if (b.parent < 0) continue;
+      label(k, "R H*, B* H* and dF");
       const SVec<S> Bw = inertia_apply(x.Rdot, x.w[c]) + cross_force(x.w[c], x.h);  // -B_k w
       const SVec<S> dF_q = cross_force(s, x.F) - inertia_apply(x.R_, x.beta[c]) - Bw;
       const SVec<S> dF_qd = inertia_apply(x.Rdot, s) + cross_force(s, x.h) - inertia_apply(x.R_, x.gamma[c]);
+      label(k, "d tau/dq and d tau/dqd with its ancestors");
       for (int a = b.parent; a >= 0; a = r.bodies[static_cast<std::size_t>(a)].parent) {
         const BodyConstants<S>& ba = r.bodies[static_cast<std::size_t>(a)];
         const Body& xa = B[static_cast<std::size_t>(a)];
