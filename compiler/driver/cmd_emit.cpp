@@ -139,6 +139,9 @@ void add_emit(CLI::App& app, Runner& run) {
                   "in kernels of at least this many operations, run the steps repeated column after column as loops "
                   "over tables (0: never)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--loop-min-instances", opts->cpp.loop_min_instances,
+                  "...where the loops run at least this many columns each on average (else written out, with packs)")
+      ->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--large-set-ops", opts->cpp.large_set_ops,
                   "a kernel set of at least this many operations is large: it shares more and runs per-body loops "
                   "(sweep steps alike up to their bodies' constants; docs/performance.md)")

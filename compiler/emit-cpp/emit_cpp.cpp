@@ -1084,22 +1084,44 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
   // `ops`: the operations a call runs (a kernel's, shared ones too).
-  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_pack) {
-    const bool loops = options.loop_min_ops > 0 && ops >= options.loop_min_ops;
-    const bool packs = may_pack && !loops && options.step_lanes >= 2 && ops >= options.step_lane_min_ops;
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_loop, bool may_pack) {
+    const bool loops = may_loop && options.loop_min_ops > 0 && ops >= options.loop_min_ops;
+    const bool packs = may_pack && options.step_lanes >= 2 && ops >= options.step_lane_min_ops;
     if (!loops && !packs) return;
-    specialise::LoopOptions lo;
-    lo.vary = body_loops && loops;
-    lo.pack = packs ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
-    if (packs) lo.min_size = 1;           // a one-operation step between packs keeps its values in vectors
-    std::map<std::string, int> group_of;  // an input array -> its group
+    std::vector<int> input_group;  // per input: its array's group
+    std::map<std::string, int> group_of;
     for (std::size_t i = 0; i < u.input.size(); ++i) {
       const std::string array = u.input[i].empty() ? "" : u.input_place(static_cast<int>(i)).first;  // "": unread
-      lo.input_group.push_back(group_of.emplace(array, static_cast<int>(group_of.size())).first->second);
+      input_group.push_back(group_of.emplace(array, static_cast<int>(group_of.size())).first->second);
     }
-    u.steps = specialise::step_loops(code, u.dots, lo);
+    const auto plan = [&](bool as_packs) {
+      specialise::LoopOptions lo;
+      lo.input_group = input_group;
+      if (as_packs) {
+        lo.pack = std::min(options.step_lanes, specialise::kMaxLanes);
+        lo.min_size = 1;  // a one-operation step between packs keeps its values in vectors
+        lo.vary = true;   // then steps of several bodies, their literals and input entries differing
+      } else {
+        lo.vary = body_loops;
+      }
+      return specialise::step_loops(code, u.dots, lo);
+    };
+    // Loops where some form and run enough instances each to repay their tables (a big
+    // tree's O(N^2) kernels); else the kernel is written out, as below loop_min_ops: with
+    // packs where may_pack.
+    bool packed = false;
+    if (loops) {
+      u.steps = plan(false);
+      long looped = 0, once = 0;
+      for (const specialise::StepLoops::Loop& l : u.steps.loops) {
+        looped += static_cast<long>(l.size) * l.instances;
+        once += l.size;
+      }
+      if (looped < static_cast<long>(options.loop_min_instances) * once) u.steps = {};
+    }
+    if (u.steps.empty() && packs) u.steps = plan(packed = true);
     if (u.steps.empty()) return;
-    u.packed = packs;
+    u.packed = packed;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
     if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
     if (!u.columns.columns.empty()) u.columns = specialise::renumbered(u.columns, u.steps.new_of);
@@ -1205,20 +1227,16 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     return b;
   };
 
-  // Shared programs: shared<j>(in, s, w).
-  std::vector<int> shared_entry;
+  // Shared programs: shared<j>(in, s, w). Loops only in a large set; packs where may_pack,
+  // and then, as a kernel with packs, twice (see below).
+  std::vector<std::vector<int>> shared_entry;  // per program: its entry's definitions (one per form)
   std::vector<int> shared_slots;
   std::vector<int> shared_reads;  // per program: 1 + the largest kernel-input index it reads
-  std::vector<Unit> shared_units(sharing.programs.size());
-  for (std::size_t j = 0; j < sharing.programs.size(); ++j) {
+  std::vector<Unit> shared_units(2 * sharing.programs.size());
+  const auto emit_shared = [&](std::size_t j, Unit& u, bool may_pack) {
     const specialise::SharedProgram& sp = sharing.programs[j];
-    Unit& u = shared_units[j];
     u.name = fmt::format("shared{}", j);
     u.code = &sp.code;
-    int reads = 0;
-    for (const ScalarNode& n : sp.code.nodes)
-      if (n.op == ScalarOp::Input && n.a < base) reads = std::max(reads, n.a + 1);
-    shared_reads.push_back(reads);
     for (int i = 0; i < sp.code.input_count; ++i)
       u.input.push_back(i < base ? fmt::format("in[{}]", i) : fmt::format("s[{}]", i - base));
     u.out_array = "s";
@@ -1226,7 +1244,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.params = "const double* in, double* s, double* w";
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
-    if (body_loops) with_loops(u, sp.code, specialise::count_ops(sp.code).total(), false);
+    with_loops(u, sp.code, specialise::count_ops(sp.code).total(), body_loops, may_pack);
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -1237,9 +1255,25 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     d.text = comment("// ", fmt::format("computed alike by {}: {}", users,
                                         specialise::to_string(specialise::count_ops(sp.code)))) +
              fmt::format("[[gnu::noinline]] void {}({}) {{\n{}}}\n", u.name, u.params, body);
-    shared_entry.push_back(static_cast<int>(defs.size()));
-    shared_slots.push_back(u.parts.slots);
     defs.push_back(std::move(d));
+  };
+  for (std::size_t j = 0; j < sharing.programs.size(); ++j) {
+    int reads = 0;
+    for (const ScalarNode& n : sharing.programs[j].code.nodes)
+      if (n.op == ScalarOp::Input && n.a < base) reads = std::max(reads, n.a + 1);
+    shared_reads.push_back(reads);
+    const std::size_t packed_form = defs.size();
+    Unit& u = shared_units[2 * j];
+    emit_shared(j, u, true);
+    shared_entry.push_back({static_cast<int>(defs.size()) - 1});
+    shared_slots.push_back(u.parts.slots);
+    if (!u.packed) continue;
+    const std::size_t plain_form = defs.size();
+    Unit& plain = shared_units[2 * j + 1];
+    emit_shared(j, plain, false);
+    shared_entry.back().push_back(static_cast<int>(defs.size()) - 1);
+    shared_slots.back() = std::max(shared_slots.back(), plain.parts.slots);
+    for (std::size_t i = packed_form; i < defs.size(); ++i) defs[i].condition = i < plain_form ? kAvx : kNoAvx;
   }
 
   // Kernels: NAME(ports..., out) and the extern "C" entry point. Kernel k into u: its
@@ -1294,7 +1328,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       }
     }
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code, call_ops, may_pack);
+    with_loops(u, f.code, call_ops, true, may_pack);
     if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
     const bool dots = u.gathers();
     if (dots) {
@@ -1338,7 +1372,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         body += "  double* w = nullptr;  // no part needs scratch\n";
       for (int j : f.uses) {
         body += fmt::format("  detail::shared{}({}, s, w);\n", j, in);
-        d.calls.push_back(shared_entry[j]);
+        d.calls.insert(d.calls.end(), shared_entry[j].begin(), shared_entry[j].end());
       }
     } else if (scratch > 0) {
       body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);
@@ -1494,7 +1528,8 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       if (detail && !in_detail) text += "\nnamespace detail {\n";
       if (!detail && in_detail) text += "}  // namespace detail\n";
       in_detail = detail;
-      text += (detail ? "\n" : "") + conditional(defs[i], defs[i].text);
+      if (detail) text += '\n';
+      text += conditional(defs[i], defs[i].text);
     }
     if (in_detail) text += "}  // namespace detail\n";
     text += fmt::format("\n}}  // namespace {}\n", ns);

@@ -61,6 +61,8 @@
 //     steps alike up to their bodies' literals and input indices (a sweep's step at bodies
 //     of one joint type, each reading the one before), the differing literals a second table
 //     `soa_literals`, one row per body, read through `soa_lit`.
+//     Where its loops would run fewer than `loop_min_instances` steps each on average, the
+//     kernel is written out instead (with packs, below).
 //   - Lane groups: a kernel of at least `lane_min_ops` operations computes its sums of
 //     products that share a factor term by term (specialise/lanes.hpp: Gram entries, rows
 //     of one column; -calM^-1 d tau) `lanes` entries at a time when their vectors are
@@ -77,11 +79,13 @@
 //     factor's index in g), the vectors gathered once into soa_x, then per column one loop
 //     over its terms with all rows' accumulators in vector registers: 8 lanes under
 //     __AVX512F__, 4 under __AVX__, else 2 (the same operations per lane, so the same bits).
-//   - Packs: a kernel of at least `step_lane_min_ops` operations and below `loop_min_ops`
-//     computes the steps it repeats column after column `step_lanes` columns at a time
-//     (step_loops.hpp, packs): `const soa_p4 pK_t = ...;` one 4-wide vector operation per
-//     node of the step, lane k the k-th column, operands every lane reads alike as one
-//     scalar, an earlier pack's values passed on as its vector (or soa_shuffle<...> of it),
+//   - Packs: a kernel of at least `step_lane_min_ops` operations written out (below
+//     `loop_min_ops`, or as above) computes the steps it repeats column after column
+//     `step_lanes` columns at a time (step_loops.hpp, packs), and then the steps alike at
+//     several bodies up to their literals and input entries (packs of bodies): `const soa_p4
+//     pK_t = ...;` one 4-wide vector operation per node of the step, lane k the k-th column
+//     or body, operands every lane reads alike as one scalar, literals that differ as one
+//     vector literal, an earlier pack's values passed on as its vector (or soa_shuffle<...> of it),
 //     through `w` as 4 slots side by side (soa_at(w + s)); the lane groups' factors a pack
 //     computes are 4 entries of g side by side (soa_at(g + f)), so they go in one store. Such
 //     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
@@ -202,11 +206,22 @@ struct CppOptions {
   // and its written-out code fits the caches: written out, its calM^-1 ran up to 15%
   // faster, and its whole standard set compiles in seconds (docs/performance.md).
   int loop_min_ops = 25000;
-  // A kernel set of at least `large_set_ops` operations (a 100-body tree's: 940,000) shares
-  // from `large_share_min_ops` instead, and runs per-body loops (see Step loops): there
-  // g++'s time is the limit, and the velocities
-  // inverse and forward dynamics both compute are 10,000 operations compiled once.
-  long large_set_ops = 300000;
+  // ...when its loops run at least this many instances on average (weighted by their
+  // steps' sizes); else it is written out, with packs (below). A big tree's calM, calM^-1,
+  // Lambda and J run 9 to 26 columns a loop; a talos-sized kernel big for another reason
+  // (derivatives: O(N depth) pairs of joints) two or three, too few to repay the tables:
+  // written out with packs of bodies, talos_reduced's derivatives of inverse and forward
+  // dynamics ran 1.2x faster (docs/performance.md). At 3, a 400-body tree's inverse
+  // dynamics is written out too, its other loops kept: its source grew 3%.
+  int loop_min_instances = 3;
+  // A kernel set of at least `large_set_ops` operations (a 100-body tree's standard set:
+  // 1.1 million) shares from `large_share_min_ops` instead, and runs per-body loops (see
+  // Step loops): there g++'s time is the limit, and the velocities inverse and forward
+  // dynamics both compute are 10,000 operations compiled once. Not below: talos_reduced's
+  // derivative set (490,000) ran its mass matrix 1.65x, calM^-1 1.3x and inverse dynamics'
+  // derivatives 1.2x faster as a set of that size, for 3% more of g++'s time
+  // (docs/performance.md).
+  long large_set_ops = 600000;
   int large_share_min_ops = 1000;
   // A kernel of at least `lane_min_ops` operations (all of them, shared ones too: the same
   // whichever set it is in) gets its sums of products that share a factor term by term

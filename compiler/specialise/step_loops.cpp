@@ -280,7 +280,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
       if (x >= 0 && f.region[x] >= 0 && f.region[x] != f.region[i] &&
           set_of_region[f.region[x]] == set_of_region[f.region[i]] &&
-          !(options.vary && place[f.region[x]] < place[f.region[i]]))
+          !(options.vary && options.pack == 0 && place[f.region[x]] < place[f.region[i]]))
         alive[set_of_region[f.region[i]]] = 0;
   }
 

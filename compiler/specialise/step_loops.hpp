@@ -37,6 +37,11 @@
 //   reading values of one earlier pack are packed together, in the order of the lanes they
 //   read (the first such operand of a step decides); the rest follow in program order.
 //   Steps of a set left alone are not a loop.
+// - Packs of bodies (options.pack with options.vary): after the exactly alike steps, those
+//   left are matched again up to their literals and up to which input of one group they
+//   read (each lane its own, as its own values): the same step at several bodies, such as
+//   the sensitivity recursion's world-frame products, whose operands are dense and alike
+//   at every body of a joint type. As for every pack, no step of a pack reads another's.
 // - The reordered program computes the same values (operations are not changed, only
 //   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
 //   No loops: the program is p unchanged.

@@ -454,34 +454,28 @@ void lambda(const double* q, double* Lambda) {
   const double v8 = v7 + 0.0006770830000000002;
   const double v9 = 1.0 / v8;
 
-  // column 0, link1: psi B
-  const double v10 = v1 * 0.7470817120622568;
-
-  // column 4, link1: psi B
-  const double v11 = v1 * (-0.04941634241245137);
-
-  // column 5, link1: psi B
-  const double v12 = v0 * 0.1;
+  // column 0, link1: psi B ... column 5, link1: psi B: 3 steps alike, side by side
+  const soa_p4 p0_0 = soa_p4{v1, v1, v0, v0} * soa_p4{0.7470817120622568, (-0.04941634241245137), 0.1, 0.1};
 
   // column 0, link1: D^-1 ... column 5, link1: D^-1: 3 steps alike, side by side
-  const soa_p4 p0_0 = v9 * soa_p4{v10, v11, v12, v12};
+  const soa_p4 p1_0 = v9 * p0_0;
 
   // column 0, link2: Gram (A e_i)* W (A e_j)
-  const double v16 = v10 * p0_0[0];
+  const double v16 = p0_0[0] * p1_0[0];
   const double v17 = v16 + 249.0272373540856;
 
   // column 4, link2: Gram (A e_i)* W (A e_j)
-  const double v18 = v10 * p0_0[1];
+  const double v18 = p0_0[0] * p1_0[1];
   const double v19 = v18 + (-49.80544747081712);
-  const double v20 = v11 * p0_0[1];
+  const double v20 = p0_0[1] * p1_0[1];
   const double v21 = v20 + 9.961089494163424;
 
   // column 5, link2: Gram (A e_i)* W (A e_j)
-  const double v22 = v10 * p0_0[2];
+  const double v22 = p0_0[0] * p1_0[2];
   const double v23 = -v22;
-  const double v24 = v11 * p0_0[2];
+  const double v24 = p0_0[1] * p1_0[2];
   const double v25 = -v24;
-  const double v26 = v12 * p0_0[2];
+  const double v26 = p0_0[2] * p1_0[2];
 
   // output
   Lambda[0] = v17;

@@ -239,7 +239,8 @@ namespace {
 // Kernels cut up as above: warning-free, the SSA interpreter's bits, the runtime's numbers
 // (for derivative kernels, its dual numbers) to rounding.
 void check_kernels(const Robot& robot, const std::vector<int>& tips, const std::vector<lower::KernelDecl>& decls,
-                   const std::string& id, const emit::CppOptions& options = kCutUp, const std::string& expect = "") {
+                   const std::string& id, const emit::CppOptions& options = kCutUp, const std::string& expect = "",
+                   const std::string& flags = "") {
   const auto constants = exec::make_constants(robot, tips);
   Generated g;
   for (const auto& k : decls) g.kernels.push_back(test::build_kernel(k, constants));
@@ -248,7 +249,7 @@ void check_kernels(const Robot& robot, const std::vector<int>& tips, const std::
   g.target.file_stem = id + "_kernels";
   g.files = emit::emit_cpp(g.kernels, g.target, options);
   if (!expect.empty()) CHECK_THAT(g.files.all_sources(), Catch::Contains(expect));
-  const Compiled lib(g);
+  const Compiled lib(g, flags);
   std::mt19937_64 rng(5);
   for (std::size_t i = 0; i < g.kernels.size(); ++i) {
     const lower::KernelDecl& decl = decls[i];
@@ -289,6 +290,33 @@ TEST_CASE("generated derivative kernels compile warning-free and equal the runti
     if (k.name == "forward_dynamics_derivatives")
       check_kernels(chain, chain.default_tips(), {k}, "tree7_d", columns,
                     "detail::forward_dynamics_derivatives_columns(g, ");
+}
+
+TEST_CASE("kernels whose step loops would run a few columns each are written out, with packs of bodies", "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  // Loops from 200 operations on (kCutUp) where they run at least loop_min_instances
+  // columns each on average: all of them at 1, none at 1000 (written out, with packs).
+  emit::CppOptions few = kCutUp, many = kCutUp;
+  few.loop_min_instances = 1;
+  many.loop_min_instances = 1000;
+  CHECK_THAT(generate(panda, panda.default_tips(), "panda_l1", few).files.all_sources(),
+             Catch::Contains("for (const auto& soa_row : soa_table)"));
+  CHECK_THAT(generate(panda, panda.default_tips(), "panda_l1000", many).files.all_sources(),
+             !Catch::Contains("soa_table") && Catch::Contains("const soa_p4 p"));
+  // Inverse dynamics' derivatives: no step repeats column after column, so written out;
+  // the bodies' alike steps of the sensitivity recursion (the same operations on each
+  // body's world-frame values, their literals differing) go side by side, to the same bits
+  // with AVX and without.
+  std::vector<lower::KernelDecl> decls;
+  for (const lower::KernelDecl& k : lower::derivative_kernels())
+    if (k.name == "inverse_dynamics_derivatives") decls.push_back(k);
+  REQUIRE(decls.size() == 1);
+  const std::string packs = "inertia rate, momentum and force: 3 steps alike, side by side";
+  check_kernels(panda, panda.default_tips(), decls, "panda_w", kCutUp, packs);
+  if (__builtin_cpu_supports("avx"))
+    check_kernels(panda, panda.default_tips(), decls, "panda_wv", kCutUp, packs, "-mavx");  // no FMA: the same bits
+  else
+    WARN("this CPU has no AVX: the packs' vector form is compiled, not run");
 }
 
 TEST_CASE("generated kernels of compliant grasps and stabilised welds compile warning-free and equal the runtime",

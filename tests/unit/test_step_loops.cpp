@@ -289,7 +289,9 @@ namespace {
 // Every pack is 2 to 4 steps alike operation for operation (the same literals and inputs, the
 // step's own values at the same positions), none reading another's values, none taking a
 // square root, sine or cosine; the values a lane reads from outside its step may differ.
-void check_packed(const StepLoops& s) {
+// `vary`: packs of several bodies' steps, whose literals may differ and whose inputs may be
+// other entries of one group.
+void check_packed(const StepLoops& s, const std::vector<int>& input_group = {}, bool vary = false) {
   const ScalarProgram& p = s.program;
   for (const StepLoops::Loop& l : s.loops) {
     REQUIRE(l.instances >= 2);
@@ -311,9 +313,13 @@ void check_packed(const StepLoops& s) {
           if (inside0) REQUIRE(xk - base == x0 - l.first);
           if (!inside0) REQUIRE(!(xk >= l.first && xk < end));
           const ScalarNode& c0 = p.nodes[x0];
-          if (c0.op == ScalarOp::Const && p.nodes[xk].op == ScalarOp::Const)
+          if (c0.op == ScalarOp::Const && p.nodes[xk].op == ScalarOp::Const && !vary)
             REQUIRE(std::memcmp(&c0.value, &p.nodes[xk].value, sizeof(double)) == 0);
-          if (c0.op == ScalarOp::Input) REQUIRE((p.nodes[xk].op == ScalarOp::Input && p.nodes[xk].a == c0.a));
+          if (c0.op == ScalarOp::Input) REQUIRE(p.nodes[xk].op == ScalarOp::Input);
+          if (c0.op == ScalarOp::Input && !vary) REQUIRE(p.nodes[xk].a == c0.a);
+          if (c0.op == ScalarOp::Input && vary)
+            REQUIRE(input_group[static_cast<std::size_t>(p.nodes[xk].a)] ==
+                    input_group[static_cast<std::size_t>(c0.a)]);
         }
       }
   }
@@ -401,4 +407,59 @@ TEST_CASE("packs: two steps reading no pack stay apart; packs of at most the wid
     check_packed(s);
     check_bits(p, {}, s, rng);
   }
+}
+
+TEST_CASE("packs of several bodies: steps alike up to their literals and input entries go side by side, to the bit",
+          "[step-loops]") {
+  using test::ScalarBuilder;
+  // Four limbs' steps y_k = (in_k * c_k) + 0.5, each limb its own literal c_k and input
+  // entry (group 0), then z_k = y_k * y_k reading its own limb's y: exactly alike they are
+  // not; as packs of bodies (`vary`) they are one pack of four, and then a second reading
+  // the first lane by lane. A fifth step reads an input of another group: it stays apart.
+  ScalarBuilder b(6);
+  const int half = b.lit(0.5);
+  const auto step = [&](int label, int input, double c) {
+    b.p.labels.push_back(fmt::format("y{}", label));
+    const int m = b.add(ScalarOp::Mul, b.in(input), b.lit(c));
+    const int y = b.add(ScalarOp::Add, m, half);
+    b.p.nodes[static_cast<std::size_t>(m)].label = label;
+    b.p.nodes[static_cast<std::size_t>(y)].label = label;
+    return y;
+  };
+  std::vector<int> ys;
+  for (int k = 0; k < 5; ++k) ys.push_back(step(k, k, 1.0 + 0.25 * k));
+  for (int k = 0; k < 4; ++k) {
+    b.p.labels.push_back(fmt::format("z{}", k));
+    const int z = b.add(ScalarOp::Mul, ys[static_cast<std::size_t>(k)], ys[static_cast<std::size_t>(k)]);
+    b.p.nodes[static_cast<std::size_t>(z)].label = 5 + k;
+    b.p.outputs.push_back(z);
+  }
+  b.p.outputs.push_back(ys[4]);
+  const ScalarProgram p = b.p;
+  specialise::LoopOptions o;
+  o.pack = 4;
+  o.min_size = 1;  // as emit-cpp asks of packs
+  o.input_group = {0, 0, 0, 0, 1, 0};
+  // Exactly alike: only the z steps (each reads its own y, a value outside its step), and
+  // those four read no pack but are four: one pack.
+  const StepLoops exact = specialise::step_loops(p, {}, o);
+  CHECK(exact.loops.size() == 1);
+  o.vary = true;
+  const StepLoops s = specialise::step_loops(p, {}, o);
+  REQUIRE(s.loops.size() == 2);
+  for (const StepLoops::Loop& l : s.loops) CHECK(l.instances == 4);
+  check_packed(s, o.input_group, true);
+  std::mt19937_64 rng(31);
+  check_bits(p, {}, s, rng);
+  // Steps of one set that read one another (a chain) are no pack, of bodies or not.
+  ScalarBuilder c(2);
+  int x = c.in(0);
+  for (int k = 0; k < 4; ++k) {
+    c.p.labels.push_back(fmt::format("b{}", k));
+    x = c.add(ScalarOp::Mul, x, c.lit(1.0 + 0.5 * k));
+    c.p.nodes[static_cast<std::size_t>(x)].label = k;
+    c.p.outputs.push_back(x);
+  }
+  o.input_group = {0, 0};
+  CHECK(specialise::step_loops(c.p, {}, o).empty());
 }
