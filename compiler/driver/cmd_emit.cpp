@@ -71,10 +71,13 @@ int run_emit(const EmitOptions& o) {
              files.sources.size() == 1 ? ", " + paths.back()
                                        : fmt::format(" and {} sources {}/{}_1.cpp ... _{}.cpp", files.sources.size(),
                                                      o.out, target.file_stem, files.sources.size()));
-  fmt::print("  size: {} {} lines {}; {} {} lines {}\n", files.header_name, lines_of(files.header),
-             size_of(files.header), files.sources.size() == 1 ? "source" : "sources", lines,
-             size_of(std::string(bytes, ' ')));
-  if (const std::string warning = emit::size_warning(lines, o.warn_lines); !warning.empty())
+  const long compiled = emit::compiled_lines(files);
+  fmt::print(
+      "  size: {} {} lines {}; {} {} lines {}{}\n", files.header_name, lines_of(files.header), size_of(files.header),
+      files.sources.size() == 1 ? "source" : "sources", lines, size_of(std::string(bytes, ' ')),
+      compiled == lines ? ""
+                        : fmt::format(", of which a build compiles {} (one form of each kernel with packs)", compiled));
+  if (const std::string warning = emit::size_warning(compiled, o.warn_lines); !warning.empty())
     fmt::print(stderr, "soac: warning: {}\n", warning);
   return kOk;
 }
@@ -146,8 +149,9 @@ void add_emit(CLI::App& app, Runner& run) {
                   "a kernel set of at least this many operations is large: it shares more and runs per-body loops "
                   "(sweep steps alike up to their bodies' constants; docs/performance.md)")
       ->check(CLI::Range(1L, 1L << 40));
-  cmd->add_option("--warn-lines", opts->warn_lines,
-                  "warn when the generated sources have more lines than this (compile time grows with it)")
+  cmd->add_option(
+         "--warn-lines", opts->warn_lines,
+         "warn when a build would compile more lines of the generated sources than this (compile time grows with it)")
       ->check(CLI::Range(1L, 1L << 40));
   cmd->callback([opts, &run] { run = [opts] { return run_emit(*opts); }; });
 }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -48,6 +50,27 @@ std::vector<std::string> write_files(const Emitted& files, const std::string& ou
 long source_lines(const Emitted& files) {
   long lines = 0;
   for (const SourceFile& f : files.sources) lines += static_cast<long>(std::count(f.text.begin(), f.text.end(), '\n'));
+  return lines;
+}
+
+long compiled_lines(const Emitted& files) {
+  long lines = 0;
+  for (const SourceFile& f : files.sources) {
+    int depth = 0, skip_from = -1;  // inside an `#if defined(__AVX__)` form from this depth on
+    std::size_t at = 0;
+    while (at < f.text.size()) {
+      std::size_t end = f.text.find('\n', at);
+      if (end == std::string::npos) end = f.text.size();
+      const std::string_view line(f.text.data() + at, end - at);
+      if (line.starts_with("#if")) {
+        if (skip_from < 0 && line == "#if defined(__AVX__)") skip_from = depth;
+        ++depth;
+      }
+      if (skip_from < 0) ++lines;
+      if (line.starts_with("#endif") && --depth == skip_from) skip_from = -1;
+      at = end + 1;
+    }
+  }
   return lines;
 }
 

@@ -41,7 +41,7 @@ std::vector<std::string> emit(const py::object& robot_object, const fs::path& ou
     emit::CppOptions options{sources};
     const emit::Emitted files = emit::emit_cpp(code, target, options);
     paths = emit::write_files(files, out.string());  // all of them or none, as soac emit
-    lines = emit::source_lines(files);
+    lines = emit::compiled_lines(files);
   }
   if (const std::string warning = emit::size_warning(lines, emit::kDefaultWarnLines); !warning.empty()) warn(warning);
   return paths;

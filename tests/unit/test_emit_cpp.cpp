@@ -216,6 +216,29 @@ TEST_CASE("packs: the columns' steps four at a time compile warning-free, with A
              !Catch::Contains("soa_p4") && !Catch::Contains("defined(__AVX__)"));
 }
 
+TEST_CASE("the size report counts the lines a build compiles: one form of each kernel with packs", "[emit-cpp]") {
+  emit::Emitted files;
+  files.sources.push_back({"a.cpp",
+                           "int a;\n"
+                           "#if defined(__AVX__)\n"
+                           "int packed;\n"
+                           "#if defined(__AVX512F__)\n"
+                           "int wide;\n"
+                           "#endif\n"
+                           "#endif\n"
+                           "#if !defined(__AVX__)\n"
+                           "int plain;\n"
+                           "#endif\n"});
+  CHECK(emit::source_lines(files) == 10);
+  CHECK(emit::compiled_lines(files) == 4);  // int a, and the scalar form with its #if and #endif
+  CHECK(emit::size_warning(4, 4).empty());
+  CHECK_THAT(emit::size_warning(5, 4), Catch::StartsWith("the generated sources have 5 lines (more than 4)"));
+  // The Panda's standard kernels: packs, so two forms of several kernels.
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  const emit::Emitted panda_files = generate(panda, panda.default_tips(), "panda_size").files;
+  CHECK(emit::compiled_lines(panda_files) < emit::source_lines(panda_files));
+}
+
 TEST_CASE("a large kernel set runs per-body loops, their constants from tables, and computes the same bits",
           "[emit-cpp]") {
   // Large from one operation on: the sweeps' steps alike up to their bodies' constants are
