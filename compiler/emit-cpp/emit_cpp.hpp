@@ -91,7 +91,9 @@
 //     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
 //     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, and the
 //     packs' order of the steps runs slower as scalar code (docs/performance.md), so there
-//     the kernel is written as without packs. The compiler compiles one of the two.
+//     the kernel is written as without packs. The compiler compiles one of the two. Shared
+//     programs get packs the same way (and come twice the same way); loops only in a large
+//     set.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
 //   code), or named soa_p4, soa_p4_in_memory, soa_at or soa_shuffle, are refused.
