@@ -167,14 +167,21 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
   for (int k = 0; k < n; ++k) {
     const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(k)];
     Body& x = B[static_cast<std::size_t>(k)];
-    label(k, "R H*, B* H* and dF");
     for (int c = 0; c < b.nv; ++c) {
       const SVec<S>& s = x.H[c];
       const int col = b.v_offset + c;
-      // k and i = k or an ancestor of k: the rows of k, the columns of i.
+      const bool proper = b.parent >= 0;  // k has ancestors: their rows, k's columns, through dF_k
+      label(k, "R H*, B* H* and dF");
       const SVec<S> Y = inertia_apply(x.R_, s);
       const SVec<S> Z = cross_force(s, x.h) - inertia_apply(x.Rdot, s);  // B_k* H_k*
+      SVec<S> dF_q = none, dF_qd = none;
+      if (proper) {
+        const SVec<S> Bw = inertia_apply(x.Rdot, x.w[c]) + cross_force(x.w[c], x.h);  // -B_k w
+        dF_q = cross_force(s, x.F) - inertia_apply(x.R_, x.beta[c]) - Bw;
+        dF_qd = inertia_apply(x.Rdot, s) + cross_force(s, x.h) - inertia_apply(x.R_, x.gamma[c]);
+      }
       label(k, "d tau/dq and d tau/dqd with its ancestors");
+      // k and i = k or an ancestor of k: the rows of k, the columns of i.
       for (int i = k; i >= 0; i = r.bodies[static_cast<std::size_t>(i)].parent) {
         const BodyConstants<S>& bi = r.bodies[static_cast<std::size_t>(i)];
         const Body& xi = B[static_cast<std::size_t>(i)];
@@ -183,13 +190,7 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
           dqd(col, bi.v_offset + e) = -sdot2(Z, xi.H[e], Y, xi.gamma[e], false);
         }
       }
-      // The proper ancestors a of k: their rows, k's columns, through dF_k.
-      if (b.parent < 0) continue;
-      label(k, "R H*, B* H* and dF");
-      const SVec<S> Bw = inertia_apply(x.Rdot, x.w[c]) + cross_force(x.w[c], x.h);  // -B_k w
-      const SVec<S> dF_q = cross_force(s, x.F) - inertia_apply(x.R_, x.beta[c]) - Bw;
-      const SVec<S> dF_qd = inertia_apply(x.Rdot, s) + cross_force(s, x.h) - inertia_apply(x.R_, x.gamma[c]);
-      label(k, "d tau/dq and d tau/dqd with its ancestors");
+      // The proper ancestors a of k: their rows, k's columns.
       for (int a = b.parent; a >= 0; a = r.bodies[static_cast<std::size_t>(a)].parent) {
         const BodyConstants<S>& ba = r.bodies[static_cast<std::size_t>(a)];
         const Body& xa = B[static_cast<std::size_t>(a)];
