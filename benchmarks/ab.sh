@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# ab.sh: two forms of one robot's generated code, timed against each other in one binary.
+#
+#   benchmarks/ab.sh [options] -- SOAC_EMIT_ARGS...
+#
+# Writes the kernels twice with `soac emit SOAC_EMIT_ARGS` (form A and form B, in namespaces
+# and C prefixes of their own), compiles each with its own flags, links both into one Google
+# Benchmark binary and runs every kernel of both forms with randomly interleaved repetitions
+# on the same random states. Prints one markdown row per kernel: the median time of A, of B,
+# and B / A, then the largest difference between the two forms' outputs (relative to 1 +
+# |A's entry|). The two forms differ by what the options say:
+#   --a-soac PATH, --b-soac PATH  the soac binary of each form (old against new: default both
+#                                 $SOAC, else build/soac)
+#   --a-emit "ARGS", --b-emit "ARGS"  extra `soac emit` options of each form
+#   --a-cxx "FLAGS", --b-cxx "FLAGS"  compiler flags of each form (default -O2 both)
+#   --cxxflags "FLAGS"            flags of both forms and of the harness (default -march=native)
+#   --repetitions N               (default 5)   --min-time SECONDS  (default 0.2)
+#   --filter REGEX                time only the kernels whose name matches
+#   --keep DIR                    work in DIR and keep it (default: a temporary folder)
+# Example (docs/performance.md, "A/B"): the generated code at -O2 against -O3,
+#   benchmarks/ab.sh --b-cxx -O3 -- --robot examples/robots/talos_reduced.urdf --floating
+# The random states: every input uniform in [-1, 1], a free-flyer's quaternion (q[3..6] when
+# nq = nv + 1) normalised; 64 states cycled.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+soac_default=${SOAC:-$root/build/soac}
+a_soac=$soac_default b_soac=$soac_default a_emit="" b_emit="" a_cxx="-O2" b_cxx="-O2"
+cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep=""
+die() { echo "ab.sh: $*" >&2; exit 2; }
+while (($#)); do
+  case $1 in
+    --a-soac) a_soac=${2:?}; shift 2 ;;
+    --b-soac) b_soac=${2:?}; shift 2 ;;
+    --a-emit) a_emit=${2?}; shift 2 ;;
+    --b-emit) b_emit=${2?}; shift 2 ;;
+    --a-cxx) a_cxx=${2?}; shift 2 ;;
+    --b-cxx) b_cxx=${2?}; shift 2 ;;
+    --cxxflags) cxxflags=${2?}; shift 2 ;;
+    --repetitions) repetitions=${2:?}; shift 2 ;;
+    --min-time) min_time=${2:?}; shift 2 ;;
+    --filter) filter=${2:?}; shift 2 ;;
+    --keep) keep=${2:?}; shift 2 ;;
+    --) shift; break ;;
+    *) die "unknown option '$1' (see the comment at the top of benchmarks/ab.sh)" ;;
+  esac
+done
+(($#)) || die "no soac emit arguments after -- (e.g. -- --robot examples/robots/panda.urdf)"
+[[ $repetitions =~ ^[1-9][0-9]*$ ]] || die "--repetitions takes a whole number from 1, not '$repetitions'"
+for s in "$a_soac" "$b_soac"; do [[ -x $s ]] || die "$s: no soac binary there (build first, or --a-soac/--b-soac)"; done
+
+if [[ -n $keep ]]; then
+  work=$keep
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# Form X: soac emit into $work/X, named ab_x, compiled with its flags (sources in parallel).
+make_form() {
+  local form=$1 soac=$2 emit=$3 cxx=$4
+  rm -rf "${work:?}/$form"
+  # shellcheck disable=SC2086  # the per-form options are words
+  "$soac" emit "${emit_args[@]}" --out "$work/$form" --name "ab_$form" $emit >"$work/$form.log" 2>&1 ||
+    { cat "$work/$form.log" >&2; die "form $form: soac emit failed"; }
+  local pids=()
+  for src in "$work/$form"/*.cpp; do
+    # shellcheck disable=SC2086
+    g++ -std=c++20 $cxx $cxxflags -c "$src" -o "${src%.cpp}.o" & pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || die "form $form: g++ failed"; done
+}
+emit_args=("$@")
+make_form a "$a_soac" "$a_emit" "$a_cxx"
+make_form b "$b_soac" "$b_emit" "$b_cxx"
+
+# The kernels both forms have, with their sizes, from the headers' extern "C" comments:
+#   // in = [q (39), qd (38), T (38)] (115 doubles); out = qdd (38)
+#   // in = [q (39)] (39 doubles); out = calM (38 x 38, column-major)
+kernels() {
+  sed -n 's|^// in = .* (\([0-9]*\) doubles); out = [^ ]* (\([0-9]*\)\( x \([0-9]*\)\)\?.*|\1 \2 x\4|p;
+          s|^void ab_[ab]_\([a-z0-9_]*\)(const double\* in, double\* out);|\1|p' "$1" | paste -d' ' - -
+}
+kernels "$work/a/ab_a.hpp" | awk '{c = substr($3, 2); print $4, $1, $2 * (c == "" ? 1 : c)}' | sort >"$work/a.kernels"
+kernels "$work/b/ab_b.hpp" | awk '{c = substr($3, 2); print $4, $1, $2 * (c == "" ? 1 : c)}' | sort >"$work/b.kernels"
+join "$work/a.kernels" "$work/b.kernels" | awk '$2 == $4 && $3 == $5 {print $1, $2, $3}' >"$work/kernels"
+[[ -n $filter ]] && { grep -E "^[^ ]*($filter)" "$work/kernels" >"$work/kernels.f" || true; mv "$work/kernels.f" "$work/kernels"; }
+[[ -s $work/kernels ]] || die "the two forms have no kernel in common (with the same sizes)"
+nq=$(sed -n 's/^inline constexpr int nq = \([0-9]*\);/\1/p' "$work/a/ab_a.hpp")
+nv=$(sed -n 's/^inline constexpr int nv = \([0-9]*\);/\1/p' "$work/a/ab_a.hpp")
+
+{
+  echo '// Written by benchmarks/ab.sh: both forms of every kernel, Google Benchmark.'
+  echo '#include <benchmark/benchmark.h>'
+  echo '#include <algorithm>'
+  echo '#include <cmath>'
+  echo '#include <cstdio>'
+  echo '#include <random>'
+  echo '#include <vector>'
+  echo 'extern "C" {'
+  while read -r name _ _; do
+    echo "void ab_a_$name(const double*, double*);"
+    echo "void ab_b_$name(const double*, double*);"
+  done <"$work/kernels"
+  echo '}'
+  echo 'using Kernel = void (*)(const double*, double*);'
+  echo 'struct Entry { const char* name; Kernel a, b; int in, out; };'
+  echo 'static const Entry entries[] = {'
+  while read -r name in out; do echo "  {\"$name\", ab_a_$name, ab_b_$name, $in, $out},"; done <"$work/kernels"
+  echo '};'
+  cat <<EOF
+constexpr int kStates = 64, kNq = ${nq:-0}, kNv = ${nv:-0};
+static std::vector<double> states(int in) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> s(static_cast<std::size_t>(kStates * in));
+  for (double& x : s) x = u(rng);
+  if (kNq == kNv + 1 && in >= 7)  // a free-flyer: q[3..6] is a unit quaternion
+    for (int i = 0; i < kStates; ++i) {
+      double* quat = &s[static_cast<std::size_t>(i * in + 3)];
+      const double n = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+      for (int k = 0; k < 4; ++k) quat[k] /= n;
+    }
+  return s;
+}
+int main(int argc, char** argv) {
+  for (const Entry& e : entries) {
+    const std::vector<double> s = states(e.in);
+    std::vector<double> oa(static_cast<std::size_t>(e.out)), ob(oa.size());
+    double worst = 0.0;
+    for (int i = 0; i < kStates; ++i) {
+      e.a(&s[static_cast<std::size_t>(i * e.in)], oa.data());
+      e.b(&s[static_cast<std::size_t>(i * e.in)], ob.data());
+      for (std::size_t k = 0; k < oa.size(); ++k)
+        worst = std::max(worst, std::abs(oa[k] - ob[k]) / (1.0 + std::abs(oa[k])));
+    }
+    std::printf("check %s: A against B %.1e\n", e.name, worst);
+    for (int form = 0; form < 2; ++form) {
+      const Kernel k = form == 0 ? e.a : e.b;
+      benchmark::RegisterBenchmark((std::string(e.name) + (form == 0 ? "/A" : "/B")).c_str(),
+                                   [k, s, in = e.in, out = e.out](benchmark::State& st) {
+                                     std::vector<double> o(static_cast<std::size_t>(out));
+                                     int i = 0;
+                                     for (auto _ : st) {
+                                       k(&s[static_cast<std::size_t>(i * in)], o.data());
+                                       benchmark::DoNotOptimize(o.data());
+                                       benchmark::ClobberMemory();
+                                       i = i + 1 == kStates ? 0 : i + 1;
+                                     }
+                                   });
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
+EOF
+} >"$work/ab_main.cpp"
+# shellcheck disable=SC2086
+g++ -std=c++20 -O2 $cxxflags "$work/ab_main.cpp" "$work"/a/*.o "$work"/b/*.o -lbenchmark -lpthread -o "$work/ab" ||
+  die "building the harness failed"
+
+"$work/ab" --benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time="$min_time" --benchmark_report_aggregates_only=true \
+  --benchmark_format=json --benchmark_out="$work/ab.json" >"$work/ab.log" 2>&1 ||
+  { cat "$work/ab.log" >&2; die "the benchmark failed"; }
+grep '^check ' "$work/ab.log" >"$work/checks" || true
+python3 - "$work/ab.json" "$work/checks" <<'EOF'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+# The medians over the repetitions; with one repetition Google Benchmark reports no aggregate.
+kept = [r for r in runs if r.get("aggregate_name") == "median"] or [r for r in runs if r.get("run_type") == "iteration"]
+median = {r["run_name"]: r["real_time"] for r in kept}
+unit = {r["run_name"]: r["time_unit"] for r in kept}
+checks = {l.split(":")[0][6:]: l.split("B ")[-1].strip() for l in open(sys.argv[2])}
+print("| kernel | A (%s) | B (%s) | B / A | outputs apart |" % (unit.get(next(iter(unit))), unit.get(next(iter(unit)))))
+print("|---|--:|--:|--:|--:|")
+for name in sorted({n.rsplit("/", 1)[0] for n in median}):
+    a, b = median[name + "/A"], median[name + "/B"]
+    print("| %s | %.1f | %.1f | %.3f | %s |" % (name, a, b, b / a, checks.get(name, "-")))
+EOF
