@@ -76,15 +76,16 @@ emit_args=("$@")
 make_form a "$a_soac" "$a_emit" "$a_cxx"
 make_form b "$b_soac" "$b_emit" "$b_cxx"
 
-# The kernels both forms have, with their sizes, from the headers' extern "C" comments:
+# A form's kernels as "name inputs outputs", sorted, from its header's extern "C" comments:
 #   // in = [q (39), qd (38), T (38)] (115 doubles); out = qdd (38)
 #   // in = [q (39)] (39 doubles); out = calM (38 x 38, column-major)
 kernels() {
   sed -n 's|^// in = .* (\([0-9]*\) doubles); out = [^ ]* (\([0-9]*\)\( x \([0-9]*\)\)\?.*|\1 \2 x\4|p;
-          s|^void ab_[ab]_\([a-z0-9_]*\)(const double\* in, double\* out);|\1|p' "$1" | paste -d' ' - -
+          s|^void ab_[ab]_\([a-z0-9_]*\)(const double\* in, double\* out);|\1|p' "$1" | paste -d' ' - - |
+    awk '{c = substr($3, 2); print $4, $1, $2 * (c == "" ? 1 : c)}' | sort
 }
-kernels "$work/a/ab_a.hpp" | awk '{c = substr($3, 2); print $4, $1, $2 * (c == "" ? 1 : c)}' | sort >"$work/a.kernels"
-kernels "$work/b/ab_b.hpp" | awk '{c = substr($3, 2); print $4, $1, $2 * (c == "" ? 1 : c)}' | sort >"$work/b.kernels"
+kernels "$work/a/ab_a.hpp" >"$work/a.kernels"
+kernels "$work/b/ab_b.hpp" >"$work/b.kernels"
 join "$work/a.kernels" "$work/b.kernels" | awk '$2 == $4 && $3 == $5 {print $1, $2, $3}' >"$work/kernels"
 [[ -n $filter ]] && { grep -E "^[^ ]*($filter)" "$work/kernels" >"$work/kernels.f" || true; mv "$work/kernels.f" "$work/kernels"; }
 [[ -s $work/kernels ]] || die "the two forms have no kernel in common (with the same sizes)"
@@ -173,9 +174,9 @@ runs = json.load(open(sys.argv[1]))["benchmarks"]
 # The medians over the repetitions; with one repetition Google Benchmark reports no aggregate.
 kept = [r for r in runs if r.get("aggregate_name") == "median"] or [r for r in runs if r.get("run_type") == "iteration"]
 median = {r["run_name"]: r["real_time"] for r in kept}
-unit = {r["run_name"]: r["time_unit"] for r in kept}
+unit = kept[0]["time_unit"]
 checks = {l.split(":")[0][6:]: l.split("B ")[-1].strip() for l in open(sys.argv[2])}
-print("| kernel | A (%s) | B (%s) | B / A | outputs apart |" % (unit.get(next(iter(unit))), unit.get(next(iter(unit)))))
+print("| kernel | A (%s) | B (%s) | B / A | outputs apart |" % (unit, unit))
 print("|---|--:|--:|--:|--:|")
 for name in sorted({n.rsplit("/", 1)[0] for n in median}):
     a, b = median[name + "/A"], median[name + "/B"]
