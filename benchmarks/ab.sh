@@ -17,6 +17,8 @@
 #   --repetitions N               (default 5)   --min-time SECONDS  (default 0.2)
 #   --filter REGEX                time only the kernels whose name matches
 #   --keep DIR                    work in DIR and keep it (default: a temporary folder)
+#   --cpu N                       run the benchmark on CPU N alone (taskset): on a VM the
+#                                 virtual CPUs need not be alike (docs/performance.md, "A/B")
 # Example (docs/performance.md, "A/B"): the generated code at -O2 against -O3,
 #   benchmarks/ab.sh --b-cxx -O3 -- --robot examples/robots/talos_reduced.urdf --floating
 # The random states: every input uniform in [-1, 1], a free-flyer's quaternion (q[3..6] when
@@ -27,7 +29,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 soac_default=${SOAC:-$root/build/soac}
 a_soac=$soac_default b_soac=$soac_default a_emit="" b_emit="" a_cxx="-O2" b_cxx="-O2"
-cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep=""
+cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep="" cpu=""
 die() { echo "ab.sh: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
@@ -42,12 +44,20 @@ while (($#)); do
     --min-time) min_time=${2:?}; shift 2 ;;
     --filter) filter=${2:?}; shift 2 ;;
     --keep) keep=${2:?}; shift 2 ;;
+    --cpu) cpu=${2:?}; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1' (see the comment at the top of benchmarks/ab.sh)" ;;
   esac
 done
 (($#)) || die "no soac emit arguments after -- (e.g. -- --robot examples/robots/panda.urdf)"
 [[ $repetitions =~ ^[1-9][0-9]*$ ]] || die "--repetitions takes a whole number from 1, not '$repetitions'"
+pin=()
+if [[ -n $cpu ]]; then
+  [[ $cpu =~ ^[0-9]+$ ]] || die "--cpu takes a CPU number, not '$cpu'"
+  command -v taskset >/dev/null || die "--cpu needs taskset (Debian's util-linux)"
+  taskset -c "$cpu" true 2>/dev/null || die "--cpu $cpu: no such CPU here (taskset -c $cpu refused)"
+  pin=(taskset -c "$cpu")
+fi
 for s in "$a_soac" "$b_soac"; do [[ -x $s ]] || die "$s: no soac binary there (build first, or --a-soac/--b-soac)"; done
 
 if [[ -n $keep ]]; then
@@ -163,7 +173,7 @@ EOF
 g++ -std=c++20 -O2 $cxxflags "$work/ab_main.cpp" "$work"/a/*.o "$work"/b/*.o -lbenchmark -lpthread -o "$work/ab" ||
   die "building the harness failed"
 
-"$work/ab" --benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true \
+"${pin[@]}" "$work/ab" --benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true \
   --benchmark_min_time="$min_time" --benchmark_report_aggregates_only=true \
   --benchmark_format=json --benchmark_out="$work/ab.json" >"$work/ab.log" 2>&1 ||
   { cat "$work/ab.log" >&2; die "the benchmark failed"; }

@@ -129,7 +129,8 @@ void add_jit(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1, 4));
   cmd->add_option("--fast-isel-min-ops", opts->fast_isel_min_ops,
                   "select instructions with FastISel (quick to compile, slower code) only in programs of at least "
-                  "this many operations, with SelectionDAG in smaller ones (default 20000); 0: FastISel everywhere")
+                  "this many operations with more outputs than inputs (calM, calM^-1, Lambda, J, derivatives), "
+                  "with SelectionDAG in the rest (default 20000); 0: FastISel everywhere")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--cpu", opts->cpu, "LLVM CPU to generate for (default: this machine's), e.g. x86-64-v3");
   cmd->add_option("--passes", opts->passes,

@@ -226,14 +226,18 @@ private:
 };
 
 // Whether SelectionDAG selects the instructions of a program of `ops` operations: not at
-// -O0 (FastISel there, whatever the options) nor from fast_isel_min_ops on.
-bool selection_dag(const Options& options, int ops) {
-  return options.codegen_level > 0 && (!options.fast_isel || ops < options.fast_isel_min_ops);
+// -O0 (FastISel there, whatever the options), nor with fast_isel_min_ops 0; otherwise in a
+// program whose work grows with the bodies alone (`linear`, Options::fast_isel_min_ops)
+// and in any program below fast_isel_min_ops.
+bool selection_dag(const Options& options, int ops, bool linear) {
+  if (options.codegen_level == 0) return false;
+  if (!options.fast_isel) return true;
+  return options.fast_isel_min_ops > 0 && (linear || ops < options.fast_isel_min_ops);
 }
 
 // The emitter's options for one kernel: lane groups only for kernels of lane_min_ops
 // operations or more (Options::lane_min_ops says why).
-emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarProgram& program) {
+emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarProgram& program, bool linear) {
   emit::LlvmOptions lo;
   lo.allow_contraction = options.allow_contraction;
   lo.part_ops = options.part_ops;
@@ -241,7 +245,7 @@ emit::LlvmOptions llvm_options(const Options& options, const specialise::ScalarP
   lo.lanes = ops >= options.lane_min_ops ? options.lanes : 0;
   lo.tune_cpu = tune_cpu(options);
   // The angles' sines and cosines four at a time where SelectionDAG compiles the kernel.
-  lo.sincos_lanes = selection_dag(options, ops) ? 4 : 0;
+  lo.sincos_lanes = selection_dag(options, ops, linear) ? 4 : 0;
   return lo;
 }
 
@@ -336,18 +340,33 @@ struct Unit {
   const specialise::ScalarProgram* program;  // what the function computes
   int kernel = -1;                           // the kernel it belongs to, or -1 and...
   int shared = -1;                           // ...the shared function it is
+  bool linear = false;                       // its work grows with the bodies alone (Options::fast_isel_min_ops)
 };
 
+// A kernel with no more outputs than inputs (inverse and forward dynamics, constrained or
+// not, the forces) does O(N) work; one with more (calM, calM^-1, Lambda, J, derivatives)
+// has outputs per pair of bodies.
+bool linear_kernel(const KernelCode& k) {
+  const int inputs = k.calls.empty() ? k.program->input_count : k.own_inputs;
+  return static_cast<int>(k.program->outputs.size()) <= inputs;
+}
+
 // The shared functions, then every kernel's own, under the kernel's symbol (a body's
-// modules too: its timings are the kernel's).
+// modules too: its timings are the kernel's). A shared function is part of each caller's
+// work, so O(N) when one of them is.
 std::vector<Unit> units_of(const Code& code) {
   std::vector<Unit> units;
-  for (std::size_t j = 0; j < code.shared.size(); ++j)
-    units.push_back({code.shared[j].symbol, code.shared[j].symbol, code.shared[j].program, -1, static_cast<int>(j)});
+  for (std::size_t j = 0; j < code.shared.size(); ++j) {
+    const SharedFunction& f = code.shared[j];
+    const bool linear = std::any_of(code.kernels.begin(), code.kernels.end(), [&](const KernelCode& k) {
+      return linear_kernel(k) && std::find(f.users.begin(), f.users.end(), k.name) != f.users.end();
+    });
+    units.push_back({f.symbol, f.symbol, f.program, -1, static_cast<int>(j), linear});
+  }
   for (std::size_t k = 0; k < code.kernels.size(); ++k) {
     const KernelCode& kernel = code.kernels[k];
-    units.push_back(
-        {kernel.calls.empty() ? kernel.symbol : kernel.body, kernel.symbol, kernel.program, static_cast<int>(k), -1});
+    units.push_back({kernel.calls.empty() ? kernel.symbol : kernel.body, kernel.symbol, kernel.program,
+                     static_cast<int>(k), -1, linear_kernel(kernel)});
   }
   return units;
 }
@@ -356,7 +375,7 @@ void write_ir(const Code& code, const Options& options, llvm::TargetMachine& tm)
   llvm::LLVMContext context;
   auto m = std::make_unique<llvm::Module>("soa_kernels", context);
   for (const Unit& u : units_of(code))
-    emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program));
+    emit::emit_llvm_function(*m, u.symbol, *u.program, llvm_options(options, *u.program, u.linear));
   for (const KernelCode& k : code.kernels)
     if (!k.calls.empty())
       emit::emit_llvm_shared_entry(*m, k.symbol, k.body, k.own_inputs, k.program->input_count, k.calls,
@@ -486,9 +505,9 @@ public:
     if (unit.shared >= 0) timing.users = code_.shared[unit.shared].users;
     timing.ops = specialise::count_ops(*unit.program).total();
     const Clock::time_point t = Clock::now();
-    const emit::LlvmOptions kernel_options = llvm_options(options_, *unit.program);
+    const emit::LlvmOptions kernel_options = llvm_options(options_, *unit.program, unit.linear);
     // The flag where the builder's default is FastISel and this program's selector is not.
-    const bool dag = options_.fast_isel && selection_dag(options_, timing.ops);
+    const bool dag = options_.fast_isel && selection_dag(options_, timing.ops, unit.linear);
     const std::shared_ptr<const emit::LlvmKernelPlan> plan = emit::plan_llvm_kernel(*unit.program, kernel_options);
     const int parts = emit::part_count(*plan);
     const int per_module = options_.module_ops > 0 && options_.part_ops > 0 && parts > 1

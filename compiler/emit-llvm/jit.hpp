@@ -29,8 +29,8 @@
 //   figures, and the commands that measure them: docs/performance.md, "The JIT's compile
 //   time"): no IR passes (specialise() has folded, CSE'd and DCE'd the code), kernels split
 //   into parts (LLVM's register allocator is superlinear in a block's size) sliced into
-//   modules compiled concurrently, FastISel in large programs (SelectionDAG, slower to
-//   compile and faster to run, in the rest: the O(N) kernels), the generic scheduling
+//   modules compiled concurrently, FastISel in large O(N^2) programs (SelectionDAG, slower
+//   to compile and faster to run, in the rest: the O(N) kernels), the generic scheduling
 //   model, lane groups in large kernels, the small code model.
 // - options.ir_file: also write every function into one textual .ll module (a single valid
 //   module: `opt`/`llc` read it), after options.passes unless ir_optimised is false.
@@ -60,9 +60,13 @@ struct Options {
   // compile, slower code), 1..3 = -O1..-O3 (greedy register allocation, scheduling).
   int codegen_level = 2;
   bool fast_isel = true;  // at codegen_level > 0: FastISel instead of SelectionDAG
-  // ...for programs of at least this many operations; smaller ones get SelectionDAG, whose
-  // code is 10-25% faster (docs/performance.md, "The JIT's compile time") for 2-3x the code
-  // generation time: what a robot's O(N) kernels cost to compile, not its O(N^2) ones.
+  // ...for programs of at least this many operations whose outputs grow with pairs of
+  // bodies: kernels with more outputs than inputs (calM, calM^-1, Lambda, J, derivatives)
+  // and what only they share. SelectionDAG compiles the rest -- small programs, and the O(N)
+  // kernels (no more outputs than inputs: ID, FD, constrained FD, forces) with what they
+  // share, however large -- to code 10-25% faster on a humanoid and up to 2x on large
+  // trees, for 2-3x the code generation time (docs/performance.md, "The JIT's compile
+  // time"): on a large robot, the O(N^2) kernels are most of the compile time.
   // 0: FastISel for every program.
   int fast_isel_min_ops = 20000;
   // IR passes before code generation, in `opt -passes=` syntax: "" (none), "default<O2>"

@@ -389,6 +389,47 @@ TEST_CASE("programs below fast_isel_min_ops operations get SelectionDAG, larger 
   CHECK_THAT(message_of<UserError>([&] { jit::compile(programs, bad); }), Catch::Contains("FastISel threshold -1"));
 }
 
+TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get SelectionDAG however large",
+          "[jit]") {
+  std::mt19937_64 rng(9);
+  // Each random program has 20 outputs: with 24 inputs it is a kernel like forward dynamics,
+  // with 3 one like the mass matrix (more outputs than inputs).
+  const ScalarProgram linear = random_program(rng, 24, 400), pairs = random_program(rng, 3, 400);
+  REQUIRE(linear.outputs.size() <= static_cast<std::size_t>(linear.input_count));
+  REQUIRE(pairs.outputs.size() > static_cast<std::size_t>(pairs.input_count));
+  // A kernel calling a shared function: its own 24 inputs, then the shared one's outputs.
+  const ScalarProgram shared = random_program(rng, 24, 400);
+  ScalarProgram body = random_program(rng, 44, 40);
+  const auto compile = [&](int min_ops, const std::vector<std::string>& shared_users) {
+    jit::Code code;
+    code.shared.push_back({"soa_shared_0", &shared, shared_users});
+    code.kernels.push_back({"fd_like", "soa_fd_like", &linear, {}, "", 0});
+    code.kernels.push_back({"m_like", "soa_m_like", &pairs, {}, "", 0});
+    code.kernels.push_back({"caller", "soa_caller", &body, {{"soa_shared_0", 24}}, "soa_caller_body", 24});
+    jit::Options o;
+    o.fast_isel_min_ops = min_ops;
+    o.part_ops = 30;
+    o.module_ops = 60;
+    return jit::compile(code, o);
+  };
+  {
+    const jit::Kernels k = compile(100, {"caller"});
+    CHECK_FALSE(k.timings()[0].fast_isel);        // fd_like: O(N), above the threshold
+    CHECK(k.timings()[1].fast_isel);              // m_like: outputs per pair, above it
+    CHECK_FALSE(k.timings()[2].fast_isel);        // caller: 20 outputs, 24 inputs of its own, small
+    CHECK_FALSE(k.shared_timings()[0].fast_isel);  // called by an O(N) kernel
+  }
+  {
+    const jit::Kernels k = compile(100, {"m_like"});  // shared by the O(N^2) kernel alone
+    CHECK(k.shared_timings()[0].fast_isel);
+  }
+  {
+    const jit::Kernels k = compile(0, {"caller"});  // 0: FastISel everywhere, as before
+    for (const jit::KernelTiming& t : k.timings()) CHECK(t.fast_isel);
+    CHECK(k.shared_timings()[0].fast_isel);
+  }
+}
+
 TEST_CASE("the target CPU, its tuning and features can be chosen (valgrind: no AVX-512), contraction allowed",
           "[jit]") {
   const ScalarProgram p = every_op();
