@@ -389,8 +389,7 @@ TEST_CASE("programs below fast_isel_min_ops operations get SelectionDAG, larger 
   CHECK_THAT(message_of<UserError>([&] { jit::compile(programs, bad); }), Catch::Contains("FastISel threshold -1"));
 }
 
-TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get SelectionDAG however large",
-          "[jit]") {
+TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get SelectionDAG however large", "[jit]") {
   std::mt19937_64 rng(9);
   // Each random program has 20 outputs: with 24 inputs it is a kernel like forward dynamics,
   // with 3 one like the mass matrix (more outputs than inputs).
@@ -414,9 +413,9 @@ TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get Se
   };
   {
     const jit::Kernels k = compile(100, {"caller"});
-    CHECK_FALSE(k.timings()[0].fast_isel);        // fd_like: O(N), above the threshold
-    CHECK(k.timings()[1].fast_isel);              // m_like: outputs per pair, above it
-    CHECK_FALSE(k.timings()[2].fast_isel);        // caller: 20 outputs, 24 inputs of its own, small
+    CHECK_FALSE(k.timings()[0].fast_isel);         // fd_like: O(N), above the threshold
+    CHECK(k.timings()[1].fast_isel);               // m_like: outputs per pair, above it
+    CHECK_FALSE(k.timings()[2].fast_isel);         // caller: 20 outputs, 24 inputs of its own, small
     CHECK_FALSE(k.shared_timings()[0].fast_isel);  // called by an O(N) kernel
   }
   {
