@@ -396,15 +396,19 @@ TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get Se
   const ScalarProgram linear = random_program(rng, 24, 400), pairs = random_program(rng, 3, 400);
   REQUIRE(linear.outputs.size() <= static_cast<std::size_t>(linear.input_count));
   REQUIRE(pairs.outputs.size() > static_cast<std::size_t>(pairs.input_count));
-  // A kernel calling a shared function: its own 24 inputs, then the shared one's outputs.
-  const ScalarProgram shared = random_program(rng, 24, 400);
-  ScalarProgram body = random_program(rng, 44, 40);
-  const auto compile = [&](int min_ops, const std::vector<std::string>& shared_users) {
+  // A large shared function (20 outputs) and a small body for each kind of caller: its own
+  // inputs (24, or 3), then the shared function's outputs.
+  const ScalarProgram shared_n = random_program(rng, 24, 400), shared_pairs = random_program(rng, 3, 400);
+  const ScalarProgram body_n = random_program(rng, 44, 40), body_pairs = random_program(rng, 23, 40);
+  const auto compile = [&](int min_ops, bool caller_linear) {
+    const ScalarProgram& shared = caller_linear ? shared_n : shared_pairs;
+    const ScalarProgram& body = caller_linear ? body_n : body_pairs;
+    const int own = caller_linear ? 24 : 3;
     jit::Code code;
-    code.shared.push_back({"soa_shared_0", &shared, shared_users});
+    code.shared.push_back({"soa_shared_0", &shared, {"caller"}});
     code.kernels.push_back({"fd_like", "soa_fd_like", &linear, {}, "", 0});
     code.kernels.push_back({"m_like", "soa_m_like", &pairs, {}, "", 0});
-    code.kernels.push_back({"caller", "soa_caller", &body, {{"soa_shared_0", 24}}, "soa_caller_body", 24});
+    code.kernels.push_back({"caller", "soa_caller", &body, {{"soa_shared_0", own}}, "soa_caller_body", own});
     jit::Options o;
     o.fast_isel_min_ops = min_ops;
     o.part_ops = 30;
@@ -412,18 +416,18 @@ TEST_CASE("O(N) kernels (no more outputs than inputs) and what they share get Se
     return jit::compile(code, o);
   };
   {
-    const jit::Kernels k = compile(100, {"caller"});
+    const jit::Kernels k = compile(100, true);
     CHECK_FALSE(k.timings()[0].fast_isel);         // fd_like: O(N), above the threshold
     CHECK(k.timings()[1].fast_isel);               // m_like: outputs per pair, above it
     CHECK_FALSE(k.timings()[2].fast_isel);         // caller: 20 outputs, 24 inputs of its own, small
     CHECK_FALSE(k.shared_timings()[0].fast_isel);  // called by an O(N) kernel
   }
   {
-    const jit::Kernels k = compile(100, {"m_like"});  // shared by the O(N^2) kernel alone
+    const jit::Kernels k = compile(100, false);  // the caller has 20 outputs and 3 inputs
     CHECK(k.shared_timings()[0].fast_isel);
   }
   {
-    const jit::Kernels k = compile(0, {"caller"});  // 0: FastISel everywhere, as before
+    const jit::Kernels k = compile(0, true);  // 0: FastISel everywhere
     for (const jit::KernelTiming& t : k.timings()) CHECK(t.fast_isel);
     CHECK(k.shared_timings()[0].fast_isel);
   }
