@@ -13,6 +13,8 @@
 #                                 $SOAC, else build/soac)
 #   --a-emit "ARGS", --b-emit "ARGS"  extra `soac emit` options of each form
 #   --a-cxx "FLAGS", --b-cxx "FLAGS"  compiler flags of each form (default -O2 both)
+#   --a-compiler CXX, --b-compiler CXX  the compiler of each form's kernels (default g++ both;
+#                                 the harness is always g++)
 #   --cxxflags "FLAGS"            flags of both forms and of the harness (default -march=native)
 #   --repetitions N               (default 5)   --min-time SECONDS  (default 0.2)
 #   --filter REGEX                time only the kernels whose name matches
@@ -28,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 soac_default=${SOAC:-$root/build/soac}
-a_soac=$soac_default b_soac=$soac_default a_emit="" b_emit="" a_cxx="-O2" b_cxx="-O2"
+a_soac=$soac_default b_soac=$soac_default a_emit="" b_emit="" a_cxx="-O2" b_cxx="-O2" a_cc=g++ b_cc=g++
 cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep="" cpu=""
 die() { echo "ab.sh: $*" >&2; exit 2; }
 while (($#)); do
@@ -39,6 +41,8 @@ while (($#)); do
     --b-emit) b_emit=${2?}; shift 2 ;;
     --a-cxx) a_cxx=${2?}; shift 2 ;;
     --b-cxx) b_cxx=${2?}; shift 2 ;;
+    --a-compiler) a_cc=${2:?}; shift 2 ;;
+    --b-compiler) b_cc=${2:?}; shift 2 ;;
     --cxxflags) cxxflags=${2?}; shift 2 ;;
     --repetitions) repetitions=${2:?}; shift 2 ;;
     --min-time) min_time=${2:?}; shift 2 ;;
@@ -59,6 +63,7 @@ if [[ -n $cpu ]]; then
   pin=(taskset -c "$cpu")
 fi
 for s in "$a_soac" "$b_soac"; do [[ -x $s ]] || die "$s: no soac binary there (build first, or --a-soac/--b-soac)"; done
+for c in "$a_cc" "$b_cc"; do command -v "$c" >/dev/null || die "--a-compiler/--b-compiler: no compiler '$c' on PATH"; done
 
 if [[ -n $keep ]]; then
   work=$keep
@@ -70,7 +75,7 @@ fi
 
 # Form X: soac emit into $work/X, named ab_x, compiled with its flags (sources in parallel).
 make_form() {
-  local form=$1 soac=$2 emit=$3 cxx=$4
+  local form=$1 soac=$2 emit=$3 cxx=$4 cc=$5
   rm -rf "${work:?}/$form"
   # shellcheck disable=SC2086  # the per-form options are words
   "$soac" emit "${emit_args[@]}" --out "$work/$form" --name "ab_$form" $emit >"$work/$form.log" 2>&1 ||
@@ -78,13 +83,13 @@ make_form() {
   local pids=()
   for src in "$work/$form"/*.cpp; do
     # shellcheck disable=SC2086
-    g++ -std=c++20 $cxx $cxxflags -c "$src" -o "${src%.cpp}.o" & pids+=($!)
+    "$cc" -std=c++20 $cxx $cxxflags -c "$src" -o "${src%.cpp}.o" & pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || die "form $form: g++ failed"; done
+  for p in "${pids[@]}"; do wait "$p" || die "form $form: $cc failed"; done
 }
 emit_args=("$@")
-make_form a "$a_soac" "$a_emit" "$a_cxx"
-make_form b "$b_soac" "$b_emit" "$b_cxx"
+make_form a "$a_soac" "$a_emit" "$a_cxx" "$a_cc"
+make_form b "$b_soac" "$b_emit" "$b_cxx" "$b_cc"
 
 # A form's kernels as "name inputs outputs", sorted, from its header's extern "C" comments:
 #   // in = [q (39), qd (38), T (38)] (115 doubles); out = qdd (38)

@@ -306,8 +306,8 @@ struct soa_sincos_pair {
 // on each, so the same bits as soa_sincos; the quadrant read from t's low bits, which hold k,
 // so that an angle beyond the fast path converts nothing out of range), then libm for those
 // beyond it.
-[[gnu::noinline]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
-                                                  double* __restrict cos_x, int n) {
+[[gnu::noinline, maybe_unused]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
+                                                                double* __restrict cos_x, int n) {
 )" + indented("  ", constants) +
          R"(  for (int i = 0; i < n; ++i) {
     const double t = x[i] * two_over_pi + round_shift, k = t - round_shift;
@@ -336,15 +336,23 @@ constexpr const char* kAvx = "defined(__AVX__)";
 constexpr const char* kNoAvx = "!defined(__AVX__)";
 
 // What packs need (PartWriter::pack), where they are compiled (AVX, see sources()): soa_p4,
-// four doubles side by side, and soa_at, four of them in an array (w, g) as one soa_p4.
+// four doubles side by side, and soa_load and soa_store, four of them in an array (w, g) as
+// one soa_p4. These copy with __builtin_memcpy, which both compilers make one unaligned
+// vector move: a cast to a vector type, even one declared with aligned(8), lets clang++
+// assume 32-byte alignment (it drops the attribute through a reference) and fault on w's
+// 8-byte-aligned slots.
 std::string packs_prelude() {
   return R"(
 #if defined(__AVX__)
 // Packs: one step at one body for up to four columns side by side, one vector operation
-// (an AVX register) for four; soa_at: four doubles of an array as one vector.
+// (an AVX register) for four; soa_load, soa_store: four doubles of an array (any alignment).
 typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
-typedef double soa_p4_in_memory __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
-[[maybe_unused]] static inline soa_p4_in_memory& soa_at(double* p) { return *reinterpret_cast<soa_p4_in_memory*>(p); }
+[[maybe_unused]] static inline soa_p4 soa_load(const double* p) {
+  soa_p4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p4 v) { __builtin_memcpy(p, &v, sizeof v); }
 // Lanes a, b, c, d of v.
 template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
@@ -576,7 +584,7 @@ private:
         } else if (const int f = u_.steps.loop_of[x]; f >= 0 && u_.parts.part[x] != part_ && u_.parts.slot[x] >= 0) {
           const specialise::StepLoops::Loop& src = u_.steps.loops[f];
           from[k] = (x - src.first) / src.size;
-          here = fmt::format("soa_at(w + {})", u_.parts.slot[x] - from[k]);
+          here = fmt::format("soa_load(w + {})", u_.parts.slot[x] - from[k]);
         }
         if (here.empty() || (k > 0 && here != source)) {
           source.clear();
@@ -603,13 +611,13 @@ private:
       for (int k = 1; k < 4 && factors; ++k)
         factors = k < l.instances ? u_.dots.factor_of[node(k, t)] == f0 + k
                                   : u_.dots.factors[static_cast<std::size_t>(f0 + k)] == kPadFactor;
-      if (factors) b += fmt::format("  soa_at(g + {}) = {}p{}_{};\n", f0, u_.dots.negated[f0] ? "-" : "", id, t);
+      if (factors) b += fmt::format("  soa_store(g + {}, {}p{}_{});\n", f0, u_.dots.negated[f0] ? "-" : "", id, t);
       for (int k = 0; k < l.instances; ++k) {
         const int i = node(k, t);
         name_[i] = fmt::format("p{}_{}[{}]", id, t, k);
         vector_[i] = fmt::format("p{}_{}", id, t);
         lane_[i] = k;
-        if (k == 0 && plan.slot[i] >= 0) b += fmt::format("  soa_at(w + {}) = p{}_{};\n", plan.slot[i], id, t);
+        if (k == 0 && plan.slot[i] >= 0) b += fmt::format("  soa_store(w + {}, p{}_{});\n", plan.slot[i], id, t);
         if (!factors && u_.gathers() && u_.dots.factor_of[i] >= 0) {
           const int f = u_.dots.factor_of[i];
           b += fmt::format("  g[{}] = {}{};\n", f, u_.dots.negated[f] ? "-" : "", name_[i]);
@@ -1132,15 +1140,25 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   for (const specialise::SharedProgram& sp : sharing.programs)
     shared_size = std::max(shared_size, sp.offset + static_cast<int>(sp.code.outputs.size()));
 
+  // A parameter the body never names gets `(void)name;` (-Wunused-parameter). Names are
+  // looked for in the code alone: the comments' prose ("its inputs in w, ...") is not a use.
   const auto strip_unused = [](std::string body, const std::vector<std::string>& names) {
+    std::string code;
+    for (std::size_t at = 0; at < body.size();) {
+      const std::size_t comment = std::min(body.find("//", at), body.size());
+      code.append(body, at, comment - at);
+      at = std::min(body.find('\n', comment), body.size());
+    }
+    const auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     std::string voids;
     for (const std::string& n : names) {
       bool used = false;
-      for (std::size_t at = body.find(n + "["); at != std::string::npos && !used; at = body.find(n + "[", at + 1))
-        used = at == 0 || !(std::isalnum(static_cast<unsigned char>(body[at - 1])) || body[at - 1] == '_');
-      if (!used && body.find("(" + n + ",") == std::string::npos && body.find(" " + n + ",") == std::string::npos &&
-          body.find(" " + n + ")") == std::string::npos && body.find("(" + n + ")") == std::string::npos)
-        voids += fmt::format("  (void){};\n", n);
+      for (std::size_t at = code.find(n); at != std::string::npos && !used; at = code.find(n, at + 1)) {
+        const std::size_t end = at + n.size();
+        const bool member = at > 0 && (code[at - 1] == '.' || code[at - 1] == '>');  // sc.s, not s
+        used = (at == 0 || !identifier(code[at - 1])) && !member && end < code.size() && !identifier(code[end]);
+      }
+      if (!used) voids += fmt::format("  (void){};\n", n);
     }
     return voids + body;
   };
@@ -1622,9 +1640,8 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
   static constexpr std::array<std::string_view, 13> reserved = {
-      "nq",           "nv",     "tips",   "soa_sincos",       "soa_sincos_pair", "soa_sincos_libm",
-      "soa_sincos_n", "soa_v4", "soa_p4", "soa_p4_in_memory", "soa_at",          "soa_shuffle",
-      "detail"};
+      "nq",     "nv",     "tips",     "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n",
+      "soa_v4", "soa_p4", "soa_load", "soa_store",  "soa_shuffle",     "detail"};
   // The names the generated functions give their own parameters besides the ports; their
   // locals all start soa_.
   static constexpr std::array<std::string_view, 4> internal = {"s", "w", "in", "g"};

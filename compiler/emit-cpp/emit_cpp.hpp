@@ -86,8 +86,8 @@
 //     pK_t = ...;` one 4-wide vector operation per node of the step, lane k the k-th column
 //     or body, operands every lane reads alike as one scalar, literals that differ as one
 //     vector literal, an earlier pack's values passed on as its vector (or soa_shuffle<...> of it),
-//     through `w` as 4 slots side by side (soa_at(w + s)); the lane groups' factors a pack
-//     computes are 4 entries of g side by side (soa_at(g + f)), so they go in one store. Such
+//     through `w` as 4 slots side by side (soa_load(w + s)); the lane groups' factors a pack
+//     computes are 4 entries of g side by side (soa_store(g + f, ...)), so they go in one store. Such
 //     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
 //     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, and the
 //     packs' order of the steps runs slower as scalar code (docs/performance.md), so there
@@ -96,7 +96,7 @@
 //     set.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
-//   code), or named soa_p4, soa_p4_in_memory, soa_at or soa_shuffle, are refused.
+//   code), or named soa_p4, soa_load, soa_store or soa_shuffle, are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
 //   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources

@@ -126,8 +126,8 @@ struct soa_sincos_pair {
 // on each, so the same bits as soa_sincos; the quadrant read from t's low bits, which hold k,
 // so that an angle beyond the fast path converts nothing out of range), then libm for those
 // beyond it.
-[[gnu::noinline]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
-                                                  double* __restrict cos_x, int n) {
+[[gnu::noinline, maybe_unused]] static inline void soa_sincos_n(const double* __restrict x, double* __restrict sin_x,
+                                                                double* __restrict cos_x, int n) {
   constexpr double fast_bound = 0x1p+20, two_over_pi = 0x1.45f306dc9c883p-1, round_shift = 0x1.8p+52;
   constexpr double pio2_1 = 0x1.921fb544p+0, pio2_2 = 0x1.0b4611a6p-34;
   constexpr double pio2_3 = 0x1.3198a2ep-69, pio2_4 = 0x1.b839a252049c1p-104;

@@ -11,6 +11,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.soac_build_dir, "tests", "lit-out")
 
 config.substitutions.append(("%soac", config.soac_path))
+# The build's C++ compiler and clang++-16: the generated code must compile with both.
+config.substitutions.append(("%clangxx", config.clangxx_path))
+config.substitutions.append(("%cxx", config.cxx_path))
 # The unit test whose case goldens.sh runs for the lowered-program goldens.
 config.substitutions.append(("%test_lower", config.test_lower_path))
 config.substitutions.append(("%robots", os.path.join(config.soac_source_dir, "examples", "robots")))
