@@ -33,7 +33,9 @@
 #                     0,0,-9.81
 #   COMPILE_OPTIONS   extra options for compiling the generated source, e.g.
 #                     `COMPILE_OPTIONS -march=native` (the generated code is long
-#                     straight-line arithmetic and gains most from the target's ISA)
+#                     straight-line arithmetic and gains most from the target's ISA); with
+#                     clang++ the generated source gets -ffp-contract=fast first, g++'s
+#                     default (FMAs where the ISA has them), which `-ffp-contract=off` here undoes
 #   SOURCES           how many source files to write (soac emit --sources); default 4,
 #                     balanced by operation count
 #   EMIT_OPTIONS      further options for soac emit, e.g. `EMIT_OPTIONS --part-ops 1000`
@@ -148,6 +150,13 @@ function(soac_generate target)
     # After the build type's flags on the command line, so it wins over Debug's -O0.
     target_compile_options(${target} PRIVATE
         $<$<NOT:$<CONFIG:Release,RelWithDebInfo,MinSizeRel>>:-O${SG_OPTIMIZE}>)
+  endif()
+  # clang++ fuses a multiplication and an addition into an FMA only within one expression
+  # (-ffp-contract=on), and the generated code is one operation per statement: built for a
+  # CPU with FMA it would run 1.1-1.3x slower than g++'s build, whose default for C++ is
+  # -ffp-contract=fast (docs/performance.md, "A/B"). Before COMPILE_OPTIONS, which can undo it.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE -ffp-contract=fast)
   endif()
   target_compile_options(${target} PRIVATE ${SG_COMPILE_OPTIONS})
 

@@ -73,6 +73,25 @@ if(NOT output MATCHES "consumer: generated and run-time dynamics agree")
   message(FATAL_ERROR "the consumer did not report agreement")
 endif()
 
+# The same project configured with clang++-16: soac_generate() gives the generated code
+# -ffp-contract=fast (g++'s default) before COMPILE_OPTIONS. One generated library is built.
+find_program(clangxx clang++-16)
+if(clangxx)
+  set(clang_consumer ${WORK_DIR}/consumer-clang)
+  run("configure tests/consumer with clang++-16" ${CMAKE_COMMAND} -S ${SOAC_SOURCE_DIR}/tests/consumer -B ${clang_consumer}
+      ${configure_args} -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=${clangxx})
+  run("build tests/consumer's pendulum_dynamics with clang++-16" ${CMAKE_COMMAND} --build ${clang_consumer} -j2
+      --target pendulum_dynamics)
+  file(READ ${clang_consumer}/compile_commands.json commands)
+  string(REGEX MATCH "\"command\": \"[^\"]*pendulum_1\\.cpp\"" generated_command "${commands}")
+  if(NOT generated_command MATCHES " -ffp-contract=fast.* -march=x86-64 ")
+    message(FATAL_ERROR "clang++: the generated code was compiled without -ffp-contract=fast before COMPILE_OPTIONS:\n${generated_command}")
+  endif()
+  message(STATUS "clang++: generated code compiled with -ffp-contract=fast: ${generated_command}")
+else()
+  message(STATUS "clang++-16 not found: the generated code's clang++ flags are not checked")
+endif()
+
 # examples/simulate as its README builds it, with the installed soac.
 set(simulate ${WORK_DIR}/simulate)
 run("configure examples/simulate" ${CMAKE_COMMAND} -S ${SOAC_SOURCE_DIR}/examples/simulate -B ${simulate} ${configure_args})
