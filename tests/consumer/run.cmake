@@ -5,8 +5,8 @@
 # although the consumer set no build type.
 #
 #   cmake -DSOAC_BUILD_DIR=<soac build> -DSOAC_SOURCE_DIR=<soac source> -DWORK_DIR=<scratch>
-#         [-DLAUNCHER=ccache] -P run.cmake
-foreach(var SOAC_BUILD_DIR SOAC_SOURCE_DIR WORK_DIR)
+#         -DCLANGXX=<clang++-16> [-DLAUNCHER=ccache] -P run.cmake
+foreach(var SOAC_BUILD_DIR SOAC_SOURCE_DIR WORK_DIR CLANGXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake: -D${var}=... is required")
   endif()
@@ -75,22 +75,17 @@ endif()
 
 # The same project configured with clang++-16: soac_generate() gives the generated code
 # -ffp-contract=fast (g++'s default) before COMPILE_OPTIONS. One generated library is built.
-find_program(clangxx clang++-16)
-if(clangxx)
-  set(clang_consumer ${WORK_DIR}/consumer-clang)
-  run("configure tests/consumer with clang++-16" ${CMAKE_COMMAND} -S ${SOAC_SOURCE_DIR}/tests/consumer -B ${clang_consumer}
-      ${configure_args} -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=${clangxx})
-  run("build tests/consumer's pendulum_dynamics with clang++-16" ${CMAKE_COMMAND} --build ${clang_consumer} -j2
-      --target pendulum_dynamics)
-  file(READ ${clang_consumer}/compile_commands.json commands)
-  string(REGEX MATCH "\"command\": \"[^\"]*pendulum_1\\.cpp\"" generated_command "${commands}")
-  if(NOT generated_command MATCHES " -ffp-contract=fast.* -march=x86-64 ")
-    message(FATAL_ERROR "clang++: the generated code was compiled without -ffp-contract=fast before COMPILE_OPTIONS:\n${generated_command}")
-  endif()
-  message(STATUS "clang++: generated code compiled with -ffp-contract=fast: ${generated_command}")
-else()
-  message(STATUS "clang++-16 not found: the generated code's clang++ flags are not checked")
+set(clang_consumer ${WORK_DIR}/consumer-clang)
+run("configure tests/consumer with clang++-16" ${CMAKE_COMMAND} -S ${SOAC_SOURCE_DIR}/tests/consumer -B ${clang_consumer}
+    ${configure_args} -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=${CLANGXX})
+run("build tests/consumer's pendulum_dynamics with clang++-16" ${CMAKE_COMMAND} --build ${clang_consumer} -j2
+    --target pendulum_dynamics)
+file(READ ${clang_consumer}/compile_commands.json commands)
+string(REGEX MATCH "\"command\": \"[^\"]*pendulum_1\\.cpp\"" generated_command "${commands}")
+if(NOT generated_command MATCHES " -ffp-contract=fast.* -march=x86-64 ")
+  message(FATAL_ERROR "clang++: the generated code was compiled without -ffp-contract=fast before COMPILE_OPTIONS:\n${generated_command}")
 endif()
+message(STATUS "clang++: generated code compiled with -ffp-contract=fast: ${generated_command}")
 
 # examples/simulate as its README builds it, with the installed soac.
 set(simulate ${WORK_DIR}/simulate)
