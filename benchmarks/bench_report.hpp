@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -26,22 +27,34 @@ public:
       const std::string& name = run.run_name.function_name;
       if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") medians_[name] = ns;
       if (run.run_type == Run::RT_Iteration) samples_[name].push_back(ns);
+      if (const auto it = run.counters.find(kRatioCounter); it != run.counters.end()) {
+        if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") ratio_medians_[name] = it->second;
+        if (run.run_type == Run::RT_Iteration) ratio_samples_[name].push_back(it->second);
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
 
   // Median CPU ns per call, or NaN when the benchmark did not run (filtered out).
-  double median(const std::string& name) const {
-    if (const auto it = medians_.find(name); it != medians_.end()) return it->second;
-    const auto it = samples_.find(name);
-    if (it == samples_.end() || it->second.empty()) return std::nan("");
+  double median(const std::string& name) const { return median_of(medians_, samples_, name); }
+
+  // A paired benchmark's ratio (add_paired_benchmark): the median over repetitions of each
+  // repetition's median batch ratio, or NaN when it did not run.
+  double ratio(const std::string& name) const { return median_of(ratio_medians_, ratio_samples_, name); }
+
+  static constexpr const char* kRatioCounter = "b_over_a";
+
+private:
+  static double median_of(const std::map<std::string, double>& medians,
+                          const std::map<std::string, std::vector<double>>& samples, const std::string& name) {
+    if (const auto it = medians.find(name); it != medians.end()) return it->second;
+    const auto it = samples.find(name);
+    if (it == samples.end() || it->second.empty()) return std::nan("");
     std::vector<double> v = it->second;
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   }
-
-private:
   static double nanoseconds_per(benchmark::TimeUnit unit) {
     switch (unit) {
       case benchmark::kNanosecond: return 1.0;
@@ -51,8 +64,8 @@ private:
     }
     return 1.0;
   }
-  std::map<std::string, double> medians_;
-  std::map<std::string, std::vector<double>> samples_;
+  std::map<std::string, double> medians_, ratio_medians_;
+  std::map<std::string, std::vector<double>> samples_, ratio_samples_;
 };
 
 inline std::string load_average() {
@@ -95,6 +108,46 @@ void add_benchmark(const std::string& name, int states, int output_size, Call ca
       if (s == 0) place = (place + 1) % kPlacements;
     }
   })->Unit(benchmark::kNanosecond);
+}
+
+// Registers a paired benchmark: one iteration runs `a` on every state in turn, then `b` on
+// every state, each pass timed on the steady clock, and keeps the ratio of b's time to a's.
+// Its counter kRatioCounter is the median of those ratios (Collector::ratio). Two separate
+// benchmarks compare times taken seconds or minutes apart, and on a VM whose virtual CPUs
+// change speed with their host (docs/performance.md, "A/B") the ratio of two such medians
+// moved by a third from run to run; passes a fraction of a millisecond apart see the same
+// CPU. The outputs go where add_benchmark puts them, placement after placement.
+template <class CallA, class CallB>
+void add_paired_benchmark(const std::string& name, int states, int output_size, CallA a, CallB b) {
+  benchmark::RegisterBenchmark(name.c_str(), [states, output_size, a, b](benchmark::State& state) {
+    constexpr std::size_t apart = 256 / sizeof(double);
+    std::vector<double> buffer(static_cast<std::size_t>(output_size) + kPlacements * apart + 4096 / sizeof(double));
+    const std::size_t aligned = (4096 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 4096) % 4096 / sizeof(double);
+    std::vector<double> ratios;
+    int place = 0;
+    using clock = std::chrono::steady_clock;
+    for (auto _ : state) {
+      double* out = buffer.data() + aligned + static_cast<std::size_t>(place) * apart;
+      const auto t0 = clock::now();
+      for (int s = 0; s < states; ++s) {
+        a(s, out);
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+      }
+      const auto t1 = clock::now();
+      for (int s = 0; s < states; ++s) {
+        b(s, out);
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+      }
+      const auto t2 = clock::now();
+      ratios.push_back(std::chrono::duration<double>(t2 - t1).count() / std::chrono::duration<double>(t1 - t0).count());
+      place = (place + 1) % kPlacements;
+    }
+    if (ratios.empty()) return;
+    std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+    state.counters[Collector::kRatioCounter] = ratios[ratios.size() / 2];
+  })->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace soa::bench
