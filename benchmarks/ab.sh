@@ -8,7 +8,7 @@
 # Benchmark binary and runs every kernel of both forms with randomly interleaved repetitions
 # on the same random states. Prints one markdown row per kernel: the median time of A, of B,
 # and B / A, then the largest difference between the two forms' outputs (relative to 1 +
-# |A's entry|). The two forms differ by what the options say:
+# |A's entry|); with --layouts, the medians over the layouts and then B / A's range. The two forms differ by what the options say:
 #   --a-soac PATH, --b-soac PATH  the soac binary of each form (old against new: default both
 #                                 $SOAC, else build/soac)
 #   --a-emit "ARGS", --b-emit "ARGS"  extra `soac emit` options of each form
@@ -18,6 +18,14 @@
 #   --cxxflags "FLAGS"            flags of both forms and of the harness (default -march=native)
 #   --repetitions N               (default 5)   --min-time SECONDS  (default 0.2)
 #   --filter REGEX                time only the kernels whose name matches
+#   --layouts K                   link the two forms K times, each binary with its code and its
+#                                 stack at other addresses modulo 4096 (a padding before the
+#                                 kernels, the forms' order swapped every other time, a shift
+#                                 of the stack), and report per kernel the medians over the K
+#                                 binaries and the range of B / A (default 1). Where the linker
+#                                 puts identical code moved a kernel by up to 12%
+#                                 (docs/performance.md, "A/B"): a ratio that holds over layouts
+#                                 is the form's, not one binary's luck.
 #   --keep DIR                    work in DIR and keep it (default: a temporary folder)
 #   --cpu N                       run the benchmark on CPU N alone (taskset): on a VM the
 #                                 virtual CPUs need not be alike (docs/performance.md, "A/B")
@@ -31,7 +39,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 soac_default=${SOAC:-$root/build/soac}
 a_soac=$soac_default b_soac=$soac_default a_emit="" b_emit="" a_cxx="-O2" b_cxx="-O2" a_cc=g++ b_cc=g++
-cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep="" cpu=""
+cxxflags="-march=native" repetitions=5 min_time=0.2 filter="" keep="" cpu="" layouts=1
 die() { echo "ab.sh: $*" >&2; exit 2; }
 while (($#)); do
   case $1 in
@@ -49,12 +57,14 @@ while (($#)); do
     --filter) filter=${2:?}; shift 2 ;;
     --keep) keep=${2:?}; shift 2 ;;
     --cpu) cpu=${2:?}; shift 2 ;;
+    --layouts) layouts=${2:?}; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option '$1' (see the comment at the top of benchmarks/ab.sh)" ;;
   esac
 done
 (($#)) || die "no soac emit arguments after -- (e.g. -- --robot examples/robots/panda.urdf)"
 [[ $repetitions =~ ^[1-9][0-9]*$ ]] || die "--repetitions takes a whole number from 1, not '$repetitions'"
+[[ $layouts =~ ^[1-9][0-9]?$ ]] || die "--layouts takes a whole number from 1 to 99, not '$layouts'"
 pin=()
 if [[ -n $cpu ]]; then
   [[ $cpu =~ ^[0-9]+$ ]] || die "--cpu takes a CPU number, not '$cpu'"
@@ -141,7 +151,16 @@ static std::vector<double> states(int in) {
     }
   return s;
 }
+static void run(int argc, char** argv);
 int main(int argc, char** argv) {
+  // This layout's shift of the stack: the kernels' frames (their arrays s and w) start at
+  // another address modulo 4096 (see --layouts).
+  volatile char* shift = static_cast<char*>(__builtin_alloca(AB_STACK_SHIFT + 1));
+  shift[0] = 0;
+  run(argc, argv);
+  return shift[0];
+}
+static void run(int argc, char** argv) {
   for (const Entry& e : entries) {
     const std::vector<double> s = states(e.in);
     std::vector<double> oa(static_cast<std::size_t>(e.out)), ob(oa.size());
@@ -174,26 +193,48 @@ int main(int argc, char** argv) {
 }
 EOF
 } >"$work/ab_main.cpp"
-# shellcheck disable=SC2086
-g++ -std=c++20 -O2 $cxxflags "$work/ab_main.cpp" "$work"/a/*.o "$work"/b/*.o -lbenchmark -lpthread -o "$work/ab" ||
+# Layout k: the code after a padding of k/K of 4096 bytes (a multiple of 64: another cache
+# set for every line), the forms in the order a, b for even k and b, a for odd k, the stack
+# shifted by another fraction of 4096. Layout 0 is the plain link.
+g++ -std=c++20 -O2 $cxxflags -c "$work/ab_main.cpp" -o "$work/ab_main_0.o" -DAB_STACK_SHIFT=0 ||
   die "building the harness failed"
+for ((k = 0; k < layouts; ++k)); do
+  pad=$((k * 4096 / layouts / 64 * 64)) stack=$(((k * 2509) % 4096 / 16 * 16))
+  ((k == 0)) || g++ -std=c++20 -O2 $cxxflags -c "$work/ab_main.cpp" -o "$work/ab_main_$k.o" \
+    -DAB_STACK_SHIFT=$stack || die "building the harness failed"
+  printf '.section .note.GNU-stack,"",@progbits\n.section .text.ab_pad,"ax",@progbits\nab_pad_%d:\n.skip %d, 0xcc\n' \
+    "$k" "$((pad + 1))" >"$work/pad_$k.s"
+  objects=("$work"/a/*.o "$work"/b/*.o)
+  ((k % 2)) && objects=("$work"/b/*.o "$work"/a/*.o)
+  # shellcheck disable=SC2086
+  g++ -std=c++20 -O2 $cxxflags "$work/ab_main_$k.o" "$work/pad_$k.s" "${objects[@]}" -lbenchmark -lpthread \
+    -o "$work/ab_$k" || die "linking layout $k failed"
+done
 
-"${pin[@]}" "$work/ab" --benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true \
-  --benchmark_min_time="$min_time" --benchmark_report_aggregates_only=true \
-  --benchmark_format=json --benchmark_out="$work/ab.json" >"$work/ab.log" 2>&1 ||
-  { cat "$work/ab.log" >&2; die "the benchmark failed"; }
-grep '^check ' "$work/ab.log" >"$work/checks" || true
-python3 - "$work/ab.json" "$work/checks" <<'EOF'
-import json, sys
-runs = json.load(open(sys.argv[1]))["benchmarks"]
-# The medians over the repetitions; with one repetition Google Benchmark reports no aggregate.
-kept = [r for r in runs if r.get("aggregate_name") == "median"] or [r for r in runs if r.get("run_type") == "iteration"]
-median = {r["run_name"]: r["real_time"] for r in kept}
-unit = kept[0]["time_unit"]
-checks = {l.split(":")[0][6:]: l.split("B ")[-1].strip() for l in open(sys.argv[2])}
-print("| kernel | A (%s) | B (%s) | B / A | outputs apart |" % (unit, unit))
-print("|---|--:|--:|--:|--:|")
-for name in sorted({n.rsplit("/", 1)[0] for n in median}):
-    a, b = median[name + "/A"], median[name + "/B"]
-    print("| %s | %.1f | %.1f | %.3f | %s |" % (name, a, b, b / a, checks.get(name, "-")))
+for ((k = 0; k < layouts; ++k)); do
+  "${pin[@]}" "$work/ab_$k" --benchmark_repetitions="$repetitions" --benchmark_enable_random_interleaving=true \
+    --benchmark_min_time="$min_time" --benchmark_report_aggregates_only=true \
+    --benchmark_format=json --benchmark_out="$work/ab_$k.json" >"$work/ab_$k.log" 2>&1 ||
+    { cat "$work/ab_$k.log" >&2; die "the benchmark failed (layout $k)"; }
+done
+grep '^check ' "$work/ab_0.log" >"$work/checks" || true
+python3 - "$work/checks" "$work"/ab_*.json <<'EOF'
+import json, statistics, sys
+checks = {l.split(":")[0][6:]: l.split("B ")[-1].strip() for l in open(sys.argv[1])}
+layouts = []  # per layout: run name -> median time over the repetitions
+for path in sys.argv[2:]:
+    runs = json.load(open(path))["benchmarks"]
+    # With one repetition Google Benchmark reports no aggregate: the run itself.
+    kept = [r for r in runs if r.get("aggregate_name") == "median"] or [r for r in runs if r.get("run_type") == "iteration"]
+    layouts.append({r["run_name"]: r["real_time"] for r in kept})
+    unit = kept[0]["time_unit"]
+many = len(layouts) > 1
+print("| kernel | A (%s) | B (%s) | B / A | outputs apart |%s" % (unit, unit, " B / A over %d layouts |" % len(layouts) if many else ""))
+print("|---|--:|--:|--:|--:|%s" % ("--:|" if many else ""))
+for name in sorted({n.rsplit("/", 1)[0] for n in layouts[0]}):
+    a = [m[name + "/A"] for m in layouts]
+    b = [m[name + "/B"] for m in layouts]
+    r = [y / x for x, y in zip(a, b)]
+    row = "| %s | %.1f | %.1f | %.3f | %s |" % (name, statistics.median(a), statistics.median(b), statistics.median(r), checks.get(name, "-"))
+    print(row + (" %.3f - %.3f |" % (min(r), max(r)) if many else ""))
 EOF

@@ -2,8 +2,9 @@
 # ab_check.sh SOAC: benchmarks/ab.sh times two forms of the double pendulum's code against
 # each other. Its table must have one row per standard kernel, every time a positive number,
 # and -O2 against -O2 must give the same bits. Two forms that differ in what they compute
-# (gravity; form B built by clang++-16) must be told apart (run pinned to CPU 0), and bad
-# options must be refused with exit 2.
+# (gravity; form B built by clang++-16) must be told apart (run pinned to CPU 0); with
+# --layouts 3 the table gains B / A's range over the three binaries, which holds the row's
+# B / A; and bad options must be refused with exit 2.
 set -euo pipefail
 
 soac=${1:?usage: ab_check.sh SOAC}
@@ -11,6 +12,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ab=$here/../../benchmarks/ab.sh
 robot=$here/../../examples/robots/double_pendulum.urdf
 fail() { echo "ab_check: $*" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 out=$(SOAC=$soac "$ab" --cxxflags "" --repetitions 1 --min-time 0.01 -- --robot "$robot")
 echo "$out"
@@ -25,7 +28,23 @@ echo "$out"
 [[ $(grep -Ec '^\| [a-z_]+ \| [0-9]' <<<"$out") == 1 ]] || fail "--filter inverse_dynamics: expected its row alone"
 grep -Eq '^\| inverse_dynamics \|.*\| [1-9]\.[0-9]e[-+][0-9]+ \|$' <<<"$out" || fail "other gravity, yet the outputs agree"
 
+out=$(SOAC=$soac "$ab" --cxxflags "" --repetitions 1 --min-time 0.01 --filter mass_matrix --layouts 3 \
+  --keep "$work" -- --robot "$robot")
+echo "$out"
+grep -q '| B / A over 3 layouts |$' <<<"$out" || fail "--layouts 3: no range column"
+row=$(grep -E '^\| mass_matrix \|' <<<"$out") || fail "--layouts 3: no mass_matrix row"
+awk -F' *\\| *' '{split($7, r, " - "); if (!(r[1] + 0 > 0 && r[1] <= $5 && $5 <= r[2])) exit 1}' <<<"$row" ||
+  fail "--layouts 3: B / A ($row) outside its range"
+# The three binaries hold the kernels at three places modulo 4096, the forms swapped in the second.
+places=$(for k in 0 1 2; do nm "$work/ab_$k" | awk '$3 == "ab_a_mass_matrix" {print $1}'; done)
+[[ $(for p in $places; do echo $((16#$p % 4096)); done | sort -u | wc -l) == 3 ]] ||
+  fail "--layouts 3: the kernels not at three places modulo 4096 ($places)"
+a1=$(nm "$work/ab_1" | awk '$3 == "ab_a_mass_matrix" {print $1}')
+b1=$(nm "$work/ab_1" | awk '$3 == "ab_b_mass_matrix" {print $1}')
+((16#$b1 < 16#$a1)) || fail "--layouts 3: layout 1 does not link form B first"
+
 set +e
+SOAC=$soac "$ab" --layouts 0 -- --robot "$robot" 2>/dev/null; [[ $? == 2 ]] || fail "--layouts 0 not refused with exit 2"
 SOAC=$soac "$ab" --no-such-option -- --robot "$robot" 2>/dev/null; [[ $? == 2 ]] || fail "an unknown option not refused with exit 2"
 SOAC=$soac "$ab" --cxxflags "" 2>/dev/null; [[ $? == 2 ]] || fail "no soac arguments not refused with exit 2"
 SOAC=$soac "$ab" -- --robot "$robot.missing" 2>/dev/null; [[ $? == 2 ]] || fail "a missing robot not refused with exit 2"
