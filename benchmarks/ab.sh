@@ -8,7 +8,9 @@
 # Benchmark binary and runs every kernel of both forms with randomly interleaved repetitions
 # on the same random states. Prints one markdown row per kernel: the median time of A, of B,
 # and B / A, then the largest difference between the two forms' outputs (relative to 1 +
-# |A's entry|); with --layouts, the medians over the layouts and then B / A's range. The two forms differ by what the options say:
+# |A's entry|); with --layouts, the medians over the layouts and then B / A's range. Below
+# the table, the clock the run saw (GHz, before and after; x86-64): on a VM a virtual CPU's
+# clock moves with its host, and an absolute time means something only beside it. The two forms differ by what the options say:
 #   --a-soac PATH, --b-soac PATH  the soac binary of each form (old against new: default both
 #                                 $SOAC, else build/soac)
 #   --a-emit "ARGS", --b-emit "ARGS"  extra `soac emit` options of each form
@@ -121,6 +123,7 @@ nv=$(sed -n 's/^inline constexpr int nv = \([0-9]*\);/\1/p' "$work/a/ab_a.hpp")
   echo '// Written by benchmarks/ab.sh: both forms of every kernel, Google Benchmark.'
   echo '#include <benchmark/benchmark.h>'
   echo '#include <algorithm>'
+  echo '#include <chrono>'
   echo '#include <cmath>'
   echo '#include <cstdio>'
   echo '#include <random>'
@@ -151,13 +154,30 @@ static std::vector<double> states(int in) {
     }
   return s;
 }
+// The clock of the CPU running this process, in GHz: a chain of dependent integer additions
+// runs one a cycle. On a VM the same virtual CPU's clock changes with its host, so a time
+// in ns is read with the clock it ran at (docs/performance.md, "A/B").
+static double clock_ghz() {
+#if defined(__x86_64__)
+  constexpr long n = 200000000;
+  long x = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < n; ++i) asm volatile("add \$1, %0" : "+r"(x));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(n) / s * 1e-9;
+#else
+  return 0.0;
+#endif
+}
 static void run(int argc, char** argv);
 int main(int argc, char** argv) {
   // This layout's shift of the stack: the kernels' frames (their arrays s and w) start at
   // another address modulo 4096 (see --layouts).
   volatile char* shift = static_cast<char*>(__builtin_alloca(AB_STACK_SHIFT + 1));
   shift[0] = 0;
+  std::printf("clock before %.2f\n", clock_ghz());
   run(argc, argv);
+  std::printf("clock after %.2f\n", clock_ghz());
   return shift[0];
 }
 static void run(int argc, char** argv) {
@@ -218,11 +238,16 @@ for ((k = 0; k < layouts; ++k)); do
     { cat "$work/ab_$k.log" >&2; die "the benchmark failed (layout $k)"; }
 done
 grep '^check ' "$work/ab_0.log" >"$work/checks" || true
-python3 - "$work/checks" "$work"/ab_*.json <<'EOF'
+cat "$work"/ab_*.log | sed -n 's/^clock \(before\|after\) \([0-9.]*\)$/\1 \2/p' >"$work/clocks"
+python3 - "$work/checks" "$work/clocks" "$work"/ab_*.json <<'EOF'
 import json, statistics, sys
 checks = {l.split(":")[0][6:]: l.split("B ")[-1].strip() for l in open(sys.argv[1])}
+clocks = {"before": [], "after": []}
+for line in open(sys.argv[2]):
+    when, ghz = line.split()
+    clocks[when].append(float(ghz))
 layouts = []  # per layout: run name -> median time over the repetitions
-for path in sys.argv[2:]:
+for path in sys.argv[3:]:
     runs = json.load(open(path))["benchmarks"]
     # With one repetition Google Benchmark reports no aggregate: the run itself.
     kept = [r for r in runs if r.get("aggregate_name") == "median"] or [r for r in runs if r.get("run_type") == "iteration"]
@@ -237,4 +262,8 @@ for name in sorted({n.rsplit("/", 1)[0] for n in layouts[0]}):
     r = [y / x for x, y in zip(a, b)]
     row = "| %s | %.1f | %.1f | %.3f | %s |" % (name, statistics.median(a), statistics.median(b), statistics.median(r), checks.get(name, "-"))
     print(row + (" %.3f - %.3f |" % (min(r), max(r)) if many else ""))
+if clocks["before"] and min(clocks["before"] + clocks["after"]) > 0:
+    span = lambda v: "%.2f" % v[0] if len(v) == 1 else "%.2f-%.2f" % (min(v), max(v))
+    print("\nClock of the CPU it ran on (dependent additions, one a cycle): %s GHz before, %s GHz after." %
+          (span(clocks["before"]), span(clocks["after"])))
 EOF

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # ab_check.sh SOAC: benchmarks/ab.sh times two forms of the double pendulum's code against
 # each other. Its table must have one row per standard kernel, every time a positive number,
-# and -O2 against -O2 must give the same bits. Two forms that differ in what they compute
-# (gravity; form B built by clang++-16) must be told apart (run pinned to CPU 0); with
-# --layouts 3 the table gains B / A's range over the three binaries, which holds the row's
-# B / A; and bad options must be refused with exit 2.
+# and -O2 against -O2 must give the same bits, with the clock the run saw printed below it.
+# Two forms that differ in what they compute (gravity; form B built by clang++-16) must be
+# told apart (run pinned to CPU 0); with --layouts 3 the table gains B / A's range over the
+# three binaries, which holds the row's B / A; and bad options must be refused with exit 2.
 set -euo pipefail
 
 soac=${1:?usage: ab_check.sh SOAC}
@@ -21,6 +21,8 @@ for k in inverse_dynamics mass_matrix forward_dynamics mass_matrix_inverse jacob
   grep -Eq "^\| $k \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| 0\.0e\+00 \|$" <<<"$out" || fail "no row of identical forms for $k"
 done
 grep -Eq '\| 0\.0 \|' <<<"$out" && fail "a time of zero"
+grep -Eq '^Clock of the CPU it ran on \(dependent additions, one a cycle\): [1-9][0-9]*\.[0-9]{2} GHz before, [1-9][0-9]*\.[0-9]{2} GHz after\.$' <<<"$out" ||
+  fail "no clock line (or a clock under 1 GHz)"
 
 out=$(SOAC=$soac "$ab" --cxxflags "" --repetitions 1 --min-time 0.01 --filter inverse_dynamics --cpu 0 \
   --b-emit "--gravity 0,0,-1" --b-compiler clang++-16 -- --robot "$robot")
