@@ -10,7 +10,8 @@
 # and B / A, then the largest difference between the two forms' outputs (relative to 1 +
 # |A's entry|); with --layouts, the medians over the layouts and then B / A's range. Below
 # the table, the clock the run saw (GHz, before and after; x86-64): on a VM a virtual CPU's
-# clock moves with its host, and an absolute time means something only beside it. The two forms differ by what the options say:
+# clock moves with its host, and an absolute time means something only beside it. The two
+# forms differ by what the options say:
 #   --a-soac PATH, --b-soac PATH  the soac binary of each form (old against new: default both
 #                                 $SOAC, else build/soac)
 #   --a-emit "ARGS", --b-emit "ARGS"  extra `soac emit` options of each form
@@ -24,10 +25,10 @@
 #                                 stack at other addresses modulo 4096 (a padding before the
 #                                 kernels, the forms' order swapped every other time, a shift
 #                                 of the stack), and report per kernel the medians over the K
-#                                 binaries and the range of B / A (default 1). Where the linker
-#                                 puts identical code moved a kernel by up to 12%
-#                                 (docs/performance.md, "A/B"): a ratio that holds over layouts
-#                                 is the form's, not one binary's luck.
+#                                 binaries and the range of B / A (default 1). One binary's
+#                                 B / A of identical forms strayed by up to a third
+#                                 (docs/performance.md, "A/B", where the code lands): a ratio
+#                                 that holds over layouts is the form's, not one binary's luck.
 #   --keep DIR                    work in DIR and keep it (default: a temporary folder)
 #   --cpu N                       run the benchmark on CPU N alone (taskset): on a VM the
 #                                 virtual CPUs need not be alike (docs/performance.md, "A/B")
@@ -216,12 +217,11 @@ EOF
 # Layout k: the code after a padding of k/K of 4096 bytes (a multiple of 64: another cache
 # set for every line), the forms in the order a, b for even k and b, a for odd k, the stack
 # shifted by another fraction of 4096. Layout 0 is the plain link.
-g++ -std=c++20 -O2 $cxxflags -c "$work/ab_main.cpp" -o "$work/ab_main_0.o" -DAB_STACK_SHIFT=0 ||
-  die "building the harness failed"
 for ((k = 0; k < layouts; ++k)); do
   pad=$((k * 4096 / layouts / 64 * 64)) stack=$(((k * 2509) % 4096 / 16 * 16))
-  ((k == 0)) || g++ -std=c++20 -O2 $cxxflags -c "$work/ab_main.cpp" -o "$work/ab_main_$k.o" \
-    -DAB_STACK_SHIFT=$stack || die "building the harness failed"
+  # shellcheck disable=SC2086
+  g++ -std=c++20 -O2 $cxxflags -c "$work/ab_main.cpp" -o "$work/ab_main_$k.o" -DAB_STACK_SHIFT=$stack ||
+    die "building the harness failed"
   printf '.section .note.GNU-stack,"",@progbits\n.section .text.ab_pad,"ax",@progbits\nab_pad_%d:\n.skip %d, 0xcc\n' \
     "$k" "$((pad + 1))" >"$work/pad_$k.s"
   objects=("$work"/a/*.o "$work"/b/*.o)

@@ -92,15 +92,28 @@ inline std::string ns(double v) {
 // frame moved talos_reduced's calM^-1 by up to 65% from one placement to another
 // (docs/performance.md). A figure is the mean over placements, not one placement's luck.
 inline constexpr int kPlacements = 16;
+
+// The kPlacements output places, 256 bytes apart from a 4096-byte boundary.
+class OutputPlaces {
+public:
+  explicit OutputPlaces(int output_size)
+      : buffer_(static_cast<std::size_t>(output_size) + kPlacements * kApart + 4096 / sizeof(double)),
+        first_((4096 - reinterpret_cast<std::uintptr_t>(buffer_.data()) % 4096) % 4096 / sizeof(double)) {}
+  double* at(int place) { return buffer_.data() + first_ + static_cast<std::size_t>(place) * kApart; }
+
+private:
+  static constexpr std::size_t kApart = 256 / sizeof(double);
+  std::vector<double> buffer_;
+  std::size_t first_;
+};
+
 template <class Call>
 void add_benchmark(const std::string& name, int states, int output_size, Call call) {
   benchmark::RegisterBenchmark(name.c_str(), [states, output_size, call](benchmark::State& state) {
-    constexpr std::size_t apart = 256 / sizeof(double);
-    std::vector<double> buffer(static_cast<std::size_t>(output_size) + kPlacements * apart + 4096 / sizeof(double));
-    const std::size_t aligned = (4096 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 4096) % 4096 / sizeof(double);
+    OutputPlaces places(output_size);
     int s = 0, place = 0;
     for (auto _ : state) {
-      double* out = buffer.data() + aligned + static_cast<std::size_t>(place) * apart;
+      double* out = places.at(place);
       call(s, out);
       benchmark::DoNotOptimize(out);
       benchmark::ClobberMemory();  // the outputs are written: no call is dead
@@ -113,21 +126,19 @@ void add_benchmark(const std::string& name, int states, int output_size, Call ca
 // Registers a paired benchmark: one iteration runs `a` on every state in turn, then `b` on
 // every state, each pass timed on the steady clock, and keeps the ratio of b's time to a's.
 // Its counter kRatioCounter is the median of those ratios (Collector::ratio). Two separate
-// benchmarks compare times taken seconds or minutes apart, and on a VM whose virtual CPUs
-// change speed with their host (docs/performance.md, "A/B") the ratio of two such medians
-// moved by a third from run to run; passes a fraction of a millisecond apart see the same
-// CPU. The outputs go where add_benchmark puts them, placement after placement.
+// benchmarks compare times taken seconds or minutes apart, on a VM whose virtual CPUs change
+// clock with their host (docs/performance.md, "A/B"); passes a fraction of a millisecond
+// apart run at the same clock, so what moves the ratio is the two codes' own times. The
+// outputs go where add_benchmark puts them, placement after placement.
 template <class CallA, class CallB>
 void add_paired_benchmark(const std::string& name, int states, int output_size, CallA a, CallB b) {
   benchmark::RegisterBenchmark(name.c_str(), [states, output_size, a, b](benchmark::State& state) {
-    constexpr std::size_t apart = 256 / sizeof(double);
-    std::vector<double> buffer(static_cast<std::size_t>(output_size) + kPlacements * apart + 4096 / sizeof(double));
-    const std::size_t aligned = (4096 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 4096) % 4096 / sizeof(double);
+    OutputPlaces places(output_size);
     std::vector<double> ratios;
     int place = 0;
     using clock = std::chrono::steady_clock;
     for (auto _ : state) {
-      double* out = buffer.data() + aligned + static_cast<std::size_t>(place) * apart;
+      double* out = places.at(place);
       const auto t0 = clock::now();
       for (int s = 0; s < states; ++s) {
         a(s, out);
