@@ -18,7 +18,15 @@ struct Factored {
   int key;  // the shared factor (a node, or kOne for a literal term)
   int x;    // the lane's factor (a node, or kOne)
   bool sub;
+  int occurrence = 0;  // how many of the lane's terms before this one share its factor
 };
+
+// A step of a group: a shared factor and its occurrence. A lane may have a factor twice
+// (-calM^-1 d tau where two of d tau's entries are the same value: in the base's frame, a
+// hip joint whose axis and origin are those of one of the free-flyer's directions): the
+// lanes' first uses of it are one step, their second uses another.
+using StepKey = std::pair<int, int>;
+StepKey key_of(const Factored& fa) { return {fa.key, fa.occurrence}; }
 
 // One group of `width` roots, or none.
 bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::vector<int>& links_out,
@@ -75,55 +83,54 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
       }
       lane[l].push_back(fa);
     }
-    std::vector<int> keys;
-    for (const Factored& fa : lane[l]) keys.push_back(fa.key);
-    std::sort(keys.begin(), keys.end());
-    if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) return false;  // a factor twice in one lane
+    std::map<int, int> uses_of;
+    for (Factored& fa : lane[l]) fa.occurrence = uses_of[fa.key]++;
   }
   // Every lane shares at least half its terms' factors with another lane: a lane that
   // shares little (the last row of one column beside the first rows of the next) would
   // pass the count of terms a step below on its partners' sharing and shift every later
   // group off its column's rows.
-  std::map<int, int> lanes_at;  // key -> the lanes with a term at it
+  std::map<StepKey, int> lanes_at;  // key -> the lanes with a term at it
   for (int l = 0; l < width; ++l)
-    for (const Factored& fa : lane[l]) ++lanes_at[fa.key];
+    for (const Factored& fa : lane[l]) ++lanes_at[key_of(fa)];
   for (int l = 0; l < width; ++l) {
     int shared = 0;
-    for (const Factored& fa : lane[l]) shared += lanes_at[fa.key] >= 2 ? 1 : 0;
+    for (const Factored& fa : lane[l]) shared += lanes_at[key_of(fa)] >= 2 ? 1 : 0;
     if (2 * shared < static_cast<int>(lane[l].size())) return false;
   }
   // One order of the steps that every lane's order respects (Kahn's algorithm; among the
   // ready keys the one earliest in the lanes, so a plan is deterministic).
-  std::map<int, std::pair<int, int>> rank;  // key -> (position, lane) of its first mention
-  std::map<int, std::vector<int>> next;
-  std::map<int, int> before;
+  std::map<StepKey, std::pair<int, int>> rank;  // key -> (position, lane) of its first mention
+  std::map<StepKey, std::vector<StepKey>> next;
+  std::map<StepKey, int> before;
   for (int l = 0; l < width; ++l)
     for (std::size_t k = 0; k < lane[l].size(); ++k) {
-      const int key = lane[l][k].key;
+      const StepKey key = key_of(lane[l][k]);
       const std::pair<int, int> r{static_cast<int>(k), l};
       auto [it, fresh] = rank.emplace(key, r);
       if (!fresh) it->second = std::min(it->second, r);
       before.emplace(key, 0);
       // t(k-1) before t(k), except between the first two of a pair; both come before t3.
       if (k > 0 && !(pair[l] && k == 1)) {
-        next[lane[l][k - 1].key].push_back(key);
+        next[key_of(lane[l][k - 1])].push_back(key);
         ++before[key];
       }
       if (pair[l] && k == 2) {
-        next[lane[l][0].key].push_back(key);
+        next[key_of(lane[l][0])].push_back(key);
         ++before[key];
       }
     }
-  std::vector<int> order;
-  std::vector<int> ready;
+  std::vector<StepKey> order;
+  std::vector<StepKey> ready;
   for (const auto& [key, n] : before)
     if (n == 0) ready.push_back(key);
   while (!ready.empty()) {
-    const auto best = std::min_element(ready.begin(), ready.end(), [&](int a, int b) { return rank[a] < rank[b]; });
-    const int key = *best;
+    const auto best = std::min_element(ready.begin(), ready.end(),
+                                       [&](const StepKey& a, const StepKey& b) { return rank[a] < rank[b]; });
+    const StepKey key = *best;
     ready.erase(best);
     order.push_back(key);
-    for (int m : next[key])
+    for (const StepKey& m : next[key])
       if (--before[m] == 0) ready.push_back(m);
   }
   if (order.size() != before.size()) return false;  // the lanes disagree on the order
@@ -137,16 +144,16 @@ bool plan_group(const Facts& f, const int* roots, int width, LaneGroup& g, std::
   g.width = width;
   g.negate = negated(roots[0]);
   for (int l = 0; l < width; ++l) g.root[l] = roots[l];
-  std::map<int, int> step_of;
-  for (int key : order) {
+  std::map<StepKey, int> step_of;
+  for (const StepKey& key : order) {
     step_of[key] = static_cast<int>(g.steps.size());
-    g.steps.push_back(LaneStep{key, {}});
+    g.steps.push_back(LaneStep{key.first, {}});
   }
   for (int l = 0; l < width; ++l) {
-    if (pair[l] && step_of[lane[l][1].key] < step_of[lane[l][0].key]) std::swap(lane[l][0], lane[l][1]);
+    if (pair[l] && step_of[key_of(lane[l][1])] < step_of[key_of(lane[l][0])]) std::swap(lane[l][0], lane[l][1]);
     for (std::size_t k = 0; k < lane[l].size(); ++k) {
       const Factored& fa = lane[l][k];
-      g.steps[step_of[fa.key]].lane[l] = LaneTerm{fa.x, fa.sub, k == 0};
+      g.steps[step_of[key_of(fa)]].lane[l] = LaneTerm{fa.x, fa.sub, k == 0};
     }
   }
   return true;

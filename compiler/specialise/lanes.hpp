@@ -18,7 +18,8 @@
 //       ((t1 (+|-) t2) (+|-) t3) ...    of Add and Sub nodes used once each,
 //   every term t a product x * s or a value s (then x = 1.0). Terms are aligned across
 //   lanes by their shared factor s: step k of the group multiplies the lanes' factors
-//   x[l] (a vector) by its one s (a broadcast). A lane without a term at step k keeps its
+//   x[l] (a vector) by its one s (a broadcast); a lane with s twice has it at two steps,
+//   its first use at one and its second at another. A lane without a term at step k keeps its
 //   value (a blend); a lane's first term starts it. So each lane performs exactly its
 //   root's operations, in their order (a chain starting t1 + t2 or t1 - t2 may take those
 //   two in either order, a subtracted first term starting the lane at -t2): the same bits

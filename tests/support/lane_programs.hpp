@@ -105,11 +105,16 @@ inline specialise::ScalarProgram negated_product(std::mt19937_64& rng, int rows,
 // the terms in j's order, each column skipping some j, term j's sign that of its row and j
 // times that of j and its column (calM^-1's and d tau's negations), a subtracted first term
 // the negation -x s. A column's rows line up term by term, with their own signs
-// (lanes.hpp: columns).
-inline specialise::ScalarProgram signed_product(std::mt19937_64& rng, int rows, int inner, int cols) {
+// (lanes.hpp: columns). With `repeated`, the last j's factor s(j, d) is s(0, d), the same
+// node: two entries of d tau that are one value (lanes.cpp), a factor twice in every row's
+// chain.
+inline specialise::ScalarProgram signed_product(std::mt19937_64& rng, int rows, int inner, int cols,
+                                                bool repeated = false) {
   ScalarBuilder b(rows * inner + inner * cols);
   std::uniform_int_distribution<int> percent(0, 99);
-  const auto [x, s] = product_factors(b, rows, inner, cols);
+  auto [x, s] = product_factors(b, rows, inner, cols);
+  if (repeated)
+    for (int d = 0; d < cols; ++d) s[(inner - 1) * cols + d] = s[d];
   std::vector<char> row_sign(rows * inner);
   for (char& sign : row_sign) sign = percent(rng) < 30;
   std::vector<int> out;
@@ -117,7 +122,8 @@ inline specialise::ScalarProgram signed_product(std::mt19937_64& rng, int rows, 
     std::vector<int> js;
     std::vector<char> column_sign;
     for (int j = 0; j < inner; ++j)
-      if (js.empty() || percent(rng) < 70) js.push_back(j), column_sign.push_back(percent(rng) < 40);
+      if (js.empty() || (repeated && j == inner - 1) || percent(rng) < 70)
+        js.push_back(j), column_sign.push_back(percent(rng) < 40);
     for (int r = 0; r < rows; ++r) {
       int acc = -1;
       for (std::size_t k = 0; k < js.size(); ++k) {

@@ -7,6 +7,7 @@
 // Built only with the LLVM back-end; without it tests/CMakeLists.txt registers one skipped test.
 // The lane statistics of talos_full's kernels are a benchmark: benchmarks/lanes_main.cpp.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -342,6 +343,21 @@ TEST_CASE("a product's columns, each row sharing every term's factor, are one pr
     CHECK(cols.columns.size() == 6);
     check_columns(p, whole, cols, random_vector(rng, p.input_count));
     CHECK(specialise::lane_columns(specialise::plan_lanes(p, 4, false), p, 8).rows == 12);
+  }
+  // A factor twice in each row's chain (two of d tau's entries one value): its first and
+  // its second use are two steps, and the columns stay whole.
+  for (int trial = 0; trial < 4; ++trial) {
+    const ScalarProgram p = test::signed_product(rng, 12, 7, 6, true);
+    const specialise::LanePlan plan = specialise::plan_lanes(p, 4);
+    const auto products = std::count_if(p.nodes.begin(), p.nodes.end(), [](const specialise::ScalarNode& n) {
+      return n.op == specialise::ScalarOp::Mul;
+    });
+    CHECK(plan.terms == products);  // every term in a group
+    const specialise::LaneColumns cols = specialise::lane_columns(plan, p, 8);
+    CHECK(cols.rows == 12);
+    CHECK(cols.columns.size() == 6);
+    check_plan(p, plan, random_vector(rng, p.input_count));
+    check_columns(p, plan, cols, random_vector(rng, p.input_count));
   }
   // A Gram matrix's entries are stored twice (both triangles): no column.
   const ScalarProgram gram = test::gram_like(rng, 12, 7);
