@@ -22,9 +22,9 @@ struct Factored {
 };
 
 // A step of a group: a shared factor and its occurrence. A lane may have a factor twice
-// (-calM^-1 d tau where two of d tau's entries are the same value: in the base's frame, a
-// hip joint whose axis and origin are those of one of the free-flyer's directions): the
-// lanes' first uses of it are one step, their second uses another.
+// (-calM^-1 d tau where two of d tau's entries are one value, as when two joints' columns are
+// the same vector: docs/performance.md, "The reference frame"): the lanes' first uses of it
+// are one step, their second uses another.
 using StepKey = std::pair<int, int>;
 StepKey key_of(const Factored& fa) { return {fa.key, fa.occurrence}; }
 

@@ -31,7 +31,6 @@
 //   acceleration [0; -g], quaternions normalised as the executor's joint_transform does.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -120,21 +119,24 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
   };
   std::vector<Body> B(static_cast<std::size_t>(n));
   const SVec<S> none = svec_zero<S>(6);
-  SVec<S> base_a = spatial(v3_zero<S>(), -r.gravity);  // the roots' base acceleration [0; -g]
   // The reference frame. With one root that is not a free-flyer, it is the root body's frame
   // where the root is now, an inertial frame like the world's (the recursion holds in any):
   // the root's pose is the identity, its joint's columns constant, each pose below it one
   // rotation shorter, and only gravity is turned into it (a Panda's first joint turns about
   // gravity, so its angle drops out). On a free-flyer the world frame stays: the base's
   // rotation makes every body's quantities dense and alike, which the generated C++ computes
-  // four bodies at a time (packs of bodies); in the base's frame the limbs' top bodies are
-  // sparse and their constants' signs differ, fewer steps are alike, and talos_reduced's
-  // derivatives ran slower with 18% fewer operations (docs/performance.md, "Derivatives").
-  const int roots =
-      static_cast<int>(std::count_if(r.bodies.begin(), r.bodies.end(), [](const auto& b) { return b.parent < 0; }));
-  const auto root_frame = [&](const BodyConstants<S>& b) {
-    return b.parent < 0 && roots == 1 && b.joint != JointKind::Free;
+  // four bodies at a time; in the base's frame fewer steps are alike and the kernel ran slower
+  // (docs/performance.md, "The reference frame").
+  int roots = 0, root = -1;
+  for (int k = 0; k < n; ++k)
+    if (r.bodies[static_cast<std::size_t>(k)].parent < 0) ++roots, root = k;
+  const bool in_root_frame = roots == 1 && r.bodies[static_cast<std::size_t>(root)].joint != JointKind::Free;
+  const auto gravity_here = [&] {
+    const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(root)];
+    return mul_t(joint_transform(b, q + b.q_offset).R, r.gravity);
   };
+  const V3<S> gravity = in_root_frame ? gravity_here() : r.gravity;
+  const SVec<S> base_a = spatial(v3_zero<S>(), -gravity);  // the roots' base acceleration [0; -g]
 
   // Outward: poses, H* columns, velocities, accelerations (001 eq. 23's alpha in the world
   // frame) and the bodies' own inertia, momentum and force.
@@ -145,10 +147,9 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
     const Transform<S> X = joint_transform(b, q + b.q_offset);
     const bool root = b.parent < 0;
     const Body* parent = root ? nullptr : &B[static_cast<std::size_t>(b.parent)];
-    if (root_frame(b)) {
+    if (root && in_root_frame) {
       x.R = m3_identity<S>();
       x.p = v3_zero<S>();
-      base_a = spatial(v3_zero<S>(), -mul_t(X.R, r.gravity));  // gravity in the root's frame
     } else {
       x.R = root ? X.R : mul(parent->R, X.R);
       x.p = root ? X.l : parent->p + mul(parent->R, X.l);
