@@ -25,7 +25,12 @@ Expr make(Op op, std::string name, double coef, std::vector<Expr> kids, Span spa
   std::size_t h = std::hash<int>{}(static_cast<int>(op));
   h = mix(h, std::hash<std::string>{}(n->name));
   h = mix(h, std::hash<double>{}(n->coef));
-  for (const auto& k : n->kids) h = mix(h, k.hash());
+  if (op == Op::Symbol) n->symbols = std::uint64_t{1} << (std::hash<std::string>{}(n->name) % 64);
+  for (const auto& k : n->kids) {
+    h = mix(h, k.hash());
+    n->size += k.get()->size;
+    n->symbols |= k.get()->symbols;
+  }
   n->hash = h;
   return Expr(std::move(n));
 }
@@ -145,11 +150,7 @@ Expr with_span(const Expr& e, Span span) {
   return make(e.op(), e.name(), e.coef(), std::move(kids), span);
 }
 
-std::size_t node_count(const Expr& e) {
-  std::size_t n = 1;
-  for (const auto& k : e.kids()) n += node_count(k);
-  return n;
-}
+std::size_t node_count(const Expr& e) { return e.get()->size; }
 
 bool mentions(const Expr& e, std::string_view name) {
   if (e.is_symbol(name)) return true;

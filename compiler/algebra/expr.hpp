@@ -16,6 +16,7 @@
 // - Symbol names are canonical vocabulary names (see vocabulary.hpp), never aliases.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -90,6 +91,16 @@ struct Node {
   std::vector<Expr> kids;
   Span span;
   std::size_t hash = 0;
+  std::size_t size = 1;  // nodes in this tree (node_count)
+  // The symbols in this tree as a 64-bit set of their names' hashes (a Bloom filter): a
+  // tree holds every symbol of another only if its set holds the other's. Pattern matching
+  // skips the subtrees that cannot hold a rule's left side.
+  std::uint64_t symbols = 0;
+  // Set by rewrite::normalize on the trees it returns: this node is in canonical form, so
+  // normalising it again would give an equal tree. A cache of a property of the node's
+  // structure, like `hash` (the search renormalises each candidate form, which shares all
+  // but the rewritten path with its parent form).
+  mutable std::atomic<bool> canonical{false};
 };
 
 struct ExprHash {
@@ -122,7 +133,7 @@ Expr copy(const Expr& e);
 // The same node with another span (used by the parser to widen spans over parentheses).
 Expr with_span(const Expr& e, Span span);
 
-// Number of nodes; a cheap size measure for termination arguments.
+// Number of nodes (kept in the node); a cheap size measure for termination arguments.
 std::size_t node_count(const Expr& e);
 
 // A sum read as s I + (the other terms), as the substitution (s I + X)^-1 needs it: s sums

@@ -83,6 +83,8 @@ void match_factors(const Expr& e, const std::vector<std::size_t>& path, const Ex
 // Pre-order walk; `want` is the pattern's terms when it is a sum (or a scaled sum).
 void walk(const Expr& e, std::vector<std::size_t>& path, const Expr& pattern, const std::vector<Term>& want,
           std::vector<Site>& out) {
+  const std::uint64_t need = pattern.get()->symbols;
+  if ((e.get()->symbols & need) != need) return;  // a symbol of the pattern is not in e
   if (!want.empty()) {
     if (e.is(Op::Sum)) match_sum(e, path, want, out);
   } else if (pattern.is(Op::Product)) {

@@ -174,7 +174,18 @@ Expr add(std::vector<Expr> terms) {
   return scl(factor, ir::sum(std::move(out)));
 }
 
+Expr norm_node(const Expr& e);
+
+// Each result is marked canonical, and a marked tree is returned as it is: a candidate form
+// of the search is its parent form with one path rewritten, so only that path is rebuilt.
 Expr norm(const Expr& e) {
+  if (e.get()->canonical.load(std::memory_order_relaxed)) return e;
+  Expr n = norm_node(e);
+  n.get()->canonical.store(true, std::memory_order_relaxed);
+  return n;
+}
+
+Expr norm_node(const Expr& e) {
   switch (e.op()) {
     case Op::Symbol:
     case Op::Identity:

@@ -68,17 +68,25 @@ struct Context {
   const Options* options = nullptr;
 };
 
-Step make_step(const State& parent, const State& child) {
+// A step rewriting `before` at `site`. Printers mark the site by its node, and forms share
+// nodes (normalize returns canonical subtrees as they are, a rule's right side is placed
+// as it is), so `before` is a copy in which every node has one place.
+Step step_at(std::string rule, std::string citation, const Expr& before, const Site& site, Expr after) {
   Step s;
-  s.rule = child.rule;
-  s.citation = child.citation;
-  s.before = parent.expr;
-  s.after = child.expr;
-  s.site_in_before = node_at(parent.expr, child.site.path).get();
-  if (child.site.kind == Site::Kind::Factors) {
-    s.begin = child.site.begin;
-    s.end = child.site.end;
+  s.rule = std::move(rule);
+  s.citation = std::move(citation);
+  s.before = ir::copy(before);
+  s.after = std::move(after);
+  s.site_in_before = node_at(s.before, site.path).get();
+  if (site.kind == Site::Kind::Factors) {
+    s.begin = site.begin;
+    s.end = site.end;
   }
+  return s;
+}
+
+Step make_step(const State& parent, const State& child) {
+  Step s = step_at(child.rule, child.citation, parent.expr, child.site, child.expr);
   s.cost_after = child.cost;
   return s;
 }
@@ -271,16 +279,7 @@ Derivation derive(const Expr& input, const std::vector<Rule>& rules, const Optio
       throw UserError(fmt::format("--via {}: the rule ({} = ...) does not apply to {}", name, ir::print((*it)->lhs),
                                   ir::print(current)));
     const Site& site = sites.front();
-    Step s;
-    s.rule = (*it)->name;
-    s.citation = (*it)->citation;
-    s.before = current;
-    s.after = normalize(replace_at(current, site, (*it)->rhs));
-    s.site_in_before = node_at(current, site.path).get();
-    if (site.kind == Site::Kind::Factors) {
-      s.begin = site.begin;
-      s.end = site.end;
-    }
+    Step s = step_at((*it)->name, (*it)->citation, current, site, normalize(replace_at(current, site, (*it)->rhs)));
     current = s.after;
     current_cost = s.cost_after = cost(current, *options.definitions, cx.shape);
     d.steps.push_back(std::move(s));
