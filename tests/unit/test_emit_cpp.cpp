@@ -842,7 +842,8 @@ std::string code_line_with(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("the option --name sets namespace and C prefix: two variants of one robot link into one program", "[emit-cpp]") {
+TEST_CASE("the option --name sets namespace and C prefix: two variants of one robot link into one program",
+          "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const std::vector<int> tips_a = frames_named(panda, {"panda_hand"});
   const std::vector<int> tips_b = frames_named(panda, {"panda_leftfinger", "panda_rightfinger"});
