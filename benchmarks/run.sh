@@ -8,7 +8,8 @@
 #      soa_bench_loops (step loops against the same kernels written out) and
 #      soa_bench_derivatives (the derivative kernels against the plain ones, with LLVM);
 #   4. runs soa_jit_compile when the LLVM back-end is built (its compile time for all
-#      standard kernels of the Panda and the Talos robots, 5 repetitions);
+#      standard kernels of the Panda and the Talos robots, 5 repetitions), and
+#      soa_bench_derive (the rewriter's time, 3 repetitions);
 #   5. runs callgrind.sh (instructions per call and operation counts);
 #   6. runs build_cost.sh (the cost of compiling the generated C++ soac emit writes).
 # soa_bench's full console output is kept in BUILD_DIR/benchmarks/soa_bench.log.
@@ -31,7 +32,8 @@ if [[ ! -f $cache ]] || ! grep -q '^SOA_BUILD_BENCHMARKS:BOOL=ON$' "$cache" ||
   cmake -S "$source_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOA_BUILD_BENCHMARKS=ON \
     -DSOA_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" --target soa_bench soa_bench_constraints soa_bench_loops soa_callgrind soac -j "$jobs" >/dev/null
+cmake --build "$build" --target soa_bench soa_bench_constraints soa_bench_loops soa_bench_derive soa_callgrind soac \
+  -j "$jobs" >/dev/null
 if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then  # soa_bench_derivatives compiles through the JIT
   cmake --build "$build" --target soa_bench_derivatives -j "$jobs" >/dev/null
 fi
@@ -92,6 +94,18 @@ if [[ -x $jit_compile ]]; then
        END { for (i = 1; i <= n; ++i) { k = order[i]; printf "| %s | %s | %s | %s | %s | %s | %.2f |\n", k, count[k], shared[k], median[k], mean[k], cv[k], mcpu[k] } }' "$jlog"
   echo
 fi
+# 4b. the rewriter's time (soa_bench_derive: 3 repetitions).
+dlog=$build/benchmarks/soa_bench_derive.log
+"$build/benchmarks/soa_bench_derive" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true >"$dlog" 2>&1 ||
+  { cat "$dlog" >&2; exit 1; }
+echo "The rewriter's time, rewrite::derive with the built-in library (soa_bench_derive, 3 repetitions):"
+echo
+echo "| expression | median (ms) | steps |"
+echo "|---|--:|--:|"
+awk '/_median / { name = $1; sub(/^derive\//, "", name); sub(/_median$/, "", name)
+       for (i = 2; i <= NF; ++i) if ($i ~ /^steps=/) steps = substr($i, 7)
+       printf "| %s | %s | %s |\n", name, $2, steps }' "$dlog"
+echo
 "$here/callgrind.sh" "$build"
 echo
 "$here/build_cost.sh" "$build"
