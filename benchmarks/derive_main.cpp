@@ -61,9 +61,9 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static const pipeline::Library lib = pipeline::load_library();
   for (const Case& c : cases())
-    benchmark::RegisterBenchmark(("derive/" + c.name).c_str(),
-                                 [&c](benchmark::State& s) { derive_case(s, lib, c); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("derive/" + c.name).c_str(), [&c](benchmark::State& s) {
+      derive_case(s, lib, c);
+    })->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
