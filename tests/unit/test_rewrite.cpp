@@ -715,3 +715,43 @@ TEST_CASE("rewritten forms evaluate (dense) equal to their input on random trees
     }
   }
 }
+
+// The search renormalises each candidate form, its parent with one path rewritten, and
+// normalize() returns the subtrees it marked canonical as they are: that must give what
+// normalising the same form without marks gives.
+TEST_CASE("normalising a form that shares canonical subtrees equals normalising a fresh copy",
+          "[rewrite][normalize][random]") {
+  for (const auto& e : random_expressions(77, 40)) {
+    const ir::Expr n = rewrite::normalize(e);
+    CHECK(rewrite::normalize(n).get() == n.get());
+    CHECK(rewrite::normalize(ir::copy(e)) == n);
+    for (const Rule& r : library()) {
+      const std::vector<rewrite::Site> sites = rewrite::find_matches(n, r.lhs);
+      if (sites.empty()) continue;
+      const ir::Expr candidate = rewrite::replace_at(n, sites.front(), r.rhs);
+      INFO(ir::print(n) << " by " << r.name);
+      CHECK(rewrite::normalize(candidate) == rewrite::normalize(ir::copy(candidate)));
+    }
+  }
+}
+
+// Matching skips the subtrees whose set of symbols lacks one of the pattern's: every
+// subtree must still be found where it is.
+TEST_CASE("matching finds every subtree of a form at its place", "[rewrite][match][random]") {
+  for (const auto& e : random_expressions(78, 40)) {
+    const ir::Expr n = rewrite::normalize(e);
+    std::vector<std::vector<std::size_t>> paths{{}};
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const ir::Expr& node = rewrite::node_at(n, paths[i]);
+      for (std::size_t k = 0; k < node.kids().size(); ++k) {
+        paths.push_back(paths[i]);
+        paths.back().push_back(k);
+      }
+      const std::vector<rewrite::Site> sites = rewrite::find_matches(n, node);
+      INFO(ir::print(n) << " at the subtree " << ir::print(node));
+      CHECK(std::any_of(sites.begin(), sites.end(), [&](const rewrite::Site& s) {
+        return s.path.size() >= paths[i].size() && std::equal(paths[i].begin(), paths[i].end(), s.path.begin());
+      }));
+    }
+  }
+}
