@@ -23,9 +23,10 @@ Expr make(Op op, std::string name, double coef, std::vector<Expr> kids, Span spa
   n->kids = std::move(kids);
   n->span = span;
   std::size_t h = std::hash<int>{}(static_cast<int>(op));
-  h = mix(h, std::hash<std::string>{}(n->name));
+  const std::size_t name_hash = std::hash<std::string>{}(n->name);
+  h = mix(h, name_hash);
   h = mix(h, std::hash<double>{}(n->coef));
-  if (op == Op::Symbol) n->symbols = std::uint64_t{1} << (std::hash<std::string>{}(n->name) % 64);
+  if (op == Op::Symbol) n->symbols = std::uint64_t{1} << (name_hash % 64);
   for (const auto& k : n->kids) {
     h = mix(h, k.hash());
     n->size += k.get()->size;
