@@ -507,14 +507,14 @@ private:
         }
         if (!acc) {
           acc = product;  // a lane starting later takes its first product then
-          if (first_sub) acc = blend(acc, b.CreateFNeg(product), first_sub);
+          if (first_sub) acc = blend(acc, negate(b, product, w), first_sub);
           continue;
         }
         llvm::Value* next = acc;
         if (add) next = blend(next, b.CreateFAdd(acc, product), add);
         if (sub) next = blend(next, b.CreateFSub(acc, product), sub);
         if (first) next = blend(next, product, first);
-        if (first_sub) next = blend(next, b.CreateFNeg(product), first_sub);  // -x s, exact
+        if (first_sub) next = blend(next, negate(b, product, w), first_sub);  // -x s, exact
         acc = next;
       }
       if (g.negate) acc = negate(b, acc, w);
