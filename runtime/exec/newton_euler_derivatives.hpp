@@ -127,12 +127,12 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
   // rotation makes every body's quantities dense and alike, which the generated C++ computes
   // four bodies at a time; in the base's frame fewer steps are alike and the kernel ran slower
   // (docs/performance.md, "The reference frame").
-  int roots = 0, root = -1;
+  int roots = 0, the_root = -1;
   for (int k = 0; k < n; ++k)
-    if (r.bodies[static_cast<std::size_t>(k)].parent < 0) ++roots, root = k;
-  const bool in_root_frame = roots == 1 && r.bodies[static_cast<std::size_t>(root)].joint != JointKind::Free;
+    if (r.bodies[static_cast<std::size_t>(k)].parent < 0) ++roots, the_root = k;
+  const bool in_root_frame = roots == 1 && r.bodies[static_cast<std::size_t>(the_root)].joint != JointKind::Free;
   const auto gravity_here = [&] {
-    const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(root)];
+    const BodyConstants<S>& b = r.bodies[static_cast<std::size_t>(the_root)];
     return mul_t(joint_transform(b, q + b.q_offset).R, r.gravity);
   };
   const V3<S> gravity = in_root_frame ? gravity_here() : r.gravity;
@@ -145,17 +145,17 @@ void newton_euler_derivatives(const RobotConstants<S>& r, const S* q, const S* q
     Body& x = B[static_cast<std::size_t>(k)];
     label(k, "world-frame pose, joint columns, velocity and acceleration");
     const Transform<S> X = joint_transform(b, q + b.q_offset);
-    const bool root = b.parent < 0;
-    const Body* parent = root ? nullptr : &B[static_cast<std::size_t>(b.parent)];
-    if (root && in_root_frame) {
+    const bool is_root = b.parent < 0;
+    const Body* parent = is_root ? nullptr : &B[static_cast<std::size_t>(b.parent)];
+    if (is_root && in_root_frame) {
       x.R = m3_identity<S>();
       x.p = v3_zero<S>();
     } else {
-      x.R = root ? X.R : mul(parent->R, X.R);
-      x.p = root ? X.l : parent->p + mul(parent->R, X.l);
+      x.R = is_root ? X.R : mul(parent->R, X.R);
+      x.p = is_root ? X.l : parent->p + mul(parent->R, X.l);
     }
-    const SVec<S>& Vp = root ? none : parent->V;
-    const SVec<S>& ap = root ? base_a : parent->a;
+    const SVec<S>& Vp = is_root ? none : parent->V;
+    const SVec<S>& ap = is_root ? base_a : parent->a;
     SVec<S> rate = none, accel = none;  // H* qd and H* qdd
     for (int c = 0; c < b.nv; ++c) {
       SVec<S> e = svec_zero<S>(b.nv);
