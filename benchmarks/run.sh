@@ -42,38 +42,33 @@ if grep -q '^SOA_WITH_LLVM:BOOL=ON$' "$cache"; then
   cmake --build "$build" --target soa_jit_compile -j "$jobs" >/dev/null
 fi
 
-log=$build/benchmarks/soa_bench.log
+# table NAME CHECKS [ARGS...]: benchmark NAME with the 5 randomly interleaved repetitions
+# every table here takes (and ARGS), its output kept in BUILD_DIR/benchmarks/NAME.log; prints
+# its check lines (CHECKS = checks) and its markdown table.
+table() {
+  local name=$1 checks=$2 log=$build/benchmarks/$1.log
+  shift 2
+  "$build/benchmarks/$name" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true "$@" \
+    >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+  if [[ $checks == checks ]]; then
+    grep '^check ' "$log" | sed 's/^/    /'
+    echo
+  fi
+  sed -n "/^<!-- $name table -->\$/,\$p" "$log" | tail -n +2
+  echo
+}
 echo "# soac benchmarks"
 echo
 echo "$(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), g++ $(g++ -dumpfullversion)."
 echo
-"$build/benchmarks/soa_bench" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-  --benchmark_min_time=0.2 >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
-grep '^check ' "$log" | sed 's/^/    /'
-echo
-sed -n '/^<!-- soa_bench table -->$/,$p' "$log" | tail -n +2
-echo
+table soa_bench checks --benchmark_min_time=0.2
 # 3b. constrained forward dynamics (soa_bench_constraints, the same repetitions).
-clog=$build/benchmarks/soa_bench_constraints.log
-"$build/benchmarks/soa_bench_constraints" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-  --benchmark_min_time=0.2 >"$clog" 2>&1 || { cat "$clog" >&2; exit 1; }
-grep '^check ' "$clog" | sed 's/^/    /'
-echo
-sed -n '/^<!-- soa_bench_constraints table -->$/,$p' "$clog" | tail -n +2
-echo
+table soa_bench_constraints checks --benchmark_min_time=0.2
 # 3b'. step loops against the same kernels written out (soa_bench_loops).
-llog=$build/benchmarks/soa_bench_loops.log
-"$build/benchmarks/soa_bench_loops" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-  --benchmark_min_time=0.2 >"$llog" 2>&1 || { cat "$llog" >&2; exit 1; }
-sed -n '/^<!-- soa_bench_loops table -->$/,$p' "$llog" | tail -n +2
-echo
+table soa_bench_loops - --benchmark_min_time=0.2
 # 3c. the derivative kernels (soa_bench_derivatives, with LLVM only).
 if [[ -x $build/benchmarks/soa_bench_derivatives ]]; then
-  dlog=$build/benchmarks/soa_bench_derivatives.log
-  "$build/benchmarks/soa_bench_derivatives" --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
-    >"$dlog" 2>&1 || { cat "$dlog" >&2; exit 1; }
-  sed -n '/^<!-- soa_bench_derivatives table -->$/,$p' "$dlog" | tail -n +2
-  echo
+  table soa_bench_derivatives -
 fi
 if [[ -x $jit_compile ]]; then
   # 4. the JIT's compile time for all standard kernels (soa_jit_compile: 5 repetitions).
