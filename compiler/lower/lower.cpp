@@ -112,6 +112,14 @@ std::string joined_labels(const std::vector<Value>& parts) {
 
 std::optional<std::pair<Expr, Expr>> gram_form(const Expr& x, const ir::Definitions& defs);
 
+// A Gram form's weight c D^-1: {c, true} (split by D's factors, Lowerer::gram_columns).
+std::pair<double, bool> split_weight(const Expr& weight) {
+  const bool scaled = weight.is(Op::Scale);
+  const Expr& w = scaled ? weight.kid(0) : weight;
+  const bool dinv = w.is(Op::Inverse) && w.kid(0).is(Op::Symbol) && w.kid(0).info()->id == ir::Sym::D;
+  return {scaled ? weight.coef() : 1.0, dinv};
+}
+
 class Lowerer {
 public:
   Lowerer(const ir::Algebra& algebra, const LowerOptions& o) : algebra_(algebra), opt_(o) { q_ = input("q"); }
@@ -197,8 +205,7 @@ public:
   // and W A e_j; then out(i,j) = (A e_i) . (W A e_j).
   exec::SweepProgram gram_program(const Expr& half, const Expr& weight, Space cols, std::string source) {
     const int unit = fresh(cols, "e");
-    const int a = output_var(apply(half, {exec::var(unit, cols), ""}), "y");
-    const int wa = output_var(apply(weight, {exec::var(a, vars_[a].space), ""}), "w");
+    const auto [a, wa] = gram_columns(half, weight, unit, cols, "y", "w");
     no_solves(source);
     Schedule s = schedule(stmts_, static_cast<int>(vars_.size()), {a, wa}, unit);
     exec::SweepProgram p = program(std::move(source));
@@ -206,6 +213,23 @@ public:
     p.loops = std::move(s.loops);
     p.columns = exec::Columns{cols, unit, std::move(s.column_loops), a, exec::Fill::Gram, wa};
     return p;
+  }
+
+  // A Gram form's two vars per column j: A e_j and W A e_j. A weight c D^-1 is split by D's
+  // factors, D = L_D Delta_D L_D* per body (the sweep IR's blocks L_D^-1, Delta_D^-1): the
+  // column becomes L_D^-1 A e_j and its partner c Delta_D^-1 L_D^-1 A e_j, whose dot products
+  // are the same entries, (A e_i)* D^-1 (A e_j). A free-flyer's 6 x 6 block then costs each
+  // column a triangular solve (30 operations) and 6 products, not a 6 x 6 product (66).
+  std::pair<int, int> gram_columns(const Expr& half, const Expr& weight, int unit, Space cols, const char* a_name,
+                                   const char* wa_name) {
+    const Value column = apply(half, {exec::var(unit, cols), ""});
+    if (const auto [c, split] = split_weight(weight); split) {
+      const int a = output_var(block(Block::LDinv, column), a_name);
+      const Value wa = block(Block::DeltaInv, {exec::var(a, vars_[a].space), ""});
+      return {a, output_var(c == 1.0 ? wa : Value{vsum({{c, wa.e}}, wa.e.space()), wa.label}, wa_name)};
+    }
+    const int a = output_var(column, a_name);
+    return {a, output_var(apply(weight, {exec::var(a, vars_[a].space), ""}), wa_name)};
   }
 
   std::vector<exec::LoweringStep> steps;  // the ways taken, for SweepProgram::lowering
@@ -556,8 +580,7 @@ private:
                       ir::print(x)));
     const int rhs = output_var(y, "y_c");
     const int unit = fresh(Space::Tip, "e_c");
-    const int a = output_var(apply(g->first, {exec::var(unit, Space::Tip), ""}), "A_c");
-    const int wa = output_var(apply(g->second, {exec::var(a, vars_[a].space), ""}), "WA_c");
+    const auto [a, wa] = gram_columns(g->first, g->second, unit, Space::Tip, "A_c", "WA_c");
     const int z = fresh(Space::Tip, "z_c");
     solves_.push_back({unit, a, wa, rhs, z});
     steps.push_back({"tip-solve", gram->source.identity, gram->source.citation,
@@ -712,10 +735,16 @@ exec::SweepProgram lower(const Expr& e, const ir::Algebra& algebra, const LowerO
   }
   if (const ir::LoweringWay* gram = algebra.lowering("gram"))
     if (const auto g = gram_form(x, algebra.definitions)) {
-      lowerer.steps.push_back(step("gram", gram,
-                                   fmt::format("A* W A with A = {}, W = {}: per column A e_j and W A e_j, "
-                                               "entry (i,j) = (A e_i) . (W A e_j)",
-                                               ir::print(g->first), ir::print(g->second))));
+      lowerer.steps.push_back(
+          step("gram", gram,
+               split_weight(g->second).second
+                   ? fmt::format("A* W A with A = {}, W = {} = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D "
+                                 "L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 "
+                                 "A e_j, entry (i,j) their dot product",
+                                 ir::print(g->first), ir::print(g->second))
+                   : fmt::format("A* W A with A = {}, W = {}: per column A e_j and W A e_j, "
+                                 "entry (i,j) = (A e_i) . (W A e_j)",
+                                 ir::print(g->first), ir::print(g->second))));
       return lowerer.gram_program(g->first, ir::scale(c, g->second), space_of(shape.cols), source);
     }
   lowerer.steps.push_back(step("columns", nullptr, "column j is the expression applied to e_j, by sweeps"));

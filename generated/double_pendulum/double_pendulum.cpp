@@ -35,7 +35,7 @@
 //   mass_matrix_inverse = calM^-1
 //     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     15 ops: 8 mul, 3 add, 1 sub, 0 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   jacobian = J
@@ -51,7 +51,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     27 ops: 17 mul, 5 add, 0 sub, 2 neg, 1 div, 0 sqrt, 1 sin, 1 cos
 //   tip_force_correction = calM^-1 J* f0
@@ -385,10 +385,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   // column 1, link1: psi K
   const double v10 = v1 * (-0.7470817120622568);
 
-  // column 1, link1: (I - H psi K)
+  // column 1, link1: L_D^-1 (I - H psi K)
   const double v11 = v10 - 1.0;
 
-  // column 1, link1: D^-1
+  // column 1, link1: Delta_D^-1
   const double v12 = v9 * v11;
 
   // column 1, link2: Gram (A e_i)* W (A e_j)
@@ -461,7 +461,7 @@ void lambda(const double* q, double* Lambda) {
   // column 0, link1: psi B ... column 5, link1: psi B: 3 steps alike, side by side
   const soa_p4 p0_0 = soa_p4{v1, v1, v0, v0} * soa_p4{0.7470817120622568, (-0.04941634241245137), 0.1, 0.1};
 
-  // column 0, link1: D^-1 ... column 5, link1: D^-1: 3 steps alike, side by side
+  // column 0, link1: Delta_D^-1 ... column 5, link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p1_0 = v9 * p0_0;
 
   // column 0, link2: Gram (A e_i)* W (A e_j)
@@ -530,19 +530,19 @@ void lambda(const double* q, double* Lambda) {
   // column 0, link1: psi B
   const double v10 = v1 * 0.7470817120622568;
 
-  // column 0, link1: D^-1
+  // column 0, link1: Delta_D^-1
   const double v11 = v9 * v10;
 
   // column 4, link1: psi B
   const double v12 = v1 * (-0.04941634241245137);
 
-  // column 4, link1: D^-1
+  // column 4, link1: Delta_D^-1
   const double v13 = v9 * v12;
 
   // column 5, link1: psi B
   const double v14 = v0 * 0.1;
 
-  // column 5, link1: D^-1
+  // column 5, link1: Delta_D^-1
   const double v15 = v9 * v14;
 
   // column 0, link2: Gram (A e_i)* W (A e_j)

@@ -35,7 +35,7 @@
 //   mass_matrix_inverse = calM^-1
 //     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1842 ops: 1021 mul, 376 add, 412 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
@@ -51,7 +51,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1909 ops: 1078 mul, 390 add, 422 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0

@@ -35,7 +35,7 @@
 //   mass_matrix_inverse = calM^-1
 //     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1842 ops: 1021 mul, 376 add, 412 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
@@ -51,7 +51,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1909 ops: 1078 mul, 390 add, 422 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0
@@ -2072,7 +2072,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v976 = v968 + v972;
   const double v977 = v975 - v969;
 
-  // column 3, panda_link2: D^-1
+  // column 3, panda_link2: Delta_D^-1
   const double v978 = v897 * v977;
 
   // column 4, panda_link4: psi K
@@ -2097,7 +2097,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v997 = v379 + v986;
   const double v998 = v989 - v995;
 
-  // column 1, panda_link1: D^-1 ... column 4, panda_link4: D^-1: 4 steps alike, side by side
+  // column 1, panda_link1: Delta_D^-1 ... column 4, panda_link4: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p0_0 = soa_p4{v916, v897, v757, v582} * soa_p4{v919, v935, v951, v998};
 
   // column 4, panda_link3: psi K
@@ -2167,7 +2167,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p1_5 = v793 * p1_2;
   const soa_p4 p1_6 = p1_4 - p1_5;
 
-  // column 3, panda_link1: D^-1 ... column 4, panda_link1: D^-1: 3 steps alike, side by side
+  // column 3, panda_link1: Delta_D^-1 ... column 4, panda_link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p2_0 = v916 * p1_6;
   const soa_p4 p2_1 = -p2_0;
 
@@ -2200,7 +2200,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1107 = v4 * v77;
   const double v1108 = v1106 + v1107;
 
-  // column 4, panda_link3: D^-1 ... column 6, panda_link6: D^-1: 4 steps alike, side by side
+  // column 4, panda_link3: Delta_D^-1 ... column 6, panda_link6: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p3_0 = soa_p4{v757, v897, v376, v227} * soa_p4{v1030, v1056, v1095, v1108};
 
   // column 6, panda_link6: psi K
@@ -2221,7 +2221,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1125 = v4 * (-0.11695546160825494);
   const double v1126 = v1124 + v1125;
 
-  // column 7, panda_link6: D^-1
+  // column 7, panda_link6: Delta_D^-1
   const double v1127 = v227 * v1126;
 
   // column 8, panda_link6: psi K
@@ -2298,7 +2298,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p5_30 = p5_8 - p5_19;
   const soa_p4 p5_31 = p5_22 + p5_28;
 
-  // column 6, panda_link4: D^-1 ... column 5, panda_link4: D^-1: 4 steps alike, side by side
+  // column 6, panda_link4: Delta_D^-1 ... column 5, panda_link4: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p6_0 = v582 * p5_31;
 
   // column 6, panda_link3: psi K ... column 5, panda_link3: psi K: 4 steps alike, side by side
@@ -2331,7 +2331,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p7_26 = p7_8 + p7_18;
   const soa_p4 p7_27 = p7_25 - p7_19;
 
-  // column 6, panda_link3: D^-1 ... column 5, panda_link3: D^-1: 4 steps alike, side by side
+  // column 6, panda_link3: Delta_D^-1 ... column 5, panda_link3: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p8_0 = v757 * p7_27;
 
   // column 6, panda_link2: psi K ... column 5, panda_link2: psi K: 4 steps alike, side by side
@@ -2362,7 +2362,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p9_24 = p9_16 + p9_20;
   const soa_p4 p9_25 = p9_23 - p9_17;
 
-  // column 6, panda_link2: D^-1 ... column 5, panda_link2: D^-1: 4 steps alike, side by side
+  // column 6, panda_link2: Delta_D^-1 ... column 5, panda_link2: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p10_0 = v897 * p9_25;
 
   // column 6, panda_link1: psi K ... column 5, panda_link1: psi K: 4 steps alike, side by side
@@ -2374,14 +2374,14 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p11_5 = v793 * p11_2;
   const soa_p4 p11_6 = p11_4 - p11_5;
 
-  // column 6, panda_link1: D^-1 ... column 5, panda_link1: D^-1: 4 steps alike, side by side
+  // column 6, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p12_0 = v916 * p11_6;
   const soa_p4 p12_1 = -p12_0;
 
-  // column 6, panda_link5: D^-1 ... column 8, panda_link5: D^-1: 3 steps alike, side by side
+  // column 6, panda_link5: Delta_D^-1 ... column 8, panda_link5: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p13_0 = v376 * p4_22;
 
-  // column 8, panda_link6: D^-1
+  // column 8, panda_link6: Delta_D^-1
   const double v1605 = v227 * v1140;
 
   // column 1, panda_link2: Gram (A e_i)* W (A e_j)
@@ -3672,7 +3672,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p0_30 = p0_8 + p0_19;
   const soa_p4 p0_31 = p0_28 - p0_22;
 
-  // column 0, panda_link5: D^-1 ... column 1, panda_link4: D^-1: 4 steps alike, side by side
+  // column 0, panda_link5: Delta_D^-1 ... column 1, panda_link4: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p1_0 = soa_p4{v376, v376, v582, v582} * soa_p4{v942, v966, p0_31[0], p0_31[1]};
 
   // column 0, panda_link3: psi B ... column 1, panda_link3: psi B: 2 steps alike, side by side
@@ -3747,7 +3747,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1127 = v112 * v1112;
   const double v1128 = v1126 + v1127;
 
-  // column 0, panda_link6: D^-1 ... column 2, panda_link5: D^-1: 4 steps alike, side by side
+  // column 0, panda_link6: Delta_D^-1 ... column 2, panda_link5: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p3_0 = soa_p4{v227, v227, v227, v376} * soa_p4{v922, v946, v1104, v1128};
 
   // column 3, panda_link6: psi B
@@ -3816,7 +3816,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1189 = v112 * v1174;
   const double v1190 = v1189 - v1188;
 
-  // column 0, panda_link3: D^-1 ... column 4, panda_link5: D^-1: 4 steps alike, side by side
+  // column 0, panda_link3: Delta_D^-1 ... column 4, panda_link5: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p4_0 = soa_p4{v757, v757, v376, v376} * soa_p4{p2_27[0], p2_27[1], v1162, v1190};
 
   // column 3, panda_link4: psi B ... column 2, panda_link4: psi B: 3 steps alike, side by side
@@ -3853,7 +3853,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p5_30 = p5_8 - p5_19;
   const soa_p4 p5_31 = p5_22 + p5_28;
 
-  // column 3, panda_link4: D^-1 ... column 2, panda_link4: D^-1: 3 steps alike, side by side
+  // column 3, panda_link4: Delta_D^-1 ... column 2, panda_link4: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p6_0 = v582 * p5_31;
 
   // column 3, panda_link3: psi B ... column 2, panda_link3: psi B: 3 steps alike, side by side
@@ -3886,7 +3886,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p7_26 = p7_8 + p7_18;
   const soa_p4 p7_27 = p7_25 - p7_19;
 
-  // column 3, panda_link3: D^-1 ... column 2, panda_link3: D^-1: 3 steps alike, side by side
+  // column 3, panda_link3: Delta_D^-1 ... column 2, panda_link3: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p8_0 = v757 * p7_27;
 
   // column 3, panda_link2: psi B ... column 2, panda_link2: psi B: 3 steps alike, side by side
@@ -3917,7 +3917,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p9_24 = p9_16 + p9_20;
   const soa_p4 p9_25 = p9_23 - p9_17;
 
-  // column 3, panda_link2: D^-1 ... column 2, panda_link2: D^-1: 3 steps alike, side by side
+  // column 3, panda_link2: Delta_D^-1 ... column 2, panda_link2: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p10_0 = v897 * p9_25;
 
   // column 3, panda_link1: psi B ... column 2, panda_link1: psi B: 3 steps alike, side by side
@@ -3929,10 +3929,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p11_5 = v793 * p11_2;
   const soa_p4 p11_6 = p11_4 - p11_5;
 
-  // column 3, panda_link1: D^-1 ... column 2, panda_link1: D^-1: 3 steps alike, side by side
+  // column 3, panda_link1: Delta_D^-1 ... column 2, panda_link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p12_0 = v916 * p11_6;
 
-  // column 5, panda_link6: D^-1
+  // column 5, panda_link6: Delta_D^-1
   const double v1486 = v227 * (-0.088);
 
   // column 5, panda_link5: psi B
@@ -3991,7 +3991,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1537 = v1515 + v1526;
   const double v1538 = v1529 - v1535;
 
-  // column 3, panda_link6: D^-1 ... column 5, panda_link4: D^-1: 4 steps alike, side by side
+  // column 3, panda_link6: Delta_D^-1 ... column 5, panda_link4: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p13_0 = soa_p4{v227, v227, v376, v582} * soa_p4{v1139, v1167, v1506, v1538};
 
   // column 5, panda_link3: psi B
@@ -4052,7 +4052,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p14_24 = p14_16 + p14_20;
   const soa_p4 p14_25 = p14_23 - p14_17;
 
-  // column 0, panda_link2: D^-1 ... column 5, panda_link2: D^-1: 3 steps alike, side by side
+  // column 0, panda_link2: Delta_D^-1 ... column 5, panda_link2: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p15_0 = v897 * p14_25;
 
   // column 0, panda_link1: psi B ... column 5, panda_link1: psi B: 3 steps alike, side by side
@@ -4064,10 +4064,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p16_5 = v793 * p16_2;
   const soa_p4 p16_6 = p16_4 - p16_5;
 
-  // column 0, panda_link1: D^-1 ... column 5, panda_link1: D^-1: 3 steps alike, side by side
+  // column 0, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p17_0 = v916 * p16_6;
 
-  // column 5, panda_link3: D^-1
+  // column 5, panda_link3: Delta_D^-1
   const double v1676 = v757 * v1570;
 
   // column 0, panda_link7: Gram (A e_i)* W (A e_j)

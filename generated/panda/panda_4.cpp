@@ -35,7 +35,7 @@
 //   mass_matrix_inverse = calM^-1
 //     derived: (I - H psi K)* D^-1 (I - H psi K)
 //       by MINV [001 Identity 6, 002 Lemma 3]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = I - H psi K, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1842 ops: 1021 mul, 376 add, 412 sub, 14 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   jacobian = J
@@ -51,7 +51,7 @@
 //       by L4-adjoint [000 Lemma 5.1, adjoint]
 //       by def-J [000 eq. 3.3]
 //       by L4 [000 Lemma 5.1, 002 Lemma 4]
-//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1: per column A e_j and W A e_j, entry (i,j) = (A e_i) . (W A e_j)
+//     algorithm: gram (MINV [001 Identity 6, 002 Lemma 3]): A* W A with A = H psi B, W = D^-1 = L_D^-* Delta_D^-1 L_D^-1 (D = L_D Delta_D L_D* per body): per column L_D^-1 A e_j and Delta_D^-1 L_D^-1 A e_j, entry (i,j) their dot product
 //       loops: inward, inward (1 once, the rest per column)
 //     1909 ops: 1078 mul, 390 add, 422 sub, 0 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //   tip_force_correction = calM^-1 J* f0
@@ -1125,7 +1125,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v918 = v793 * v898;
   const double v919 = v917 + v918;
 
-  // column 1, panda_link1: D^-1
+  // column 1, panda_link1: Delta_D^-1
   const double v920 = v916 * v919;
 
   // column 2, panda_link2: psi K
@@ -1146,7 +1146,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v935 = v927 + v931;
   const double v936 = v934 - v928;
 
-  // column 2, panda_link2: D^-1
+  // column 2, panda_link2: Delta_D^-1
   const double v937 = v897 * v936;
 
   // column 2, panda_link1: psi K
@@ -1158,7 +1158,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v943 = v793 * v940;
   const double v944 = v942 - v943;
 
-  // column 2, panda_link1: D^-1
+  // column 2, panda_link1: Delta_D^-1
   const double v945 = v916 * v944;
   const double v946 = -v945;
 
@@ -1180,7 +1180,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v961 = v585 + v953;
   const double v962 = v960 - v954;
 
-  // column 3, panda_link3: D^-1
+  // column 3, panda_link3: Delta_D^-1
   const double v963 = v757 * v962;
 
   // column 3, panda_link2: psi K
@@ -1211,7 +1211,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v988 = v980 + v984;
   const double v989 = v987 - v981;
 
-  // column 3, panda_link2: D^-1
+  // column 3, panda_link2: Delta_D^-1
   const double v990 = v897 * v989;
 
   // column 3, panda_link1: psi K
@@ -1223,7 +1223,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v996 = v793 * v993;
   const double v997 = v995 - v996;
 
-  // column 3, panda_link1: D^-1
+  // column 3, panda_link1: Delta_D^-1
   const double v998 = v916 * v997;
   const double v999 = -v998;
 
@@ -1249,7 +1249,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1018 = v379 + v1007;
   const double v1019 = v1010 - v1016;
 
-  // column 4, panda_link4: D^-1
+  // column 4, panda_link4: Delta_D^-1
   const double v1020 = v582 * v1019;
 
   // column 4, panda_link3: psi K
@@ -1282,7 +1282,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1047 = v1029 + v1039;
   const double v1048 = v1040 + v1046;
 
-  // column 4, panda_link3: D^-1
+  // column 4, panda_link3: Delta_D^-1
   const double v1049 = v757 * v1048;
 
   // column 4, panda_link2: psi K
@@ -1313,7 +1313,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1074 = v1066 + v1070;
   const double v1075 = v1073 - v1067;
 
-  // column 4, panda_link2: D^-1
+  // column 4, panda_link2: Delta_D^-1
   const double v1076 = v897 * v1075;
 
   // column 4, panda_link1: psi K
@@ -1325,7 +1325,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1082 = v793 * v1079;
   const double v1083 = v1081 - v1082;
 
-  // column 4, panda_link1: D^-1
+  // column 4, panda_link1: Delta_D^-1
   const double v1084 = v916 * v1083;
   const double v1085 = -v1084;
 
@@ -1343,7 +1343,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1096 = v112 * v228;
   const double v1097 = v1095 + v1096;
 
-  // column 5, panda_link5: D^-1
+  // column 5, panda_link5: Delta_D^-1
   const double v1098 = v376 * v1097;
 
   // column 5, panda_link4: psi K
@@ -1380,7 +1380,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1129 = v1107 - v1118;
   const double v1130 = v1121 + v1127;
 
-  // column 5, panda_link4: D^-1
+  // column 5, panda_link4: Delta_D^-1
   const double v1131 = v582 * v1130;
 
   // column 5, panda_link3: psi K
@@ -1413,7 +1413,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1158 = v1140 + v1150;
   const double v1159 = v1157 - v1151;
 
-  // column 5, panda_link3: D^-1
+  // column 5, panda_link3: Delta_D^-1
   const double v1160 = v757 * v1159;
 
   // column 5, panda_link2: psi K
@@ -1444,7 +1444,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1185 = v1177 + v1181;
   const double v1186 = v1184 - v1178;
 
-  // column 5, panda_link2: D^-1
+  // column 5, panda_link2: Delta_D^-1
   const double v1187 = v897 * v1186;
 
   // column 5, panda_link1: psi K
@@ -1456,7 +1456,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1193 = v793 * v1190;
   const double v1194 = v1192 - v1193;
 
-  // column 5, panda_link1: D^-1
+  // column 5, panda_link1: Delta_D^-1
   const double v1195 = v916 * v1194;
   const double v1196 = -v1195;
 
@@ -1476,7 +1476,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1209 = v1207 + v1208;
   const double v1210 = v79 + v1203;
 
-  // column 6, panda_link6: D^-1
+  // column 6, panda_link6: Delta_D^-1
   const double v1211 = v227 * v1209;
 
   // column 6, panda_link5: psi K
@@ -1504,7 +1504,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1233 = v112 * v1218;
   const double v1234 = v1233 - v1232;
 
-  // column 6, panda_link5: D^-1
+  // column 6, panda_link5: Delta_D^-1
   const double v1235 = v376 * v1234;
 
   // column 6, panda_link4: psi K
@@ -1541,7 +1541,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1266 = v1244 - v1255;
   const double v1267 = v1258 + v1264;
 
-  // column 6, panda_link4: D^-1
+  // column 6, panda_link4: Delta_D^-1
   const double v1268 = v582 * v1267;
 
   // column 6, panda_link3: psi K
@@ -1574,7 +1574,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1295 = v1277 + v1287;
   const double v1296 = v1294 - v1288;
 
-  // column 6, panda_link3: D^-1
+  // column 6, panda_link3: Delta_D^-1
   const double v1297 = v757 * v1296;
 
   // column 6, panda_link2: psi K
@@ -1605,7 +1605,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1322 = v1314 + v1318;
   const double v1323 = v1321 - v1315;
 
-  // column 6, panda_link2: D^-1
+  // column 6, panda_link2: Delta_D^-1
   const double v1324 = v897 * v1323;
 
   // column 6, panda_link1: psi K
@@ -1617,7 +1617,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1330 = v793 * v1327;
   const double v1331 = v1329 - v1330;
 
-  // column 6, panda_link1: D^-1
+  // column 6, panda_link1: Delta_D^-1
   const double v1332 = v916 * v1331;
   const double v1333 = -v1332;
 
@@ -1636,7 +1636,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1345 = v4 * (-0.11695546160825494);
   const double v1346 = v1344 + v1345;
 
-  // column 7, panda_link6: D^-1
+  // column 7, panda_link6: Delta_D^-1
   const double v1347 = v227 * v1346;
 
   // column 7, panda_link5: psi K
@@ -1664,7 +1664,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1369 = v112 * v1354;
   const double v1370 = v1369 - v1368;
 
-  // column 7, panda_link5: D^-1
+  // column 7, panda_link5: Delta_D^-1
   const double v1371 = v376 * v1370;
 
   // column 7, panda_link4: psi K
@@ -1701,7 +1701,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1402 = v1380 - v1391;
   const double v1403 = v1394 + v1400;
 
-  // column 7, panda_link4: D^-1
+  // column 7, panda_link4: Delta_D^-1
   const double v1404 = v582 * v1403;
 
   // column 7, panda_link3: psi K
@@ -1734,7 +1734,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1431 = v1413 + v1423;
   const double v1432 = v1430 - v1424;
 
-  // column 7, panda_link3: D^-1
+  // column 7, panda_link3: Delta_D^-1
   const double v1433 = v757 * v1432;
 
   // column 7, panda_link2: psi K
@@ -1765,7 +1765,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1458 = v1450 + v1454;
   const double v1459 = v1457 - v1451;
 
-  // column 7, panda_link2: D^-1
+  // column 7, panda_link2: Delta_D^-1
   const double v1460 = v897 * v1459;
 
   // column 7, panda_link1: psi K
@@ -1777,7 +1777,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1466 = v793 * v1463;
   const double v1467 = v1465 - v1466;
 
-  // column 7, panda_link1: D^-1
+  // column 7, panda_link1: Delta_D^-1
   const double v1468 = v916 * v1467;
   const double v1469 = -v1468;
 
@@ -1796,7 +1796,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1481 = v4 * 0.11695546160825494;
   const double v1482 = v1480 + v1481;
 
-  // column 8, panda_link6: D^-1
+  // column 8, panda_link6: Delta_D^-1
   const double v1483 = v227 * v1482;
 
   // column 8, panda_link5: psi K
@@ -1824,7 +1824,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1505 = v112 * v1490;
   const double v1506 = v1505 - v1504;
 
-  // column 8, panda_link5: D^-1
+  // column 8, panda_link5: Delta_D^-1
   const double v1507 = v376 * v1506;
 
   // column 8, panda_link4: psi K
@@ -1861,7 +1861,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1538 = v1516 - v1527;
   const double v1539 = v1530 + v1536;
 
-  // column 8, panda_link4: D^-1
+  // column 8, panda_link4: Delta_D^-1
   const double v1540 = v582 * v1539;
 
   // column 8, panda_link3: psi K
@@ -1894,7 +1894,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1567 = v1549 + v1559;
   const double v1568 = v1566 - v1560;
 
-  // column 8, panda_link3: D^-1
+  // column 8, panda_link3: Delta_D^-1
   const double v1569 = v757 * v1568;
 
   // column 8, panda_link2: psi K
@@ -1925,7 +1925,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1594 = v1586 + v1590;
   const double v1595 = v1593 - v1587;
 
-  // column 8, panda_link2: D^-1
+  // column 8, panda_link2: Delta_D^-1
   const double v1596 = v897 * v1595;
 
   // column 8, panda_link1: psi K
@@ -1937,7 +1937,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1602 = v793 * v1599;
   const double v1603 = v1601 - v1602;
 
-  // column 8, panda_link1: D^-1
+  // column 8, panda_link1: Delta_D^-1
   const double v1604 = v916 * v1603;
   const double v1605 = -v1604;
 
@@ -3712,7 +3712,7 @@ void lambda(const double* q, double* Lambda) {
   const double v921 = 0.7071067811865475 * v4;
   const double v922 = v920 + v921;
 
-  // column 0, panda_link6: D^-1
+  // column 0, panda_link6: Delta_D^-1
   const double v923 = v227 * v922;
 
   // column 0, panda_link5: psi B
@@ -3737,7 +3737,7 @@ void lambda(const double* q, double* Lambda) {
   const double v942 = v112 * v930;
   const double v943 = v942 - v941;
 
-  // column 0, panda_link5: D^-1
+  // column 0, panda_link5: Delta_D^-1
   const double v944 = v376 * v943;
 
   // column 0, panda_link4: psi B
@@ -3774,7 +3774,7 @@ void lambda(const double* q, double* Lambda) {
   const double v975 = v953 + v964;
   const double v976 = v973 - v967;
 
-  // column 0, panda_link4: D^-1
+  // column 0, panda_link4: Delta_D^-1
   const double v977 = v582 * v976;
 
   // column 0, panda_link3: psi B
@@ -3807,7 +3807,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1004 = v986 + v996;
   const double v1005 = v997 + v1003;
 
-  // column 0, panda_link3: D^-1
+  // column 0, panda_link3: Delta_D^-1
   const double v1006 = v757 * v1005;
 
   // column 0, panda_link2: psi B
@@ -3838,7 +3838,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1031 = v1023 + v1027;
   const double v1032 = v1030 - v1024;
 
-  // column 0, panda_link2: D^-1
+  // column 0, panda_link2: Delta_D^-1
   const double v1033 = v897 * v1032;
 
   // column 0, panda_link1: psi B
@@ -3850,7 +3850,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1039 = v793 * v1036;
   const double v1040 = v1038 - v1039;
 
-  // column 0, panda_link1: D^-1
+  // column 0, panda_link1: Delta_D^-1
   const double v1041 = v916 * v1040;
 
   // column 1, panda_link6: psi B
@@ -3859,7 +3859,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1044 = 0.7071067811865476 * v4;
   const double v1045 = v918 + v1044;
 
-  // column 1, panda_link6: D^-1
+  // column 1, panda_link6: Delta_D^-1
   const double v1046 = v227 * v1045;
 
   // column 1, panda_link5: psi B
@@ -3884,7 +3884,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1065 = v112 * v1053;
   const double v1066 = v1065 - v1064;
 
-  // column 1, panda_link5: D^-1
+  // column 1, panda_link5: Delta_D^-1
   const double v1067 = v376 * v1066;
 
   // column 1, panda_link4: psi B
@@ -3921,7 +3921,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1098 = v1076 + v1087;
   const double v1099 = v1096 - v1090;
 
-  // column 1, panda_link4: D^-1
+  // column 1, panda_link4: Delta_D^-1
   const double v1100 = v582 * v1099;
 
   // column 1, panda_link3: psi B
@@ -3954,7 +3954,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1127 = v1109 + v1119;
   const double v1128 = v1120 + v1126;
 
-  // column 1, panda_link3: D^-1
+  // column 1, panda_link3: Delta_D^-1
   const double v1129 = v757 * v1128;
 
   // column 1, panda_link2: psi B
@@ -3985,7 +3985,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1154 = v1146 + v1150;
   const double v1155 = v1153 - v1147;
 
-  // column 1, panda_link2: D^-1
+  // column 1, panda_link2: Delta_D^-1
   const double v1156 = v897 * v1155;
 
   // column 1, panda_link1: psi B
@@ -3997,7 +3997,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1162 = v793 * v1159;
   const double v1163 = v1161 - v1162;
 
-  // column 1, panda_link1: D^-1
+  // column 1, panda_link1: Delta_D^-1
   const double v1164 = v916 * v1163;
 
   // column 2, panda_link6: psi B
@@ -4017,7 +4017,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1178 = v1176 + v1177;
   const double v1179 = v1172 - v1165;
 
-  // column 2, panda_link6: D^-1
+  // column 2, panda_link6: Delta_D^-1
   const double v1180 = v227 * v1178;
 
   // column 2, panda_link5: psi B
@@ -4045,7 +4045,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1202 = v112 * v1187;
   const double v1203 = v1201 + v1202;
 
-  // column 2, panda_link5: D^-1
+  // column 2, panda_link5: Delta_D^-1
   const double v1204 = v376 * v1203;
 
   // column 2, panda_link4: psi B
@@ -4082,7 +4082,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1235 = v1213 - v1224;
   const double v1236 = v1227 + v1233;
 
-  // column 2, panda_link4: D^-1
+  // column 2, panda_link4: Delta_D^-1
   const double v1237 = v582 * v1236;
 
   // column 2, panda_link3: psi B
@@ -4115,7 +4115,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1264 = v1246 + v1256;
   const double v1265 = v1263 - v1257;
 
-  // column 2, panda_link3: D^-1
+  // column 2, panda_link3: Delta_D^-1
   const double v1266 = v757 * v1265;
 
   // column 2, panda_link2: psi B
@@ -4146,7 +4146,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1291 = v1283 + v1287;
   const double v1292 = v1290 - v1284;
 
-  // column 2, panda_link2: D^-1
+  // column 2, panda_link2: Delta_D^-1
   const double v1293 = v897 * v1292;
 
   // column 2, panda_link1: psi B
@@ -4158,7 +4158,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1299 = v793 * v1296;
   const double v1300 = v1298 - v1299;
 
-  // column 2, panda_link1: D^-1
+  // column 2, panda_link1: Delta_D^-1
   const double v1301 = v916 * v1300;
 
   // column 3, panda_link6: psi B
@@ -4170,7 +4170,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1307 = v4 * 0.14877526676164962;
   const double v1308 = v1306 + v1307;
 
-  // column 3, panda_link6: D^-1
+  // column 3, panda_link6: Delta_D^-1
   const double v1309 = v227 * v1308;
 
   // column 3, panda_link5: psi B
@@ -4198,7 +4198,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1331 = v112 * v1316;
   const double v1332 = v1331 - v1330;
 
-  // column 3, panda_link5: D^-1
+  // column 3, panda_link5: Delta_D^-1
   const double v1333 = v376 * v1332;
 
   // column 3, panda_link4: psi B
@@ -4235,7 +4235,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1364 = v1342 - v1353;
   const double v1365 = v1356 + v1362;
 
-  // column 3, panda_link4: D^-1
+  // column 3, panda_link4: Delta_D^-1
   const double v1366 = v582 * v1365;
 
   // column 3, panda_link3: psi B
@@ -4268,7 +4268,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1393 = v1375 + v1385;
   const double v1394 = v1392 - v1386;
 
-  // column 3, panda_link3: D^-1
+  // column 3, panda_link3: Delta_D^-1
   const double v1395 = v757 * v1394;
 
   // column 3, panda_link2: psi B
@@ -4299,7 +4299,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1420 = v1412 + v1416;
   const double v1421 = v1419 - v1413;
 
-  // column 3, panda_link2: D^-1
+  // column 3, panda_link2: Delta_D^-1
   const double v1422 = v897 * v1421;
 
   // column 3, panda_link1: psi B
@@ -4311,7 +4311,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1428 = v793 * v1425;
   const double v1429 = v1427 - v1428;
 
-  // column 3, panda_link1: D^-1
+  // column 3, panda_link1: Delta_D^-1
   const double v1430 = v916 * v1429;
 
   // column 4, panda_link6: psi B
@@ -4321,7 +4321,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1434 = v4 * (-0.1487752667616496);
   const double v1435 = v1304 + v1434;
 
-  // column 4, panda_link6: D^-1
+  // column 4, panda_link6: Delta_D^-1
   const double v1436 = v227 * v1435;
 
   // column 4, panda_link5: psi B
@@ -4349,7 +4349,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1458 = v112 * v1443;
   const double v1459 = v1458 - v1457;
 
-  // column 4, panda_link5: D^-1
+  // column 4, panda_link5: Delta_D^-1
   const double v1460 = v376 * v1459;
 
   // column 4, panda_link4: psi B
@@ -4386,7 +4386,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1491 = v1469 - v1480;
   const double v1492 = v1483 + v1489;
 
-  // column 4, panda_link4: D^-1
+  // column 4, panda_link4: Delta_D^-1
   const double v1493 = v582 * v1492;
 
   // column 4, panda_link3: psi B
@@ -4419,7 +4419,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1520 = v1502 + v1512;
   const double v1521 = v1519 - v1513;
 
-  // column 4, panda_link3: D^-1
+  // column 4, panda_link3: Delta_D^-1
   const double v1522 = v757 * v1521;
 
   // column 4, panda_link2: psi B
@@ -4450,7 +4450,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1547 = v1539 + v1543;
   const double v1548 = v1546 - v1540;
 
-  // column 4, panda_link2: D^-1
+  // column 4, panda_link2: Delta_D^-1
   const double v1549 = v897 * v1548;
 
   // column 4, panda_link1: psi B
@@ -4462,10 +4462,10 @@ void lambda(const double* q, double* Lambda) {
   const double v1555 = v793 * v1552;
   const double v1556 = v1554 - v1555;
 
-  // column 4, panda_link1: D^-1
+  // column 4, panda_link1: Delta_D^-1
   const double v1557 = v916 * v1556;
 
-  // column 5, panda_link6: D^-1
+  // column 5, panda_link6: Delta_D^-1
   const double v1558 = v227 * (-0.088);
 
   // column 5, panda_link5: psi B
@@ -4490,7 +4490,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1577 = v112 * v1559;
   const double v1578 = v1576 + v1577;
 
-  // column 5, panda_link5: D^-1
+  // column 5, panda_link5: Delta_D^-1
   const double v1579 = v376 * v1578;
 
   // column 5, panda_link4: psi B
@@ -4527,7 +4527,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1610 = v1588 + v1599;
   const double v1611 = v1602 - v1608;
 
-  // column 5, panda_link4: D^-1
+  // column 5, panda_link4: Delta_D^-1
   const double v1612 = v582 * v1611;
 
   // column 5, panda_link3: psi B
@@ -4560,7 +4560,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1639 = v1621 + v1631;
   const double v1640 = v1632 + v1638;
 
-  // column 5, panda_link3: D^-1
+  // column 5, panda_link3: Delta_D^-1
   const double v1641 = v757 * v1640;
 
   // column 5, panda_link2: psi B
@@ -4591,7 +4591,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1666 = v1658 + v1662;
   const double v1667 = v1665 - v1659;
 
-  // column 5, panda_link2: D^-1
+  // column 5, panda_link2: Delta_D^-1
   const double v1668 = v897 * v1667;
 
   // column 5, panda_link1: psi B
@@ -4603,7 +4603,7 @@ void lambda(const double* q, double* Lambda) {
   const double v1674 = v793 * v1671;
   const double v1675 = v1673 - v1674;
 
-  // column 5, panda_link1: D^-1
+  // column 5, panda_link1: Delta_D^-1
   const double v1676 = v916 * v1675;
 
   // column 0, panda_link7: Gram (A e_i)* W (A e_j)

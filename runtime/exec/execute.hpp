@@ -83,6 +83,7 @@ private:
   friend class detail::Executor;
   struct Articulated {
     SMat<S> P, Pplus, D, Dinv, G;
+    Ldl<S> Dldl;  // D = L Delta L*: Dinv's factors, which the blocks L_D^-1 and Delta_D^-1 apply
   };
   // What the sizes below were made from (fits() compares them).
   std::string program_, robot_;  // names, for the message

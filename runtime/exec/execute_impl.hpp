@@ -537,7 +537,13 @@ private:
       case Block::R: return inertia_apply(R_[k], x);
       case Block::Upsilon: return mul(ups_[k], x);
       case Block::D: return mul(A.D, x);
-      case Block::Dinv: return mul(A.Dinv, x);
+      case Block::Dinv: return ldl_solve(A.Dldl, x);
+      case Block::LDinv: return unit_lower_solve(A.Dldl.L, x);
+      case Block::DeltaInv: {
+        SVec<S> y = x;
+        for (int i = 0; i < x.n; ++i) y[i] = x[i] * A.Dldl.dinv[i];
+        return y;
+      }
       case Block::G: return mul(A.G, x);
       case Block::Gstar: return mul_t(A.G, x);
       case Block::Taubar: return x - mul(A.G, h(k, x));            // (1 - G H) x
@@ -620,7 +626,8 @@ private:
     const SMat<S> Hs = hstar_matrix(k);
     const SMat<S> PH = mul(A.P, Hs);  // P H*
     A.D = mul_tn(Hs, PH, true);       // H P H*
-    A.Dinv = inverse_spd(A.D);
+    A.Dldl = ldl_spd(A.D);
+    A.Dinv = ldl_inverse(A.Dldl);
     A.G = mul(PH, A.Dinv);
     if (b.parent < 0) return;
     A.Pplus = A.P;

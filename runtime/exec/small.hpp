@@ -244,32 +244,67 @@ SVec<S> operator-(const SVec<S>& a, const SVec<S>& b) {
   return y;
 }
 
-// Inverse of a symmetric positive definite matrix (n <= 6) by an LDL^T factorisation
-// without pivoting: D(k) and M(k) are positive definite for physical bodies.
+// A symmetric positive definite matrix (n <= 6) as L Delta L^T, L unit lower triangular,
+// without pivoting: D(k) and M(k) are positive definite for physical bodies. Kept with the
+// pivots' reciprocals, which is what its uses multiply by.
 template <class S>
-SMat<S> inverse_spd(const SMat<S>& A) {
+struct Ldl {
+  SMat<S> L;                 // unit lower triangular; the strict upper part is 0
+  std::array<S, 6> d, dinv;  // Delta's pivots and their reciprocals
+};
+
+template <class S>
+Ldl<S> ldl_spd(const SMat<S>& A) {
   const int n = A.rows;
+  Ldl<S> f;
+  f.L = smat_zero<S>(n, n);
+  for (int j = 0; j < n; ++j) {
+    S djj = A(j, j);
+    for (int k = 0; k < j; ++k) djj = djj - f.L(j, k) * f.L(j, k) * f.d[k];
+    f.d[j] = djj;
+    f.dinv[j] = S(1.0) / djj;
+    f.L(j, j) = S(1.0);
+    for (int i = j + 1; i < n; ++i) {
+      S lij = A(i, j);
+      for (int k = 0; k < j; ++k) lij = lij - f.L(i, k) * f.L(j, k) * f.d[k];
+      f.L(i, j) = lij * f.dinv[j];
+    }
+  }
+  return f;
+}
+
+// L^-1 x for L unit lower triangular (forward substitution).
+template <class S>
+SVec<S> unit_lower_solve(const SMat<S>& L, const SVec<S>& x) {
+  SVec<S> y = x;
+  for (int i = 1; i < x.n; ++i)
+    for (int k = 0; k < i; ++k) y[i] = y[i] - L(i, k) * y[k];
+  return y;
+}
+
+// A^-1 x = L^-T Delta^-1 L^-1 x from A's factors: as many operations as the product with
+// A^-1, without forming A^-1 (which a root body's D, with no G to make, then never needs).
+template <class S>
+SVec<S> ldl_solve(const Ldl<S>& f, const SVec<S>& x) {
+  SVec<S> y = unit_lower_solve(f.L, x);
+  for (int i = 0; i < y.n; ++i) y[i] = y[i] * f.dinv[i];
+  for (int i = y.n - 2; i >= 0; --i)
+    for (int k = i + 1; k < y.n; ++k) y[i] = y[i] - f.L(k, i) * y[k];
+  return y;
+}
+
+// A^-1 = L^-T Delta^-1 L^-1 from A's factors, column by column; mirrored so that it is
+// exactly symmetric.
+template <class S>
+SMat<S> ldl_inverse(const Ldl<S>& f) {
+  const int n = f.L.rows;
   if (n == 1) {
     SMat<S> r;
     r.rows = r.cols = 1;
-    r(0, 0) = S(1.0) / A(0, 0);
+    r(0, 0) = f.dinv[0];
     return r;
   }
-  SMat<S> L = smat_zero<S>(n, n);
-  std::array<S, 6> d, dinv;
-  for (int j = 0; j < n; ++j) {
-    S djj = A(j, j);
-    for (int k = 0; k < j; ++k) djj = djj - L(j, k) * L(j, k) * d[k];
-    d[j] = djj;
-    dinv[j] = S(1.0) / djj;
-    L(j, j) = S(1.0);
-    for (int i = j + 1; i < n; ++i) {
-      S lij = A(i, j);
-      for (int k = 0; k < j; ++k) lij = lij - L(i, k) * L(j, k) * d[k];
-      L(i, j) = lij * dinv[j];
-    }
-  }
-  // A^-1 = L^-T D^-1 L^-1, column by column; mirrored so that it is exactly symmetric.
+  const SMat<S>& L = f.L;
   SMat<S> inv = smat_zero<S>(n, n);
   for (int c = 0; c < n; ++c) {
     std::array<S, 6> y;  // L y = e_c
@@ -278,7 +313,7 @@ SMat<S> inverse_spd(const SMat<S>& A) {
       for (int k = 0; k < i; ++k) acc = acc - L(i, k) * y[k];
       y[i] = acc;
     }
-    for (int i = 0; i < n; ++i) y[i] = y[i] * dinv[i];
+    for (int i = 0; i < n; ++i) y[i] = y[i] * f.dinv[i];
     for (int i = n - 1; i >= 0; --i) {  // L^T x = y
       S acc = y[i];
       for (int k = i + 1; k < n; ++k) acc = acc - L(k, i) * inv(k, c);
@@ -288,6 +323,18 @@ SMat<S> inverse_spd(const SMat<S>& A) {
   for (int r = 0; r < n; ++r)
     for (int c = r + 1; c < n; ++c) inv(c, r) = inv(r, c);
   return inv;
+}
+
+// Inverse of a symmetric positive definite matrix (n <= 6) by its L Delta L^T factors.
+template <class S>
+SMat<S> inverse_spd(const SMat<S>& A) {
+  if (A.rows == 1) {
+    SMat<S> r;
+    r.rows = r.cols = 1;
+    r(0, 0) = S(1.0) / A(0, 0);
+    return r;
+  }
+  return ldl_inverse(ldl_spd(A));
 }
 
 // Rotation of the quaternion [x y z w] (robot.hpp order), normalised by s = 2 / |q|^2.

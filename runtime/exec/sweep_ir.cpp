@@ -43,6 +43,8 @@ std::string_view to_string(Block b) {
     case Block::Upsilon: return "Upsilon";
     case Block::D: return "D";
     case Block::Dinv: return "D^-1";
+    case Block::LDinv: return "L_D^-1";
+    case Block::DeltaInv: return "Delta_D^-1";
     case Block::G: return "G";
     case Block::Gstar: return "G*";
     case Block::Taubar: return "taubar";
@@ -58,6 +60,8 @@ Space block_input(Block b) {
     case Block::Hstar:
     case Block::D:
     case Block::Dinv:
+    case Block::LDinv:
+    case Block::DeltaInv:
     case Block::G: return Space::Joint;
     default: return Space::Spatial;
   }
@@ -68,6 +72,8 @@ Space block_output(Block b) {
     case Block::H:
     case Block::D:
     case Block::Dinv:
+    case Block::LDinv:
+    case Block::DeltaInv:
     case Block::Gstar: return Space::Joint;
     default: return Space::Spatial;
   }

@@ -73,6 +73,11 @@ enum class Block : std::uint8_t {
   Upsilon,
   D,
   Dinv,
+  // D's factors, D = L_D Delta_D L_D* (L_D unit lower triangular, per body): D^-1 =
+  // L_D^-* Delta_D^-1 L_D^-1, so the Gram way splits a weight D^-1 between a column and its
+  // partner (lower.cpp) and pays L_D^-1 once per column, not D^-1's full block.
+  LDinv,
+  DeltaInv,
   G,
   Gstar,
   Taubar,
