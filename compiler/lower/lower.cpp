@@ -226,7 +226,7 @@ public:
     if (const auto [c, split] = split_weight(weight); split) {
       const int a = output_var(block(Block::LDinv, column), a_name);
       const Value wa = block(Block::DeltaInv, {exec::var(a, vars_[a].space), ""});
-      return {a, output_var(c == 1.0 ? wa : Value{vsum({{c, wa.e}}, wa.e.space()), wa.label}, wa_name)};
+      return {a, output_var({vsum({{c, wa.e}}, wa.e.space()), wa.label}, wa_name)};  // c = 1: wa unscaled
     }
     const int a = output_var(column, a_name);
     return {a, output_var(apply(weight, {exec::var(a, vars_[a].space), ""}), wa_name)};

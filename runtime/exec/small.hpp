@@ -328,12 +328,6 @@ SMat<S> ldl_inverse(const Ldl<S>& f) {
 // Inverse of a symmetric positive definite matrix (n <= 6) by its L Delta L^T factors.
 template <class S>
 SMat<S> inverse_spd(const SMat<S>& A) {
-  if (A.rows == 1) {
-    SMat<S> r;
-    r.rows = r.cols = 1;
-    r(0, 0) = S(1.0) / A(0, 0);
-    return r;
-  }
   return ldl_inverse(ldl_spd(A));
 }
 
