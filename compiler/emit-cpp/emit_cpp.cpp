@@ -560,13 +560,13 @@ private:
                                                         label_of(l.instances - 1), l.instances));
     const auto operand = [&](int t, int which) {
       const ScalarNode& n = p_.nodes[node(0, t)];
-      const int x = which == 0 ? n.a : n.b;
+      const int x = specialise::step_operand(p_, n, which);
       if (x >= l.first && x < l.first + l.size) return fmt::format("p{}_{}", id, x - l.first);
       std::array<std::string, 4> lanes;
       std::array<int, 4> xs{};
       for (int k = 0; k < 4; ++k) {
         const ScalarNode& nk = p_.nodes[node(std::min(k, l.instances - 1), t)];
-        xs[k] = which == 0 ? nk.a : nk.b;
+        xs[k] = specialise::step_operand(p_, nk, which);
         lanes[k] = value(xs[k]);
       }
       if (std::all_of(lanes.begin(), lanes.end(), [&](const std::string& v) { return v == lanes[0]; })) return lanes[0];
@@ -648,12 +648,12 @@ private:
     std::string b;
     const auto operand = [&](int t, int which) {
       const ScalarNode& n = p_.nodes[node(0, t)];
-      const int x = which == 0 ? n.a : n.b;
+      const int x = specialise::step_operand(p_, n, which);
       if (x >= l.first && x < l.first + l.size) return fmt::format("v{}", x - l.first);
       std::vector<int> xs(static_cast<std::size_t>(l.instances));
       for (int k = 0; k < l.instances; ++k) {
         const ScalarNode& nk = p_.nodes[node(k, t)];
-        xs[static_cast<std::size_t>(k)] = which == 0 ? nk.a : nk.b;
+        xs[static_cast<std::size_t>(k)] = specialise::step_operand(p_, nk, which);
       }
       const ScalarNode& o = p_.nodes[x];
       const bool fixed = std::all_of(xs.begin(), xs.end(), [&](int xk) {

@@ -15,6 +15,8 @@ namespace soa::specialise {
 
 namespace {
 
+constexpr long kMinPackedPercent = 5;  // of a program's operations, in packs (see step_loops)
+
 bool is_op(const ScalarNode& n) { return arity(n.op) > 0; }
 
 // What a step's node shows to the rest of the program, per node (see the contract).
@@ -54,8 +56,8 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
   for (int i : nodes) {
     const ScalarNode& n = p.nodes[i];
     sig.push_back(static_cast<std::uint64_t>(n.op));
-    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1}) {
-      if (x < 0) continue;
+    for (int which = 0; which < arity(n.op); ++which) {
+      const int x = step_operand(p, n, which);
       const ScalarNode& o = p.nodes[x];
       if (o.op == ScalarOp::Const) {
         std::uint64_t bits = 0;
@@ -400,6 +402,14 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
         if (v < sets_n)
           for (std::vector<int>& run : packed(sets[v]))
             if (run.size() >= 2) packs.push_back(std::move(run));
+      // A program with few packs is written out without them: they would save at most half
+      // of their few operations, and a pack moves steps out of their order (talos_reduced's
+      // inverse dynamics with one pair of steps side by side, 3% of its operations, ran 7%
+      // slower: docs/performance.md, "Literals last").
+      long packed_ops = 0, ops = 0;
+      for (const std::vector<int>& pack : packs) packed_ops += static_cast<long>(pack.size() * steps[pack[0]].size());
+      for (const ScalarNode& n : p.nodes) ops += is_op(n) ? 1 : 0;
+      if (packed_ops * 100 < ops * kMinPackedPercent) packs.clear();
       break;
     }
     for (int i = 0; i < size; ++i)

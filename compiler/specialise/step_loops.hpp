@@ -11,7 +11,8 @@
 //   label's operations (ScalarProgram::labels: "column 7, b99: psi K"), removed ones
 //   excepted. Steps are alike when their operations match one for one: the same operation
 //   on the same constants and inputs, on the same positions of the step, or on values
-//   from outside the step in the same pattern; and what leaves the step matches too (a
+//   from outside the step in the same pattern, operands taken in step_operand's order (a
+//   sum's or product's literal last); and what leaves the step matches too (a
 //   value read outside it, a factor stored for the dot table with its sign, the number of
 //   output positions). Steps holding Sin or Cos are left out.
 // - A loop is a set of at least `min_instances` alike steps of at least `min_size`
@@ -36,7 +37,8 @@
 //   reads its own); steps with Sqrt are left out. A set's steps are ordered so that those
 //   reading values of one earlier pack are packed together, in the order of the lanes they
 //   read (the first such operand of a step decides); the rest follow in program order.
-//   Steps of a set left alone are not a loop.
+//   Steps of a set left alone are not a loop. A program whose packs would hold under 5% of
+//   its operations gets none.
 // - Packs of bodies (options.pack with options.vary): after the exactly alike steps, those
 //   left are matched again up to their literals and up to which input of one group they
 //   read (each lane its own, as its own values): the same step at several bodies, such as
@@ -82,6 +84,18 @@ struct StepLoops {
 };
 
 StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options = {});
+
+// Operand `which` (0 or 1) of node n of p in the order steps are matched in: as recorded,
+// except that a sum's or product's literal comes last. The tracer orders a sum's or
+// product's operands by index, and a literal, recorded once for every step that reads it,
+// has the index of the first such step: the same step at a mirrored limb, or at another
+// body of a joint type, then reads it first where the other reads it last. Back-ends
+// writing a loop or a pack read its steps' operands in this order.
+inline int step_operand(const ScalarProgram& p, const ScalarNode& n, int which) {
+  const bool swap = (n.op == ScalarOp::Add || n.op == ScalarOp::Mul) && p.nodes[n.a].op == ScalarOp::Const &&
+                    p.nodes[n.b].op != ScalarOp::Const;
+  return (which == 0) != swap ? n.a : n.b;
+}
 
 // The table `t` of the program p, for the program reordered by new_of (node i of p is node
 // new_of[i]): the same runs and entries, its node indices renumbered.

@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 4 of 4 (4054 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 4 of 4 (3684 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -163,6 +163,1583 @@ struct soa_sincos_pair {
       cos_x[i] = p.c;
     }
 }
+
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_load, soa_store: four doubles of an array (any alignment).
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+[[maybe_unused]] static inline soa_p4 soa_load(const double* p) {
+  soa_p4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p4 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
+}
+#endif
+#if defined(__AVX__)
+
+// calM^-1
+void mass_matrix_inverse(const double* q, double* calMinv) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
+  double soa_sin[6], soa_cos[6];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+
+  // panda_rightfinger: kinematics
+  const double v0 = q[8] * 0.7071067811865476;
+  const double v1 = q[8] * 0.7071067811865475;
+
+  // panda_leftfinger: kinematics
+  const double v2 = q[7] * 0.7071067811865476;
+  const double v3 = q[7] * 0.7071067811865475;
+
+  // panda_link7: kinematics
+  const double v4 = soa_sin[5];
+  const double v5 = soa_cos[5];
+
+  // panda_link7: Riccati
+  const double v6 = q[7] * 0.005303300858899105;
+  const double v7 = q[7] * (-0.005303300858899107);
+  const double v8 = v7 - v6;
+  const double v9 = q[7] * (-0.005303300858899106);
+  const double v10 = q[7] * 0.005303300858899108;
+  const double v11 = v10 - v9;
+  const double v12 = q[7] * 0.010606601717798212;
+  const double v13 = q[7] * 0.010606601717798213;
+  const double v14 = v3 * v12;
+  const double v15 = (-0.0002051787) - v14;
+  const double v16 = v2 * v12;
+  const double v17 = v16 - 0.00020517869999999997;
+  const double v18 = q[7] * (-0.0008771659620619123);
+  const double v19 = q[7] * 0.000877165962061912;
+  const double v20 = v19 - v18;
+  const double v21 = v2 * v13;
+  const double v22 = 0.00020517869999999997 + v21;
+  const double v23 = q[7] * (-0.0008771659620619122);
+  const double v24 = v19 - v23;
+  const double v25 = v2 * v11;
+  const double v26 = v3 * v8;
+  const double v27 = v26 - v25;
+  const double v28 = 2.3749999999999997e-06 - v15;
+  const double v29 = v22 + 2.3749999999999997e-06;
+  const double v30 = 7.5e-07 - v27;
+  const double v31 = v28 + 0.030807878390949586;
+  const double v32 = 0.000391391281684248 - v17;
+  const double v33 = (-0.0009653051699191118) - v20;
+  const double v34 = v12 + 0.0020344399586617982;
+  const double v35 = v29 + 0.028386934612428354;
+  const double v36 = (-0.0012555365982728983) - v24;
+  const double v37 = (-0.0025736053713382038) - v13;
+  const double v38 = v30 + 0.006682651967360945;
+  const double v39 = v8 + (-0.0020344399586617982);
+  const double v40 = v11 + 0.0025736053713382038;
+  const double v41 = q[8] * 0.005303300858899105;
+  const double v42 = q[8] * (-0.005303300858899107);
+  const double v43 = v41 - v42;
+  const double v44 = q[8] * (-0.005303300858899106);
+  const double v45 = q[8] * 0.005303300858899108;
+  const double v46 = v44 - v45;
+  const double v47 = q[8] * 0.010606601717798212;
+  const double v48 = q[8] * 0.010606601717798213;
+  const double v49 = v1 * v47;
+  const double v50 = (-0.0002051787) - v49;
+  const double v51 = v0 * v47;
+  const double v52 = v51 - 0.00020517869999999997;
+  const double v53 = q[8] * (-0.0008771659620619123);
+  const double v54 = q[8] * 0.000877165962061912;
+  const double v55 = v53 - v54;
+  const double v56 = v0 * v48;
+  const double v57 = 0.00020517869999999997 + v56;
+  const double v58 = q[8] * (-0.0008771659620619122);
+  const double v59 = v58 - v54;
+  const double v60 = v0 * v46;
+  const double v61 = v1 * v43;
+  const double v62 = v60 - v61;
+  const double v63 = 2.3749999999999997e-06 - v50;
+  const double v64 = 2.3749999999999997e-06 + v57;
+  const double v65 = 7.5e-07 - v62;
+  const double v66 = v31 + v63;
+  const double v67 = v32 - v52;
+  const double v68 = v33 - v55;
+  const double v69 = v34 - v47;
+  const double v70 = v35 + v64;
+  const double v71 = v36 - v59;
+  const double v72 = v37 + v48;
+  const double v73 = v38 + v65;
+  const double v74 = v39 + v43;
+  const double v75 = v40 + v46;
+  const double v76 = 1.0 / v73;
+  const double v77 = v68 * v76;
+  const double v78 = v71 * v76;
+  const double v79 = v73 * v76;
+  const double v80 = v74 * v76;
+  const double v81 = v75 * v76;
+  const double v82 = v68 * v77;
+  const double v83 = v66 - v82;
+  const double v84 = v71 * v77;
+  const double v85 = v67 - v84;
+  const double v86 = v73 * v77;
+  const double v87 = v68 - v86;
+  const double v88 = v74 * v77;
+  const double v89 = 0.0024809999999999997 - v88;
+  const double v90 = v75 * v77;
+  const double v91 = (-0.147796948634) - v90;
+  const double v92 = v71 * v78;
+  const double v93 = v70 - v92;
+  const double v94 = v73 * v78;
+  const double v95 = v71 - v94;
+  const double v96 = v74 * v78;
+  const double v97 = 0.147796948634 - v96;
+  const double v98 = v75 * v78;
+  const double v99 = (-0.0024809999999999997) - v98;
+  const double v100 = v73 * v79;
+  const double v101 = v73 - v100;
+  const double v102 = v74 * v79;
+  const double v103 = v74 - v102;
+  const double v104 = v75 * v79;
+  const double v105 = v75 - v104;
+  const double v106 = v74 * v80;
+  const double v107 = 1.4805220000000001 - v106;
+  const double v108 = v75 * v80;
+  const double v109 = (-0.015) - v108;
+  const double v110 = v75 * v81;
+  const double v111 = 1.4805220000000001 - v110;
+
+  // panda_link6: kinematics
+  const double v112 = soa_sin[4];
+  const double v113 = soa_cos[4];
+
+  // panda_link6: Riccati
+  const double v114 = v4 * v85;
+  const double v115 = v5 * v83;
+  const double v116 = v115 - v114;
+  const double v117 = v4 * v93;
+  const double v118 = v5 * v85;
+  const double v119 = v118 - v117;
+  const double v120 = v4 * v95;
+  const double v121 = v5 * v87;
+  const double v122 = v121 - v120;
+  const double v123 = v4 * v83;
+  const double v124 = v118 + v123;
+  const double v125 = v5 * v93;
+  const double v126 = v114 + v125;
+  const double v127 = v5 * v95;
+  const double v128 = v4 * v87;
+  const double v129 = v127 + v128;
+  const double v130 = v4 * v119;
+  const double v131 = v5 * v116;
+  const double v132 = v131 - v130;
+  const double v133 = v5 * v119;
+  const double v134 = v4 * v116;
+  const double v135 = v133 + v134;
+  const double v136 = v5 * v126;
+  const double v137 = v4 * v124;
+  const double v138 = v136 + v137;
+  const double v139 = v4 * v97;
+  const double v140 = v5 * v89;
+  const double v141 = v140 - v139;
+  const double v142 = v4 * v99;
+  const double v143 = v5 * v91;
+  const double v144 = v143 - v142;
+  const double v145 = v4 * v72;
+  const double v146 = v5 * v69;
+  const double v147 = v146 - v145;
+  const double v148 = v5 * v97;
+  const double v149 = v4 * v89;
+  const double v150 = v148 + v149;
+  const double v151 = v5 * v99;
+  const double v152 = v4 * v91;
+  const double v153 = v151 + v152;
+  const double v154 = v5 * v72;
+  const double v155 = v4 * v69;
+  const double v156 = v154 + v155;
+  const double v157 = v4 * v144;
+  const double v158 = v5 * v141;
+  const double v159 = v158 - v157;
+  const double v160 = v5 * v144;
+  const double v161 = v4 * v141;
+  const double v162 = v160 + v161;
+  const double v163 = v4 * v105;
+  const double v164 = v5 * v103;
+  const double v165 = v163 - v164;
+  const double v166 = v5 * v105;
+  const double v167 = v4 * v103;
+  const double v168 = v166 + v167;
+  const double v169 = v4 * v153;
+  const double v170 = v5 * v150;
+  const double v171 = v170 - v169;
+  const double v172 = v5 * v153;
+  const double v173 = v4 * v150;
+  const double v174 = v172 + v173;
+  const double v175 = v4 * v109;
+  const double v176 = v5 * v107;
+  const double v177 = v176 - v175;
+  const double v178 = v4 * v111;
+  const double v179 = v5 * v109;
+  const double v180 = v179 - v178;
+  const double v181 = v4 * v107;
+  const double v182 = v179 + v181;
+  const double v183 = v5 * v111;
+  const double v184 = v175 + v183;
+  const double v185 = v4 * v180;
+  const double v186 = v5 * v177;
+  const double v187 = v186 - v185;
+  const double v188 = v5 * v180;
+  const double v189 = v4 * v177;
+  const double v190 = v188 + v189;
+  const double v191 = v5 * v184;
+  const double v192 = v4 * v182;
+  const double v193 = v191 + v192;
+  const double v194 = v190 * 0.088;
+  const double v195 = v193 * 0.088;
+  const double v196 = v165 - v194;
+  const double v197 = v168 + v195;
+  const double v198 = 0.13160593599999998 - v156;
+  const double v199 = v162 * 0.088;
+  const double v200 = v147 * 0.088;
+  const double v201 = v168 * 0.088;
+  const double v202 = v174 * 0.088;
+  const double v203 = v156 * 0.088;
+  const double v204 = 0.088 * v197;
+  const double v205 = 0.088 * v198;
+  const double v206 = v122 + v199;
+  const double v207 = v135 - v200;
+  const double v208 = v101 + v201;
+  const double v209 = v204 + v208;
+  const double v210 = v129 + v202;
+  const double v211 = v138 - v203;
+  const double v212 = v205 + v211;
+  const double v213 = v132 + 0.00248046035817079;
+  const double v214 = 0.001524110902883315 - v206;
+  const double v215 = v207 + (-0.00010375891721868492);
+  const double v216 = 0.017527158935000002 - v147;
+  const double v217 = v162 + (-0.023526756935);
+  const double v218 = v209 + 0.010567766133106952;
+  const double v219 = 9.3569097314605e-05 - v210;
+  const double v220 = v196 + (-0.017527158935000002);
+  const double v221 = (-0.10024161669500001) - v197;
+  const double v222 = v212 + 0.011794560230238952;
+  const double v223 = v171 + 0.023526756935;
+  const double v224 = v198 + 0.10024161669500001;
+  const double v225 = v187 + 1.666555;
+  const double v226 = v193 + 1.666555;
+  const double v227 = 1.0 / v222;
+  const double v228 = v215 * v227;
+  const double v229 = v219 * v227;
+  const double v230 = v222 * v227;
+  const double v231 = v223 * v227;
+  const double v232 = v224 * v227;
+  const double v233 = v174 * v227;
+  const double v234 = v215 * v228;
+  const double v235 = v213 - v234;
+  const double v236 = v219 * v228;
+  const double v237 = v214 - v236;
+  const double v238 = v222 * v228;
+  const double v239 = v215 - v238;
+  const double v240 = v223 * v228;
+  const double v241 = v159 - v240;
+  const double v242 = v224 * v228;
+  const double v243 = v216 - v242;
+  const double v244 = v174 * v228;
+  const double v245 = v217 - v244;
+  const double v246 = v219 * v229;
+  const double v247 = v218 - v246;
+  const double v248 = v222 * v229;
+  const double v249 = v219 - v248;
+  const double v250 = v223 * v229;
+  const double v251 = v220 - v250;
+  const double v252 = v224 * v229;
+  const double v253 = v174 * v229;
+  const double v254 = v221 - v253;
+  const double v255 = v222 * v230;
+  const double v256 = v222 - v255;
+  const double v257 = v223 * v230;
+  const double v258 = v223 - v257;
+  const double v259 = v224 * v230;
+  const double v260 = v224 - v259;
+  const double v261 = v174 * v230;
+  const double v262 = v174 - v261;
+  const double v263 = v223 * v231;
+  const double v264 = v225 - v263;
+  const double v265 = v224 * v231;
+  const double v266 = v174 * v231;
+  const double v267 = v190 - v266;
+  const double v268 = v224 * v232;
+  const double v269 = 3.162077 - v268;
+  const double v270 = v174 * v232;
+  const double v271 = v174 * v233;
+  const double v272 = v226 - v271;
+
+  // panda_link5: kinematics
+  const double v273 = soa_sin[3];
+  const double v274 = soa_cos[3];
+
+  // panda_link5: Riccati
+  const double v275 = v112 * v237;
+  const double v276 = v113 * v235;
+  const double v277 = v276 - v275;
+  const double v278 = v112 * v247;
+  const double v279 = v113 * v237;
+  const double v280 = v279 - v278;
+  const double v281 = v112 * v249;
+  const double v282 = v113 * v239;
+  const double v283 = v282 - v281;
+  const double v284 = v112 * v235;
+  const double v285 = v279 + v284;
+  const double v286 = v113 * v247;
+  const double v287 = v275 + v286;
+  const double v288 = v113 * v249;
+  const double v289 = v112 * v239;
+  const double v290 = v288 + v289;
+  const double v291 = v112 * v280;
+  const double v292 = v113 * v277;
+  const double v293 = v292 - v291;
+  const double v294 = v113 * v280;
+  const double v295 = v112 * v277;
+  const double v296 = v294 + v295;
+  const double v297 = v113 * v287;
+  const double v298 = v112 * v285;
+  const double v299 = v297 + v298;
+  const double v300 = v112 * v251;
+  const double v301 = v113 * v241;
+  const double v302 = v301 - v300;
+  const double v303 = v112 * v252;
+  const double v304 = v113 * v243;
+  const double v305 = v303 + v304;
+  const double v306 = v112 * v254;
+  const double v307 = v113 * v245;
+  const double v308 = v307 - v306;
+  const double v309 = v113 * v251;
+  const double v310 = v112 * v241;
+  const double v311 = v309 + v310;
+  const double v312 = v113 * v252;
+  const double v313 = v112 * v243;
+  const double v314 = v313 - v312;
+  const double v315 = v113 * v254;
+  const double v316 = v112 * v245;
+  const double v317 = v315 + v316;
+  const double v318 = v112 * v305;
+  const double v319 = v113 * v302;
+  const double v320 = v319 - v318;
+  const double v321 = v113 * v305;
+  const double v322 = v112 * v302;
+  const double v323 = v321 + v322;
+  const double v324 = v112 * v260;
+  const double v325 = v113 * v258;
+  const double v326 = v324 - v325;
+  const double v327 = v113 * v260;
+  const double v328 = v112 * v258;
+  const double v329 = v327 + v328;
+  const double v330 = v112 * v314;
+  const double v331 = v113 * v311;
+  const double v332 = v331 - v330;
+  const double v333 = v113 * v314;
+  const double v334 = v112 * v311;
+  const double v335 = v333 + v334;
+  const double v336 = v112 * v265;
+  const double v337 = v113 * v264;
+  const double v338 = v336 + v337;
+  const double v339 = v112 * v269;
+  const double v340 = v113 * v265;
+  const double v341 = v339 + v340;
+  const double v342 = v112 * v270;
+  const double v343 = v113 * v267;
+  const double v344 = v342 + v343;
+  const double v345 = v112 * v264;
+  const double v346 = v345 - v340;
+  const double v347 = v113 * v269;
+  const double v348 = v347 - v336;
+  const double v349 = v113 * v270;
+  const double v350 = v112 * v267;
+  const double v351 = v350 - v349;
+  const double v352 = v112 * v341;
+  const double v353 = v113 * v338;
+  const double v354 = v352 + v353;
+  const double v355 = v113 * v341;
+  const double v356 = v112 * v338;
+  const double v357 = v356 - v355;
+  const double v358 = v113 * v348;
+  const double v359 = v112 * v346;
+  const double v360 = v358 + v359;
+  const double v361 = v293 + 0.03942757095803552;
+  const double v362 = (-0.00151524447332703) - v283;
+  const double v363 = v296 + (-0.004600245517563105);
+  const double v364 = 0.047121686402 - v308;
+  const double v365 = v323 + 0.05034347249;
+  const double v366 = v256 + 0.03146037232526039;
+  const double v367 = 0.0021640520520981297 - v290;
+  const double v368 = v326 + (-0.047121686402);
+  const double v369 = 0.014653732538 - v329;
+  const double v370 = v299 + 0.010869510762828563;
+  const double v371 = v332 + (-0.05034347249);
+  const double v372 = (-0.014653732538) - v317;
+  const double v373 = v354 + 1.225946;
+  const double v374 = v272 + 1.225946;
+  const double v375 = v360 + 1.225946;
+  const double v376 = 1.0 / v370;
+  const double v377 = v363 * v376;
+  const double v378 = v367 * v376;
+  const double v379 = v370 * v376;
+  const double v380 = v371 * v376;
+  const double v381 = v372 * v376;
+  const double v382 = v335 * v376;
+  const double v383 = v363 * v377;
+  const double v384 = v361 - v383;
+  const double v385 = v367 * v377;
+  const double v386 = v362 - v385;
+  const double v387 = v370 * v377;
+  const double v388 = v363 - v387;
+  const double v389 = v371 * v377;
+  const double v390 = v320 - v389;
+  const double v391 = v372 * v377;
+  const double v392 = v364 - v391;
+  const double v393 = v335 * v377;
+  const double v394 = v365 - v393;
+  const double v395 = v367 * v378;
+  const double v396 = v366 - v395;
+  const double v397 = v370 * v378;
+  const double v398 = v367 - v397;
+  const double v399 = v371 * v378;
+  const double v400 = v368 - v399;
+  const double v401 = v372 * v378;
+  const double v402 = v262 - v401;
+  const double v403 = v335 * v378;
+  const double v404 = v369 - v403;
+  const double v405 = v370 * v379;
+  const double v406 = v370 - v405;
+  const double v407 = v371 * v379;
+  const double v408 = v371 - v407;
+  const double v409 = v372 * v379;
+  const double v410 = v372 - v409;
+  const double v411 = v335 * v379;
+  const double v412 = v335 - v411;
+  const double v413 = v371 * v380;
+  const double v414 = v373 - v413;
+  const double v415 = v372 * v380;
+  const double v416 = v344 + v415;
+  const double v417 = v335 * v380;
+  const double v418 = v357 - v417;
+  const double v419 = v372 * v381;
+  const double v420 = v374 - v419;
+  const double v421 = v335 * v381;
+  const double v422 = v351 + v421;
+  const double v423 = v335 * v382;
+  const double v424 = v375 - v423;
+
+  // panda_link4: kinematics
+  const double v425 = soa_sin[2];
+  const double v426 = soa_cos[2];
+
+  // panda_link4: Riccati
+  const double v427 = v273 * v386;
+  const double v428 = v274 * v384;
+  const double v429 = v428 - v427;
+  const double v430 = v273 * v396;
+  const double v431 = v274 * v386;
+  const double v432 = v431 - v430;
+  const double v433 = v273 * v398;
+  const double v434 = v274 * v388;
+  const double v435 = v434 - v433;
+  const double v436 = v273 * v384;
+  const double v437 = v431 + v436;
+  const double v438 = v274 * v396;
+  const double v439 = v427 + v438;
+  const double v440 = v274 * v398;
+  const double v441 = v273 * v388;
+  const double v442 = v440 + v441;
+  const double v443 = v273 * v432;
+  const double v444 = v274 * v429;
+  const double v445 = v444 - v443;
+  const double v446 = v274 * v432;
+  const double v447 = v273 * v429;
+  const double v448 = v446 + v447;
+  const double v449 = v274 * v439;
+  const double v450 = v273 * v437;
+  const double v451 = v449 + v450;
+  const double v452 = v273 * v400;
+  const double v453 = v274 * v390;
+  const double v454 = v453 - v452;
+  const double v455 = v273 * v402;
+  const double v456 = v274 * v392;
+  const double v457 = v456 - v455;
+  const double v458 = v273 * v404;
+  const double v459 = v274 * v394;
+  const double v460 = v459 - v458;
+  const double v461 = v274 * v400;
+  const double v462 = v273 * v390;
+  const double v463 = v461 + v462;
+  const double v464 = v274 * v402;
+  const double v465 = v273 * v392;
+  const double v466 = v464 + v465;
+  const double v467 = v274 * v404;
+  const double v468 = v273 * v394;
+  const double v469 = v467 + v468;
+  const double v470 = v273 * v457;
+  const double v471 = v274 * v454;
+  const double v472 = v471 - v470;
+  const double v473 = v274 * v457;
+  const double v474 = v273 * v454;
+  const double v475 = v473 + v474;
+  const double v476 = v273 * v410;
+  const double v477 = v274 * v408;
+  const double v478 = v477 - v476;
+  const double v479 = v274 * v410;
+  const double v480 = v273 * v408;
+  const double v481 = v479 + v480;
+  const double v482 = v273 * v466;
+  const double v483 = v274 * v463;
+  const double v484 = v482 - v483;
+  const double v485 = v274 * v466;
+  const double v486 = v273 * v463;
+  const double v487 = v485 + v486;
+  const double v488 = v273 * v416;
+  const double v489 = v274 * v414;
+  const double v490 = v488 + v489;
+  const double v491 = v273 * v420;
+  const double v492 = v274 * v416;
+  const double v493 = v491 + v492;
+  const double v494 = v273 * v422;
+  const double v495 = v274 * v418;
+  const double v496 = v494 + v495;
+  const double v497 = v273 * v414;
+  const double v498 = v492 - v497;
+  const double v499 = v274 * v420;
+  const double v500 = v488 - v499;
+  const double v501 = v274 * v422;
+  const double v502 = v273 * v418;
+  const double v503 = v501 - v502;
+  const double v504 = v273 * v493;
+  const double v505 = v274 * v490;
+  const double v506 = v504 + v505;
+  const double v507 = v274 * v493;
+  const double v508 = v273 * v490;
+  const double v509 = v507 - v508;
+  const double v510 = v274 * v500;
+  const double v511 = v273 * v498;
+  const double v512 = v510 + v511;
+  const double v513 = v509 * 0.384;
+  const double v514 = v509 * (-0.0825);
+  const double v515 = v506 * 0.384;
+  const double v516 = v496 * (-0.0825);
+  const double v517 = v516 - v515;
+  const double v518 = v503 * 0.384;
+  const double v519 = v503 * (-0.0825);
+  const double v520 = v496 * 0.384;
+  const double v521 = v424 * (-0.0825);
+  const double v522 = v521 - v520;
+  const double v523 = v512 * 0.384;
+  const double v524 = v512 * (-0.0825);
+  const double v525 = v519 - v513;
+  const double v526 = v472 + v513;
+  const double v527 = v460 + v518;
+  const double v528 = v475 + v523;
+  const double v529 = v478 - v514;
+  const double v530 = v412 - v519;
+  const double v531 = v524 - v481;
+  const double v532 = v484 + v517;
+  const double v533 = v522 - v469;
+  const double v534 = v487 + v525;
+  const double v535 = v475 * 0.384;
+  const double v536 = v481 * 0.384;
+  const double v537 = v481 * (-0.0825);
+  const double v538 = v487 * 0.384;
+  const double v539 = v487 * (-0.0825);
+  const double v540 = v484 * 0.384;
+  const double v541 = v469 * (-0.0825);
+  const double v542 = v540 + v541;
+  const double v543 = 0.384 * v528;
+  const double v544 = (-0.0825) * v528;
+  const double v545 = (-0.0825) * v527;
+  const double v546 = 0.384 * v526;
+  const double v547 = v546 - v545;
+  const double v548 = (-0.0825) * v531;
+  const double v549 = (-0.0825) * v530;
+  const double v550 = 0.384 * v529;
+  const double v551 = v550 - v549;
+  const double v552 = (-0.0825) * v533;
+  const double v553 = 0.384 * v532;
+  const double v554 = v553 - v552;
+  const double v555 = v445 - v535;
+  const double v556 = v555 - v543;
+  const double v557 = v435 - v536;
+  const double v558 = v544 + v557;
+  const double v559 = v538 - v448;
+  const double v560 = v559 - v547;
+  const double v561 = v406 + v537;
+  const double v562 = v561 - v548;
+  const double v563 = v442 + v539;
+  const double v564 = v551 + v563;
+  const double v565 = v451 - v542;
+  const double v566 = v565 - v554;
+  const double v567 = v556 + 0.06767727025085991;
+  const double v568 = v558 + 0.02771584317362585;
+  const double v569 = v560 + 0.0039053550262761003;
+  const double v570 = v527 + (-0.09850206933);
+  const double v571 = 0.374644408005 - v528;
+  const double v572 = v562 + 0.03239943042445132;
+  const double v573 = (-0.0016444875773692705) - v564;
+  const double v574 = v529 + 0.09850206933;
+  const double v575 = v531 + 0.19076837715;
+  const double v576 = v566 + 0.0775861490525396;
+  const double v577 = v532 + (-0.374644408005);
+  const double v578 = v533 + (-0.19076837715);
+  const double v579 = v506 + 3.587895;
+  const double v580 = v424 + 3.587895;
+  const double v581 = 3.587895 - v512;
+  const double v582 = 1.0 / v576;
+  const double v583 = v569 * v582;
+  const double v584 = v573 * v582;
+  const double v585 = v576 * v582;
+  const double v586 = v577 * v582;
+  const double v587 = v578 * v582;
+  const double v588 = v534 * v582;
+  const double v589 = v569 * v583;
+  const double v590 = v567 - v589;
+  const double v591 = v573 * v583;
+  const double v592 = v568 - v591;
+  const double v593 = v576 * v583;
+  const double v594 = v569 - v593;
+  const double v595 = v577 * v583;
+  const double v596 = v526 - v595;
+  const double v597 = v578 * v583;
+  const double v598 = v570 - v597;
+  const double v599 = v534 * v583;
+  const double v600 = v571 - v599;
+  const double v601 = v573 * v584;
+  const double v602 = v572 - v601;
+  const double v603 = v576 * v584;
+  const double v604 = v573 - v603;
+  const double v605 = v577 * v584;
+  const double v606 = v574 - v605;
+  const double v607 = v578 * v584;
+  const double v608 = v530 - v607;
+  const double v609 = v534 * v584;
+  const double v610 = v575 - v609;
+  const double v611 = v576 * v585;
+  const double v612 = v576 - v611;
+  const double v613 = v577 * v585;
+  const double v614 = v577 - v613;
+  const double v615 = v578 * v585;
+  const double v616 = v578 - v615;
+  const double v617 = v534 * v585;
+  const double v618 = v534 - v617;
+  const double v619 = v577 * v586;
+  const double v620 = v579 - v619;
+  const double v621 = v578 * v586;
+  const double v622 = v496 - v621;
+  const double v623 = v534 * v586;
+  const double v624 = v509 - v623;
+  const double v625 = v578 * v587;
+  const double v626 = v580 - v625;
+  const double v627 = v534 * v587;
+  const double v628 = v503 - v627;
+  const double v629 = v534 * v588;
+  const double v630 = v581 - v629;
+
+  // panda_link3: kinematics
+  const double v631 = soa_sin[1];
+  const double v632 = soa_cos[1];
+
+  // panda_link3: Riccati
+  const double v633 = v425 * v592;
+  const double v634 = v426 * v590;
+  const double v635 = v634 - v633;
+  const double v636 = v425 * v602;
+  const double v637 = v426 * v592;
+  const double v638 = v637 - v636;
+  const double v639 = v425 * v604;
+  const double v640 = v426 * v594;
+  const double v641 = v640 - v639;
+  const double v642 = v425 * v590;
+  const double v643 = v637 + v642;
+  const double v644 = v426 * v602;
+  const double v645 = v633 + v644;
+  const double v646 = v426 * v604;
+  const double v647 = v425 * v594;
+  const double v648 = v646 + v647;
+  const double v649 = v425 * v638;
+  const double v650 = v426 * v635;
+  const double v651 = v650 - v649;
+  const double v652 = v426 * v638;
+  const double v653 = v425 * v635;
+  const double v654 = v652 + v653;
+  const double v655 = v426 * v645;
+  const double v656 = v425 * v643;
+  const double v657 = v655 + v656;
+  const double v658 = v425 * v606;
+  const double v659 = v426 * v596;
+  const double v660 = v659 - v658;
+  const double v661 = v425 * v608;
+  const double v662 = v426 * v598;
+  const double v663 = v662 - v661;
+  const double v664 = v425 * v610;
+  const double v665 = v426 * v600;
+  const double v666 = v665 - v664;
+  const double v667 = v426 * v606;
+  const double v668 = v425 * v596;
+  const double v669 = v667 + v668;
+  const double v670 = v426 * v608;
+  const double v671 = v425 * v598;
+  const double v672 = v670 + v671;
+  const double v673 = v426 * v610;
+  const double v674 = v425 * v600;
+  const double v675 = v673 + v674;
+  const double v676 = v425 * v663;
+  const double v677 = v426 * v660;
+  const double v678 = v677 - v676;
+  const double v679 = v426 * v663;
+  const double v680 = v425 * v660;
+  const double v681 = v679 + v680;
+  const double v682 = v425 * v616;
+  const double v683 = v426 * v614;
+  const double v684 = v682 - v683;
+  const double v685 = v426 * v616;
+  const double v686 = v425 * v614;
+  const double v687 = v685 + v686;
+  const double v688 = v425 * v672;
+  const double v689 = v426 * v669;
+  const double v690 = v689 - v688;
+  const double v691 = v426 * v672;
+  const double v692 = v425 * v669;
+  const double v693 = v691 + v692;
+  const double v694 = v425 * v622;
+  const double v695 = v426 * v620;
+  const double v696 = v695 - v694;
+  const double v697 = v425 * v626;
+  const double v698 = v426 * v622;
+  const double v699 = v698 - v697;
+  const double v700 = v425 * v628;
+  const double v701 = v426 * v624;
+  const double v702 = v701 - v700;
+  const double v703 = v425 * v620;
+  const double v704 = v698 + v703;
+  const double v705 = v426 * v626;
+  const double v706 = v694 + v705;
+  const double v707 = v426 * v628;
+  const double v708 = v425 * v624;
+  const double v709 = v707 + v708;
+  const double v710 = v425 * v699;
+  const double v711 = v426 * v696;
+  const double v712 = v711 - v710;
+  const double v713 = v426 * v699;
+  const double v714 = v425 * v696;
+  const double v715 = v713 + v714;
+  const double v716 = v426 * v706;
+  const double v717 = v425 * v704;
+  const double v718 = v716 + v717;
+  const double v719 = v715 * 0.0825;
+  const double v720 = v702 * 0.0825;
+  const double v721 = v709 * 0.0825;
+  const double v722 = v630 * 0.0825;
+  const double v723 = v718 * 0.0825;
+  const double v724 = v684 - v719;
+  const double v725 = v618 + v721;
+  const double v726 = v687 + v723;
+  const double v727 = v690 - v720;
+  const double v728 = v722 - v675;
+  const double v729 = v681 * 0.0825;
+  const double v730 = v666 * 0.0825;
+  const double v731 = v687 * 0.0825;
+  const double v732 = v693 * 0.0825;
+  const double v733 = v675 * 0.0825;
+  const double v734 = 0.0825 * v726;
+  const double v735 = 0.0825 * v725;
+  const double v736 = 0.0825 * v728;
+  const double v737 = v641 + v729;
+  const double v738 = v654 - v730;
+  const double v739 = v612 + v731;
+  const double v740 = v734 + v739;
+  const double v741 = v648 + v732;
+  const double v742 = v735 - v741;
+  const double v743 = v657 - v733;
+  const double v744 = v736 + v743;
+  const double v745 = v651 + 0.05649492601407083;
+  const double v746 = (-0.008248333140675744) - v737;
+  const double v747 = v738 + (-0.005487648106562256);
+  const double v748 = 0.214708623208 - v666;
+  const double v749 = v740 + 0.05287838199960611;
+  const double v750 = v742 + (-0.0043772571218395825);
+  const double v751 = v724 + (-0.214708623208);
+  const double v752 = v744 + 0.01824920229252011;
+  const double v753 = v727 + (-0.126729164208);
+  const double v754 = v728 + 0.088844724872;
+  const double v755 = v712 + 3.228604;
+  const double v756 = v630 + 3.228604;
+  const double v757 = 1.0 / v752;
+  const double v758 = v747 * v757;
+  const double v759 = v750 * v757;
+  const double v760 = v752 * v757;
+  const double v761 = v753 * v757;
+  const double v762 = v754 * v757;
+  const double v763 = v747 * v758;
+  const double v764 = v745 - v763;
+  const double v765 = v750 * v758;
+  const double v766 = v746 - v765;
+  const double v767 = v752 * v758;
+  const double v768 = v747 - v767;
+  const double v769 = v753 * v758;
+  const double v770 = v678 - v769;
+  const double v771 = v754 * v758;
+  const double v772 = v748 - v771;
+  const double v773 = v750 * v759;
+  const double v774 = v749 - v773;
+  const double v775 = v752 * v759;
+  const double v776 = v750 - v775;
+  const double v777 = v753 * v759;
+  const double v778 = v751 - v777;
+  const double v779 = v754 * v759;
+  const double v780 = v725 - v779;
+  const double v781 = v752 * v760;
+  const double v782 = v752 - v781;
+  const double v783 = v753 * v760;
+  const double v784 = v753 - v783;
+  const double v785 = v754 * v760;
+  const double v786 = v754 - v785;
+  const double v787 = v753 * v761;
+  const double v788 = v755 - v787;
+  const double v789 = v754 * v761;
+  const double v790 = v702 + v789;
+  const double v791 = v754 * v762;
+  const double v792 = v756 - v791;
+
+  // panda_link2: kinematics
+  const double v793 = soa_sin[0];
+  const double v794 = soa_cos[0];
+
+  // panda_link2: Riccati
+  const double v795 = v631 * v766;
+  const double v796 = v632 * v764;
+  const double v797 = v796 - v795;
+  const double v798 = v631 * v774;
+  const double v799 = v632 * v766;
+  const double v800 = v799 - v798;
+  const double v801 = v631 * v776;
+  const double v802 = v632 * v768;
+  const double v803 = v802 - v801;
+  const double v804 = v631 * v764;
+  const double v805 = v799 + v804;
+  const double v806 = v632 * v774;
+  const double v807 = v795 + v806;
+  const double v808 = v632 * v776;
+  const double v809 = v631 * v768;
+  const double v810 = v808 + v809;
+  const double v811 = v631 * v800;
+  const double v812 = v632 * v797;
+  const double v813 = v812 - v811;
+  const double v814 = v632 * v800;
+  const double v815 = v631 * v797;
+  const double v816 = v814 + v815;
+  const double v817 = v632 * v807;
+  const double v818 = v631 * v805;
+  const double v819 = v817 + v818;
+  const double v820 = v631 * v778;
+  const double v821 = v632 * v770;
+  const double v822 = v821 - v820;
+  const double v823 = v631 * v780;
+  const double v824 = v632 * v772;
+  const double v825 = v824 - v823;
+  const double v826 = v632 * v778;
+  const double v827 = v631 * v770;
+  const double v828 = v826 + v827;
+  const double v829 = v632 * v780;
+  const double v830 = v631 * v772;
+  const double v831 = v829 + v830;
+  const double v832 = v631 * v825;
+  const double v833 = v632 * v822;
+  const double v834 = v833 - v832;
+  const double v835 = v632 * v825;
+  const double v836 = v631 * v822;
+  const double v837 = v835 + v836;
+  const double v838 = v631 * v786;
+  const double v839 = v632 * v784;
+  const double v840 = v838 - v839;
+  const double v841 = v632 * v786;
+  const double v842 = v631 * v784;
+  const double v843 = v841 + v842;
+  const double v844 = v631 * v831;
+  const double v845 = v632 * v828;
+  const double v846 = v845 - v844;
+  const double v847 = v632 * v831;
+  const double v848 = v631 * v828;
+  const double v849 = v847 + v848;
+  const double v850 = v631 * v790;
+  const double v851 = v632 * v788;
+  const double v852 = v850 + v851;
+  const double v853 = v631 * v792;
+  const double v854 = v632 * v790;
+  const double v855 = v853 + v854;
+  const double v856 = v631 * v788;
+  const double v857 = v856 - v854;
+  const double v858 = v632 * v792;
+  const double v859 = v858 - v850;
+  const double v860 = v631 * v855;
+  const double v861 = v632 * v852;
+  const double v862 = v860 + v861;
+  const double v863 = v632 * v855;
+  const double v864 = v631 * v852;
+  const double v865 = v864 - v863;
+  const double v866 = v632 * v859;
+  const double v867 = v631 * v857;
+  const double v868 = v866 + v867;
+  const double v869 = v865 * (-0.316);
+  const double v870 = v862 * (-0.316);
+  const double v871 = v868 * (-0.316);
+  const double v872 = v834 + v869;
+  const double v873 = v837 + v871;
+  const double v874 = v846 - v870;
+  const double v875 = v837 * (-0.316);
+  const double v876 = v843 * (-0.316);
+  const double v877 = v840 * (-0.316);
+  const double v878 = v849 * (-0.316);
+  const double v879 = v846 * (-0.316);
+  const double v880 = (-0.316) * v873;
+  const double v881 = (-0.316) * v872;
+  const double v882 = (-0.316) * v874;
+  const double v883 = v813 + v875;
+  const double v884 = v880 + v883;
+  const double v885 = v803 + v876;
+  const double v886 = v816 + v878;
+  const double v887 = v886 - v881;
+  const double v888 = v810 + v877;
+  const double v889 = v819 - v879;
+  const double v890 = v889 - v882;
+  const double v891 = v884 + 0.00850351162402155;
+  const double v892 = (-0.00398335888393552) - v885;
+  const double v893 = v887 + 0.01026110182100817;
+  const double v894 = v782 + 0.028124284712194955;
+  const double v895 = 0.0007689361029464 - v888;
+  const double v896 = v890 + 0.026534991901690206;
+  const double v897 = 1.0 / v896;
+  const double v898 = v893 * v897;
+  const double v899 = v895 * v897;
+  const double v900 = v893 * v898;
+  const double v901 = v891 - v900;
+  const double v902 = v895 * v898;
+  const double v903 = v892 - v902;
+  const double v904 = v895 * v899;
+  const double v905 = v894 - v904;
+
+  // panda_link1: Riccati
+  const double v906 = v793 * v903;
+  const double v907 = v794 * v903;
+  const double v908 = v793 * v901;
+  const double v909 = v907 + v908;
+  const double v910 = v794 * v905;
+  const double v911 = v906 + v910;
+  const double v912 = v794 * v911;
+  const double v913 = v793 * v909;
+  const double v914 = v912 + v913;
+  const double v915 = v914 + 0.009213163777211224;
+  const double v916 = 1.0 / v915;
+
+  // column 1, panda_link1: psi K
+  const double v917 = v794 * v899;
+  const double v918 = v793 * v898;
+  const double v919 = v917 + v918;
+
+  // column 2, panda_link2: psi K
+  const double v920 = v631 * v762;
+  const double v921 = v632 * v761;
+  const double v922 = v921 - v920;
+  const double v923 = v632 * v762;
+  const double v924 = v631 * v761;
+  const double v925 = v923 + v924;
+  const double v926 = (-0.316) * v925;
+  const double v927 = (-0.316) * v922;
+  const double v928 = v631 * v759;
+  const double v929 = v632 * v758;
+  const double v930 = v929 - v928;
+  const double v931 = v632 * v759;
+  const double v932 = v631 * v758;
+  const double v933 = v931 + v932;
+  const double v934 = v926 + v930;
+  const double v935 = v933 - v927;
+
+  // column 3, panda_link3: psi K
+  const double v936 = v425 * v587;
+  const double v937 = v426 * v586;
+  const double v938 = v937 - v936;
+  const double v939 = v426 * v587;
+  const double v940 = v425 * v586;
+  const double v941 = v939 + v940;
+  const double v942 = 0.0825 * v941;
+  const double v943 = v588 * 0.0825;
+  const double v944 = v425 * v584;
+  const double v945 = v426 * v583;
+  const double v946 = v945 - v944;
+  const double v947 = v426 * v584;
+  const double v948 = v425 * v583;
+  const double v949 = v947 + v948;
+  const double v950 = v585 + v942;
+  const double v951 = v949 - v943;
+
+  // column 3, panda_link2: psi K
+  const double v952 = v758 * v951;
+  const double v953 = v759 * v951;
+  const double v954 = v760 * v951;
+  const double v955 = v761 * v951;
+  const double v956 = v762 * v951;
+  const double v957 = v946 - v952;
+  const double v958 = v950 + v953;
+  const double v959 = v951 - v954;
+  const double v960 = v938 - v955;
+  const double v961 = v588 + v956;
+  const double v962 = v631 * v961;
+  const double v963 = v632 * v960;
+  const double v964 = v962 + v963;
+  const double v965 = v632 * v961;
+  const double v966 = v631 * v960;
+  const double v967 = v966 - v965;
+  const double v968 = (-0.316) * v967;
+  const double v969 = (-0.316) * v964;
+  const double v970 = v631 * v958;
+  const double v971 = v632 * v957;
+  const double v972 = v970 + v971;
+  const double v973 = v632 * v958;
+  const double v974 = v631 * v957;
+  const double v975 = v974 - v973;
+  const double v976 = v968 + v972;
+  const double v977 = v975 - v969;
+
+  // column 3, panda_link2: Delta_D^-1
+  const double v978 = v897 * v977;
+
+  // column 4, panda_link4: psi K
+  const double v979 = v273 * v381;
+  const double v980 = v274 * v380;
+  const double v981 = v980 - v979;
+  const double v982 = v274 * v381;
+  const double v983 = v273 * v380;
+  const double v984 = v982 + v983;
+  const double v985 = 0.384 * v984;
+  const double v986 = (-0.0825) * v984;
+  const double v987 = 0.384 * v981;
+  const double v988 = v382 * (-0.0825);
+  const double v989 = v988 - v987;
+  const double v990 = v273 * v378;
+  const double v991 = v274 * v377;
+  const double v992 = v991 - v990;
+  const double v993 = v274 * v378;
+  const double v994 = v273 * v377;
+  const double v995 = v993 + v994;
+  const double v996 = v992 - v985;
+  const double v997 = v379 + v986;
+  const double v998 = v989 - v995;
+
+  // column 1, panda_link1: Delta_D^-1 ... column 4, panda_link4: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p0_0 = soa_p4{v916, v897, v757, v582} * soa_p4{v919, v935, v951, v998};
+
+  // column 4, panda_link3: psi K
+  const double v1003 = v583 * v998;
+  const double v1004 = v584 * v998;
+  const double v1005 = v585 * v998;
+  const double v1006 = v586 * v998;
+  const double v1007 = v587 * v998;
+  const double v1008 = v588 * v998;
+  const double v1009 = v996 - v1003;
+  const double v1010 = v997 - v1004;
+  const double v1011 = v998 - v1005;
+  const double v1012 = v981 - v1006;
+  const double v1013 = v382 - v1007;
+  const double v1014 = v984 + v1008;
+  const double v1015 = v425 * v1013;
+  const double v1016 = v426 * v1012;
+  const double v1017 = v1016 - v1015;
+  const double v1018 = v426 * v1013;
+  const double v1019 = v425 * v1012;
+  const double v1020 = v1018 + v1019;
+  const double v1021 = 0.0825 * v1020;
+  const double v1022 = 0.0825 * v1014;
+  const double v1023 = v425 * v1010;
+  const double v1024 = v426 * v1009;
+  const double v1025 = v1024 - v1023;
+  const double v1026 = v426 * v1010;
+  const double v1027 = v425 * v1009;
+  const double v1028 = v1026 + v1027;
+  const double v1029 = v1011 + v1021;
+  const double v1030 = v1022 + v1028;
+
+  // column 4, panda_link2: psi K
+  const double v1031 = v758 * v1030;
+  const double v1032 = v759 * v1030;
+  const double v1033 = v760 * v1030;
+  const double v1034 = v761 * v1030;
+  const double v1035 = v762 * v1030;
+  const double v1036 = v1025 - v1031;
+  const double v1037 = v1029 + v1032;
+  const double v1038 = v1030 - v1033;
+  const double v1039 = v1017 - v1034;
+  const double v1040 = v1014 - v1035;
+  const double v1041 = v631 * v1040;
+  const double v1042 = v632 * v1039;
+  const double v1043 = v1042 - v1041;
+  const double v1044 = v632 * v1040;
+  const double v1045 = v631 * v1039;
+  const double v1046 = v1044 + v1045;
+  const double v1047 = (-0.316) * v1046;
+  const double v1048 = (-0.316) * v1043;
+  const double v1049 = v631 * v1037;
+  const double v1050 = v632 * v1036;
+  const double v1051 = v1049 + v1050;
+  const double v1052 = v632 * v1037;
+  const double v1053 = v631 * v1036;
+  const double v1054 = v1053 - v1052;
+  const double v1055 = v1047 + v1051;
+  const double v1056 = v1054 - v1048;
+
+  // column 3, panda_link1: psi K ... column 4, panda_link1: psi K: 3 steps alike, side by side
+  const soa_p4 p1_0 = v898 * soa_p4{v977, v935, v1056, v1056};
+  const soa_p4 p1_1 = v899 * soa_p4{v977, v935, v1056, v1056};
+  const soa_p4 p1_2 = soa_p4{v976, v934, v1055, v1055} - p1_0;
+  const soa_p4 p1_3 = soa_p4{v959, v760, v1038, v1038} + p1_1;
+  const soa_p4 p1_4 = v794 * p1_3;
+  const soa_p4 p1_5 = v793 * p1_2;
+  const soa_p4 p1_6 = p1_4 - p1_5;
+
+  // column 3, panda_link1: Delta_D^-1 ... column 4, panda_link1: Delta_D^-1: 3 steps alike, side by side
+  const soa_p4 p2_0 = v916 * p1_6;
+  const soa_p4 p2_1 = -p2_0;
+
+  // column 5, panda_link5: psi K
+  const double v1084 = v112 * v232;
+  const double v1085 = v113 * v231;
+  const double v1086 = v1085 - v1084;
+  const double v1087 = v113 * v232;
+  const double v1088 = v112 * v231;
+  const double v1089 = v1087 + v1088;
+  const double v1090 = v112 * v229;
+  const double v1091 = v113 * v228;
+  const double v1092 = v1091 - v1090;
+  const double v1093 = v113 * v229;
+  const double v1094 = v112 * v228;
+  const double v1095 = v1093 + v1094;
+
+  // column 6, panda_link6: psi K
+  const double v1096 = v4 * v81;
+  const double v1097 = v5 * v80;
+  const double v1098 = v1097 - v1096;
+  const double v1099 = v5 * v81;
+  const double v1100 = v4 * v80;
+  const double v1101 = v1099 + v1100;
+  const double v1102 = 0.088 * v1101;
+  const double v1103 = v4 * v78;
+  const double v1104 = v5 * v77;
+  const double v1105 = v1104 - v1103;
+  const double v1106 = v5 * v78;
+  const double v1107 = v4 * v77;
+  const double v1108 = v1106 + v1107;
+
+  // column 4, panda_link3: Delta_D^-1 ... column 6, panda_link6: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p3_0 = soa_p4{v757, v897, v376, v227} * soa_p4{v1030, v1056, v1095, v1108};
+
+  // column 6, panda_link6: psi K
+  const double v1113 = v79 + v1102;
+
+  // column 7, panda_link6: psi K
+  const double v1114 = 0.7071067811865475 * v4;
+  const double v1115 = 0.7071067811865476 * v5;
+  const double v1116 = v1115 - v1114;
+  const double v1117 = 0.7071067811865475 * v5;
+  const double v1118 = 0.7071067811865476 * v4;
+  const double v1119 = v1117 + v1118;
+  const double v1120 = 0.088 * v1119;
+  const double v1121 = v4 * 0.11695546160825496;
+  const double v1122 = v5 * (-0.11695546160825494);
+  const double v1123 = v1122 - v1121;
+  const double v1124 = v5 * 0.11695546160825496;
+  const double v1125 = v4 * (-0.11695546160825494);
+  const double v1126 = v1124 + v1125;
+
+  // column 8, panda_link6: psi K
+  const double v1127 = v4 * (-0.7071067811865475);
+  const double v1128 = v5 * (-0.7071067811865476);
+  const double v1129 = v1128 - v1127;
+  const double v1130 = v5 * (-0.7071067811865475);
+  const double v1131 = v4 * (-0.7071067811865476);
+  const double v1132 = v1130 + v1131;
+  const double v1133 = 0.088 * v1132;
+  const double v1134 = v4 * (-0.11695546160825496);
+  const double v1135 = v5 * 0.11695546160825494;
+  const double v1136 = v1135 - v1134;
+  const double v1137 = v5 * (-0.11695546160825496);
+  const double v1138 = v4 * 0.11695546160825494;
+  const double v1139 = v1137 + v1138;
+
+  // column 7, panda_link5: psi K ... column 6, panda_link5: psi K: 3 steps alike, side by side
+  const soa_p4 p4_0 = v228 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_1 = v229 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_2 = v230 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_3 = v231 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_4 = v232 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_5 = v233 * soa_p4{v1126, v1139, v1108, v1108};
+  const soa_p4 p4_6 = soa_p4{v1123, v1136, v1105, v1105} - p4_0;
+  const soa_p4 p4_7 = soa_p4{v1120, v1133, v1113, v1113} + p4_1;
+  const soa_p4 p4_8 = soa_p4{v1126, v1139, v1108, v1108} - p4_2;
+  const soa_p4 p4_9 = soa_p4{v1116, v1129, v1098, v1098} - p4_3;
+  const soa_p4 p4_10 = soa_p4{v1119, v1132, v1101, v1101} - p4_5;
+  const soa_p4 p4_11 = v112 * p4_4;
+  const soa_p4 p4_12 = v113 * p4_9;
+  const soa_p4 p4_13 = p4_11 + p4_12;
+  const soa_p4 p4_14 = v113 * p4_4;
+  const soa_p4 p4_15 = v112 * p4_9;
+  const soa_p4 p4_16 = p4_15 - p4_14;
+  const soa_p4 p4_17 = v112 * p4_7;
+  const soa_p4 p4_18 = v113 * p4_6;
+  const soa_p4 p4_19 = p4_17 + p4_18;
+  const soa_p4 p4_20 = v113 * p4_7;
+  const soa_p4 p4_21 = v112 * p4_6;
+  const soa_p4 p4_22 = p4_21 - p4_20;
+
+  // column 7, panda_link4: psi K ... column 5, panda_link4: psi K: 4 steps alike, side by side
+  const soa_p4 p5_0 = v377 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_1 = v378 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_2 = v379 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_3 = v380 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_4 = v381 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_5 = v382 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
+  const soa_p4 p5_6 = soa_p4{p4_19[0], p4_19[1], p4_19[2], v1092} - p5_0;
+  const soa_p4 p5_7 = soa_p4{p4_8[0], p4_8[1], p4_8[2], v230} + p5_1;
+  const soa_p4 p5_8 = soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095} - p5_2;
+  const soa_p4 p5_9 = soa_p4{p4_13[0], p4_13[1], p4_13[2], v1086} - p5_3;
+  const soa_p4 p5_10 = soa_p4{p4_10[0], p4_10[1], p4_10[2], v233} + p5_4;
+  const soa_p4 p5_11 = soa_p4{p4_16[0], p4_16[1], p4_16[2], v1089} - p5_5;
+  const soa_p4 p5_12 = v273 * p5_10;
+  const soa_p4 p5_13 = v274 * p5_9;
+  const soa_p4 p5_14 = p5_12 + p5_13;
+  const soa_p4 p5_15 = v274 * p5_10;
+  const soa_p4 p5_16 = v273 * p5_9;
+  const soa_p4 p5_17 = p5_15 - p5_16;
+  const soa_p4 p5_18 = p5_17 * 0.384;
+  const soa_p4 p5_19 = p5_17 * (-0.0825);
+  const soa_p4 p5_20 = p5_14 * 0.384;
+  const soa_p4 p5_21 = p5_11 * (-0.0825);
+  const soa_p4 p5_22 = p5_21 - p5_20;
+  const soa_p4 p5_23 = v273 * p5_7;
+  const soa_p4 p5_24 = v274 * p5_6;
+  const soa_p4 p5_25 = p5_23 + p5_24;
+  const soa_p4 p5_26 = v274 * p5_7;
+  const soa_p4 p5_27 = v273 * p5_6;
+  const soa_p4 p5_28 = p5_26 - p5_27;
+  const soa_p4 p5_29 = p5_18 + p5_25;
+  const soa_p4 p5_30 = p5_8 - p5_19;
+  const soa_p4 p5_31 = p5_22 + p5_28;
+
+  // column 7, panda_link4: Delta_D^-1 ... column 5, panda_link4: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p6_0 = v582 * p5_31;
+
+  // column 7, panda_link3: psi K ... column 5, panda_link3: psi K: 4 steps alike, side by side
+  const soa_p4 p7_0 = v583 * p5_31;
+  const soa_p4 p7_1 = v584 * p5_31;
+  const soa_p4 p7_2 = v585 * p5_31;
+  const soa_p4 p7_3 = v586 * p5_31;
+  const soa_p4 p7_4 = v587 * p5_31;
+  const soa_p4 p7_5 = v588 * p5_31;
+  const soa_p4 p7_6 = p5_29 - p7_0;
+  const soa_p4 p7_7 = p5_30 - p7_1;
+  const soa_p4 p7_8 = p5_31 - p7_2;
+  const soa_p4 p7_9 = p5_14 - p7_3;
+  const soa_p4 p7_10 = p5_11 - p7_4;
+  const soa_p4 p7_11 = p5_17 - p7_5;
+  const soa_p4 p7_12 = v425 * p7_10;
+  const soa_p4 p7_13 = v426 * p7_9;
+  const soa_p4 p7_14 = p7_13 - p7_12;
+  const soa_p4 p7_15 = v426 * p7_10;
+  const soa_p4 p7_16 = v425 * p7_9;
+  const soa_p4 p7_17 = p7_15 + p7_16;
+  const soa_p4 p7_18 = p7_17 * 0.0825;
+  const soa_p4 p7_19 = p7_11 * 0.0825;
+  const soa_p4 p7_20 = v425 * p7_7;
+  const soa_p4 p7_21 = v426 * p7_6;
+  const soa_p4 p7_22 = p7_21 - p7_20;
+  const soa_p4 p7_23 = v426 * p7_7;
+  const soa_p4 p7_24 = v425 * p7_6;
+  const soa_p4 p7_25 = p7_23 + p7_24;
+  const soa_p4 p7_26 = p7_8 + p7_18;
+  const soa_p4 p7_27 = p7_25 - p7_19;
+
+  // column 7, panda_link3: Delta_D^-1 ... column 5, panda_link3: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p8_0 = v757 * p7_27;
+
+  // column 7, panda_link2: psi K ... column 5, panda_link2: psi K: 4 steps alike, side by side
+  const soa_p4 p9_0 = v758 * p7_27;
+  const soa_p4 p9_1 = v759 * p7_27;
+  const soa_p4 p9_2 = v760 * p7_27;
+  const soa_p4 p9_3 = v761 * p7_27;
+  const soa_p4 p9_4 = v762 * p7_27;
+  const soa_p4 p9_5 = p7_22 - p9_0;
+  const soa_p4 p9_6 = p7_26 + p9_1;
+  const soa_p4 p9_7 = p7_27 - p9_2;
+  const soa_p4 p9_8 = p7_14 - p9_3;
+  const soa_p4 p9_9 = p7_11 + p9_4;
+  const soa_p4 p9_10 = v631 * p9_9;
+  const soa_p4 p9_11 = v632 * p9_8;
+  const soa_p4 p9_12 = p9_10 + p9_11;
+  const soa_p4 p9_13 = v632 * p9_9;
+  const soa_p4 p9_14 = v631 * p9_8;
+  const soa_p4 p9_15 = p9_14 - p9_13;
+  const soa_p4 p9_16 = p9_15 * (-0.316);
+  const soa_p4 p9_17 = p9_12 * (-0.316);
+  const soa_p4 p9_18 = v631 * p9_6;
+  const soa_p4 p9_19 = v632 * p9_5;
+  const soa_p4 p9_20 = p9_18 + p9_19;
+  const soa_p4 p9_21 = v632 * p9_6;
+  const soa_p4 p9_22 = v631 * p9_5;
+  const soa_p4 p9_23 = p9_22 - p9_21;
+  const soa_p4 p9_24 = p9_16 + p9_20;
+  const soa_p4 p9_25 = p9_23 - p9_17;
+
+  // column 7, panda_link2: Delta_D^-1 ... column 5, panda_link2: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p10_0 = v897 * p9_25;
+
+  // column 7, panda_link1: psi K ... column 5, panda_link1: psi K: 4 steps alike, side by side
+  const soa_p4 p11_0 = v898 * p9_25;
+  const soa_p4 p11_1 = v899 * p9_25;
+  const soa_p4 p11_2 = p9_24 - p11_0;
+  const soa_p4 p11_3 = p9_7 + p11_1;
+  const soa_p4 p11_4 = v794 * p11_3;
+  const soa_p4 p11_5 = v793 * p11_2;
+  const soa_p4 p11_6 = p11_4 - p11_5;
+
+  // column 7, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 4 steps alike, side by side
+  const soa_p4 p12_0 = v916 * p11_6;
+  const soa_p4 p12_1 = -p12_0;
+
+  // column 7, panda_link5: Delta_D^-1 ... column 6, panda_link5: Delta_D^-1: 3 steps alike, side by side
+  const soa_p4 p13_0 = v376 * p4_22;
+
+  // column 7, panda_link6: Delta_D^-1 ... column 8, panda_link6: Delta_D^-1: 2 steps alike, side by side
+  const soa_p4 p14_0 = v227 * soa_p4{v1126, v1139, v1139, v1139};
+
+  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1606 = v919 * p0_0[0];
+  const double v1607 = v897 + v1606;
+
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 4, panda_link2: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
+  const soa_p4 p15_0 = v919 * p2_0;
+  const soa_p4 p15_1 = soa_p4{v978, p0_0[1], p3_0[1], p3_0[1]} + p15_0;
+  const soa_p4 p15_2 = -p15_1;
+
+  // column 2, panda_link3: Gram (A e_i)* W (A e_j)
+  const double v1617 = p1_6[1] * p2_0[1];
+  const double v1618 = v935 * p0_0[1];
+  const double v1619 = v1617 + v1618;
+  const double v1620 = v757 + v1619;
+
+  // column 3, panda_link3: Gram (A e_i)* W (A e_j) ... column 6, panda_link3: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
+  const soa_p4 p16_0 = p1_6[1] * soa_p4{p2_0[0], p2_0[2], p12_0[3], p12_0[2]};
+  const soa_p4 p16_1 = v935 * soa_p4{v978, p3_0[1], p10_0[3], p10_0[2]};
+  const soa_p4 p16_2 = p16_0 + p16_1;
+  const soa_p4 p16_3 = p16_2 - soa_p4{p0_0[2], p3_0[0], p8_0[3], p8_0[2]};
+
+  // column 3, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1637 = p1_6[0] * p2_0[0];
+  const double v1638 = v977 * v978;
+  const double v1639 = v1637 + v1638;
+  const double v1640 = v951 * p0_0[2];
+  const double v1641 = v1639 + v1640;
+  const double v1642 = v582 + v1641;
+
+  // column 4, panda_link4: Gram (A e_i)* W (A e_j) ... column 7, panda_link4: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
+  const soa_p4 p17_0 = p1_6[0] * soa_p4{p2_0[2], p12_0[3], p12_0[2], p12_0[0]};
+  const soa_p4 p17_1 = v977 * soa_p4{p3_0[1], p10_0[3], p10_0[2], p10_0[0]};
+  const soa_p4 p17_2 = p17_0 + p17_1;
+  const soa_p4 p17_3 = v951 * soa_p4{p3_0[0], p8_0[3], p8_0[2], p8_0[0]};
+  const soa_p4 p17_4 = p17_2 + p17_3;
+  const soa_p4 p17_5 = p17_4 - soa_p4{p0_0[3], p6_0[3], p6_0[2], p6_0[0]};
+
+  // column 4, panda_link5: Gram (A e_i)* W (A e_j)
+  const double v1667 = p1_6[2] * p2_0[2];
+  const double v1668 = v1056 * p3_0[1];
+  const double v1669 = v1667 + v1668;
+  const double v1670 = v1030 * p3_0[0];
+  const double v1671 = v1669 + v1670;
+  const double v1672 = v998 * p0_0[3];
+  const double v1673 = v1671 + v1672;
+  const double v1674 = v376 + v1673;
+
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j) ... column 5, panda_link2: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
+  const soa_p4 p18_0 = v919 * p12_0;
+  const soa_p4 p18_1 = p10_0 + p18_0;
+  const soa_p4 p18_2 = -p18_1;
+
+  // column 5, panda_link5: Gram (A e_i)* W (A e_j) ... column 8, panda_link5: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
+  const soa_p4 p19_0 = p1_6[2] * soa_shuffle<3, 2, 0, 1>(p12_0);
+  const soa_p4 p19_1 = v1056 * soa_shuffle<3, 2, 0, 1>(p10_0);
+  const soa_p4 p19_2 = p19_0 + p19_1;
+  const soa_p4 p19_3 = v1030 * soa_shuffle<3, 2, 0, 1>(p8_0);
+  const soa_p4 p19_4 = p19_2 + p19_3;
+  const soa_p4 p19_5 = v998 * soa_shuffle<3, 2, 0, 1>(p6_0);
+  const soa_p4 p19_6 = p19_4 + p19_5;
+  const soa_p4 p19_7 = p19_6 - soa_p4{p3_0[2], p13_0[2], p13_0[0], p13_0[1]};
+
+  // column 5, panda_link6: Gram (A e_i)* W (A e_j)
+  const double v1719 = p11_6[3] * p12_0[3];
+  const double v1720 = p9_25[3] * p10_0[3];
+  const double v1721 = v1719 + v1720;
+  const double v1722 = p7_27[3] * p8_0[3];
+  const double v1723 = v1721 + v1722;
+  const double v1724 = p5_31[3] * p6_0[3];
+  const double v1725 = v1723 + v1724;
+  const double v1726 = v1095 * p3_0[2];
+  const double v1727 = v1725 + v1726;
+  const double v1728 = v227 + v1727;
+
+  // column 6, panda_link6: Gram (A e_i)* W (A e_j) ... column 8, panda_link6: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
+  const soa_p4 p20_0 = p11_6[3] * soa_shuffle<2, 0, 1, 1>(p12_0);
+  const soa_p4 p20_1 = p9_25[3] * soa_shuffle<2, 0, 1, 1>(p10_0);
+  const soa_p4 p20_2 = p20_0 + p20_1;
+  const soa_p4 p20_3 = p7_27[3] * soa_shuffle<2, 0, 1, 1>(p8_0);
+  const soa_p4 p20_4 = p20_2 + p20_3;
+  const soa_p4 p20_5 = p5_31[3] * soa_shuffle<2, 0, 1, 1>(p6_0);
+  const soa_p4 p20_6 = p20_4 + p20_5;
+  const soa_p4 p20_7 = v1095 * soa_shuffle<2, 0, 1, 1>(p13_0);
+  const soa_p4 p20_8 = p20_6 + p20_7;
+  const soa_p4 p20_9 = p20_8 - soa_p4{p3_0[3], p14_0[0], p14_0[1], p14_0[1]};
+
+  // column 6, panda_link7: Gram (A e_i)* W (A e_j)
+  const double v1759 = p11_6[2] * p12_0[2];
+  const double v1760 = p9_25[2] * p10_0[2];
+  const double v1761 = v1759 + v1760;
+  const double v1762 = p7_27[2] * p8_0[2];
+  const double v1763 = v1761 + v1762;
+  const double v1764 = p5_31[2] * p6_0[2];
+  const double v1765 = v1763 + v1764;
+  const double v1766 = p4_22[2] * p13_0[2];
+  const double v1767 = v1765 + v1766;
+  const double v1768 = v1108 * p3_0[3];
+  const double v1769 = v1767 + v1768;
+  const double v1770 = v76 + v1769;
+
+  // column 7, panda_link3: Gram (A e_i)* W (A e_j) ... column 8, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p4 p21_0 = p1_6[1] * p12_0;
+  const soa_p4 p21_1 = v935 * p10_0;
+  const soa_p4 p21_2 = p21_0 + p21_1;
+  const soa_p4 p21_3 = p21_2 - p8_0;
+
+  // column 8, panda_leftfinger: Gram (A e_i)* W (A e_j) ... column 8, panda_link7: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
+  const soa_p4 p22_0 = soa_shuffle<0, 2, 2, 2>(p11_6) * soa_shuffle<1, 0, 1, 1>(p12_0);
+  const soa_p4 p22_1 = soa_shuffle<0, 2, 2, 2>(p9_25) * soa_shuffle<1, 0, 1, 1>(p10_0);
+  const soa_p4 p22_2 = p22_0 + p22_1;
+  const soa_p4 p22_3 = soa_shuffle<0, 2, 2, 2>(p7_27) * soa_shuffle<1, 0, 1, 1>(p8_0);
+  const soa_p4 p22_4 = p22_2 + p22_3;
+  const soa_p4 p22_5 = soa_shuffle<0, 2, 2, 2>(p5_31) * soa_shuffle<1, 0, 1, 1>(p6_0);
+  const soa_p4 p22_6 = p22_4 + p22_5;
+  const soa_p4 p22_7 = soa_shuffle<0, 2, 2, 2>(p4_22) * soa_shuffle<1, 0, 1, 1>(p13_0);
+  const soa_p4 p22_8 = p22_6 + p22_7;
+  const soa_p4 p22_9 = soa_p4{v1126, v1108, v1108, v1108} * soa_shuffle<1, 0, 1, 1>(p14_0);
+  const soa_p4 p22_10 = p22_8 + p22_9;
+
+  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j) ... column 8, panda_rightfinger: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p4 p23_0 = p11_6 * p12_0;
+  const soa_p4 p23_1 = p9_25 * p10_0;
+  const soa_p4 p23_2 = p23_0 + p23_1;
+  const soa_p4 p23_3 = p7_27 * p8_0;
+  const soa_p4 p23_4 = p23_2 + p23_3;
+  const soa_p4 p23_5 = p5_31 * p6_0;
+  const soa_p4 p23_6 = p23_4 + p23_5;
+  const soa_p4 p23_7 = p4_22 * p13_0;
+  const soa_p4 p23_8 = p23_6 + p23_7;
+  const soa_p4 p23_9 = soa_p4{v1126, v1139, v1139, v1139} * p14_0;
+  const soa_p4 p23_10 = p23_8 + p23_9;
+  const soa_p4 p23_11 = p23_10 + 66.66666666666667;
+
+  // column 8, panda_link4: Gram (A e_i)* W (A e_j)
+  const double v1836 = p1_6[0] * p12_0[1];
+  const double v1837 = v977 * p10_0[1];
+  const double v1838 = v1836 + v1837;
+  const double v1839 = v951 * p8_0[1];
+  const double v1840 = v1838 + v1839;
+  const double v1841 = v1840 - p6_0[1];
+
+  // output
+  calMinv[0] = v916;
+  calMinv[1] = p0_0[0];
+  calMinv[2] = p2_1[1];
+  calMinv[3] = p2_1[0];
+  calMinv[4] = p2_1[2];
+  calMinv[5] = p12_1[3];
+  calMinv[6] = p12_1[2];
+  calMinv[7] = p12_1[0];
+  calMinv[8] = p12_1[1];
+  calMinv[9] = p0_0[0];
+  calMinv[10] = v1607;
+  calMinv[11] = p15_2[1];
+  calMinv[12] = p15_2[0];
+  calMinv[13] = p15_2[2];
+  calMinv[14] = p18_2[3];
+  calMinv[15] = p18_2[2];
+  calMinv[16] = p18_2[0];
+  calMinv[17] = p18_2[1];
+  calMinv[18] = p2_1[1];
+  calMinv[19] = p15_2[1];
+  calMinv[20] = v1620;
+  calMinv[21] = p16_3[0];
+  calMinv[22] = p16_3[1];
+  calMinv[23] = p16_3[2];
+  calMinv[24] = p16_3[3];
+  calMinv[25] = p21_3[0];
+  calMinv[26] = p21_3[1];
+  calMinv[27] = p2_1[0];
+  calMinv[28] = p15_2[0];
+  calMinv[29] = p16_3[0];
+  calMinv[30] = v1642;
+  calMinv[31] = p17_5[0];
+  calMinv[32] = p17_5[1];
+  calMinv[33] = p17_5[2];
+  calMinv[34] = p17_5[3];
+  calMinv[35] = v1841;
+  calMinv[36] = p2_1[2];
+  calMinv[37] = p15_2[2];
+  calMinv[38] = p16_3[1];
+  calMinv[39] = p17_5[0];
+  calMinv[40] = v1674;
+  calMinv[41] = p19_7[0];
+  calMinv[42] = p19_7[1];
+  calMinv[43] = p19_7[2];
+  calMinv[44] = p19_7[3];
+  calMinv[45] = p12_1[3];
+  calMinv[46] = p18_2[3];
+  calMinv[47] = p16_3[2];
+  calMinv[48] = p17_5[1];
+  calMinv[49] = p19_7[0];
+  calMinv[50] = v1728;
+  calMinv[51] = p20_9[0];
+  calMinv[52] = p20_9[1];
+  calMinv[53] = p20_9[2];
+  calMinv[54] = p12_1[2];
+  calMinv[55] = p18_2[2];
+  calMinv[56] = p16_3[3];
+  calMinv[57] = p17_5[2];
+  calMinv[58] = p19_7[1];
+  calMinv[59] = p20_9[0];
+  calMinv[60] = v1770;
+  calMinv[61] = p22_10[1];
+  calMinv[62] = p22_10[2];
+  calMinv[63] = p12_1[0];
+  calMinv[64] = p18_2[0];
+  calMinv[65] = p21_3[0];
+  calMinv[66] = p17_5[3];
+  calMinv[67] = p19_7[2];
+  calMinv[68] = p20_9[1];
+  calMinv[69] = p22_10[1];
+  calMinv[70] = p23_11[0];
+  calMinv[71] = p22_10[0];
+  calMinv[72] = p12_1[1];
+  calMinv[73] = p18_2[1];
+  calMinv[74] = p21_3[1];
+  calMinv[75] = v1841;
+  calMinv[76] = p19_7[3];
+  calMinv[77] = p20_9[2];
+  calMinv[78] = p22_10[2];
+  calMinv[79] = p22_10[0];
+  calMinv[80] = p23_11[1];
+}
+#endif
 #if !defined(__AVX__)
 
 // calM^-1
@@ -2334,2562 +3911,6 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 }
 #endif
 
-// J
-void jacobian(const double* q, double* J) {
-
-  // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
-
-  // panda_link2: kinematics
-  const double v0 = soa_sin[0];
-  const double v1 = soa_cos[0];
-
-  // panda_link3: kinematics
-  const double v2 = soa_sin[1];
-  const double v3 = soa_cos[1];
-
-  // panda_link4: kinematics
-  const double v4 = soa_sin[2];
-  const double v5 = soa_cos[2];
-
-  // panda_link5: kinematics
-  const double v6 = soa_sin[3];
-  const double v7 = soa_cos[3];
-
-  // panda_link6: kinematics
-  const double v8 = soa_sin[4];
-  const double v9 = soa_cos[4];
-
-  // panda_link7: kinematics
-  const double v10 = soa_sin[5];
-  const double v11 = soa_cos[5];
-
-  // column 0, panda_link3: phi* H*
-  const double v12 = v0 * (-0.316);
-  const double v13 = v2 * v12;
-  const double v14 = v3 * v12;
-  const double v15 = v0 * v3;
-  const double v16 = v0 * v2;
-
-  // column 0, panda_link4: phi* H*
-  const double v17 = v1 * 0.0825;
-  const double v18 = v16 * 0.0825;
-  const double v19 = v17 - v14;
-  const double v20 = v4 * v18;
-  const double v21 = v5 * v13;
-  const double v22 = v20 + v21;
-  const double v23 = v5 * v18;
-  const double v24 = v4 * v13;
-  const double v25 = v24 - v23;
-  const double v26 = v1 * v4;
-  const double v27 = v5 * v15;
-  const double v28 = v26 - v27;
-  const double v29 = v1 * v5;
-  const double v30 = v4 * v15;
-  const double v31 = v29 + v30;
-
-  // column 0, panda_link5: phi* H*
-  const double v32 = v16 * 0.384;
-  const double v33 = v16 * (-0.0825);
-  const double v34 = v28 * 0.384;
-  const double v35 = v31 * (-0.0825);
-  const double v36 = v35 - v34;
-  const double v37 = v32 - v22;
-  const double v38 = v25 - v33;
-  const double v39 = v19 + v36;
-  const double v40 = v6 * v39;
-  const double v41 = v7 * v37;
-  const double v42 = v40 + v41;
-  const double v43 = v7 * v39;
-  const double v44 = v6 * v37;
-  const double v45 = v43 - v44;
-  const double v46 = v6 * v16;
-  const double v47 = v7 * v28;
-  const double v48 = v46 + v47;
-  const double v49 = v7 * v16;
-  const double v50 = v6 * v28;
-  const double v51 = v49 - v50;
-
-  // column 0, panda_link6: phi* H*
-  const double v52 = v8 * v38;
-  const double v53 = v9 * v42;
-  const double v54 = v52 + v53;
-  const double v55 = v9 * v38;
-  const double v56 = v8 * v42;
-  const double v57 = v55 - v56;
-  const double v58 = v8 * v31;
-  const double v59 = v9 * v48;
-  const double v60 = v58 + v59;
-  const double v61 = v9 * v31;
-  const double v62 = v8 * v48;
-  const double v63 = v61 - v62;
-
-  // column 0, panda_link7: phi* H*
-  const double v64 = v51 * 0.088;
-  const double v65 = v63 * 0.088;
-  const double v66 = v57 - v64;
-  const double v67 = v45 + v65;
-  const double v68 = v10 * v67;
-  const double v69 = v11 * v54;
-  const double v70 = v69 - v68;
-  const double v71 = v11 * v67;
-  const double v72 = v10 * v54;
-  const double v73 = v71 + v72;
-  const double v74 = -v66;
-  const double v75 = v10 * v51;
-  const double v76 = v11 * v60;
-  const double v77 = v76 - v75;
-  const double v78 = v11 * v51;
-  const double v79 = v10 * v60;
-  const double v80 = v78 + v79;
-  const double v81 = -v63;
-
-  // column 0, panda_link7: B*
-  const double v82 = v80 * 0.2104;
-  const double v83 = v77 * 0.2104;
-  const double v84 = v70 - v82;
-  const double v85 = v73 + v83;
-  const double v86 = v85 * (-0.7071067811865476);
-  const double v87 = 0.7071067811865475 * v84;
-  const double v88 = v87 - v86;
-  const double v89 = 0.7071067811865475 * v85;
-  const double v90 = 0.7071067811865476 * v84;
-  const double v91 = v90 - v89;
-  const double v92 = v80 * (-0.7071067811865476);
-  const double v93 = 0.7071067811865475 * v77;
-  const double v94 = v93 - v92;
-  const double v95 = 0.7071067811865475 * v80;
-  const double v96 = 0.7071067811865476 * v77;
-  const double v97 = v96 - v95;
-
-  // column 1, panda_link3: phi* H*
-  const double v98 = v3 * 0.316;
-  const double v99 = v2 * 0.316;
-
-  // column 1, panda_link4: phi* H*
-  const double v100 = v3 * 0.0825;
-  const double v101 = v4 * v100;
-  const double v102 = v5 * v98;
-  const double v103 = v102 - v101;
-  const double v104 = v5 * v100;
-  const double v105 = v4 * v98;
-  const double v106 = v104 + v105;
-  const double v107 = v2 * v5;
-  const double v108 = v2 * v4;
-
-  // column 1, panda_link5: phi* H*
-  const double v109 = v3 * 0.384;
-  const double v110 = v3 * (-0.0825);
-  const double v111 = 0.384 * v107;
-  const double v112 = (-0.0825) * v108;
-  const double v113 = v111 + v112;
-  const double v114 = v103 + v109;
-  const double v115 = v106 + v110;
-  const double v116 = v99 + v113;
-  const double v117 = v6 * v116;
-  const double v118 = v7 * v114;
-  const double v119 = v118 - v117;
-  const double v120 = v7 * v116;
-  const double v121 = v6 * v114;
-  const double v122 = v120 + v121;
-  const double v123 = v3 * v6;
-  const double v124 = v7 * v107;
-  const double v125 = v123 + v124;
-  const double v126 = v3 * v7;
-  const double v127 = v6 * v107;
-  const double v128 = v126 - v127;
-
-  // column 1, panda_link6: phi* H*
-  const double v129 = v8 * v115;
-  const double v130 = v9 * v119;
-  const double v131 = v130 - v129;
-  const double v132 = v9 * v115;
-  const double v133 = v8 * v119;
-  const double v134 = v132 + v133;
-  const double v135 = v8 * v108;
-  const double v136 = v9 * v125;
-  const double v137 = v136 - v135;
-  const double v138 = v9 * v108;
-  const double v139 = v8 * v125;
-  const double v140 = v138 + v139;
-
-  // column 1, panda_link7: phi* H*
-  const double v141 = 0.088 * v128;
-  const double v142 = 0.088 * v140;
-  const double v143 = v134 + v141;
-  const double v144 = v122 + v142;
-  const double v145 = v10 * v144;
-  const double v146 = v11 * v131;
-  const double v147 = v145 + v146;
-  const double v148 = v11 * v144;
-  const double v149 = v10 * v131;
-  const double v150 = v148 - v149;
-  const double v151 = v10 * v128;
-  const double v152 = v11 * v137;
-  const double v153 = v152 - v151;
-  const double v154 = v11 * v128;
-  const double v155 = v10 * v137;
-  const double v156 = v154 + v155;
-
-  // column 1, panda_link7: B*
-  const double v157 = 0.2104 * v156;
-  const double v158 = 0.2104 * v153;
-  const double v159 = v147 - v157;
-  const double v160 = v150 - v158;
-  const double v161 = (-0.7071067811865476) * v160;
-  const double v162 = 0.7071067811865475 * v159;
-  const double v163 = v161 + v162;
-  const double v164 = 0.7071067811865475 * v160;
-  const double v165 = 0.7071067811865476 * v159;
-  const double v166 = v164 + v165;
-  const double v167 = (-0.7071067811865476) * v156;
-  const double v168 = 0.7071067811865475 * v153;
-  const double v169 = v168 - v167;
-  const double v170 = 0.7071067811865475 * v156;
-  const double v171 = 0.7071067811865476 * v153;
-  const double v172 = v171 - v170;
-
-  // column 2, panda_link5: phi* H*
-  const double v173 = v4 * 0.384;
-  const double v174 = v5 * (-0.0825);
-  const double v175 = v174 - v173;
-  const double v176 = (-0.0825) - v175;
-  const double v177 = v6 * v176;
-  const double v178 = v7 * v176;
-  const double v179 = v4 * v7;
-  const double v180 = v4 * v6;
-
-  // column 2, panda_link6: phi* H*
-  const double v181 = v9 * v177;
-  const double v182 = v8 * v177;
-  const double v183 = v5 * v8;
-  const double v184 = v9 * v179;
-  const double v185 = v183 + v184;
-  const double v186 = v5 * v9;
-  const double v187 = v8 * v179;
-  const double v188 = v186 - v187;
-
-  // column 2, panda_link7: phi* H*
-  const double v189 = 0.088 * v180;
-  const double v190 = 0.088 * v188;
-  const double v191 = v182 + v189;
-  const double v192 = v178 - v190;
-  const double v193 = v10 * v192;
-  const double v194 = v11 * v181;
-  const double v195 = v193 - v194;
-  const double v196 = v11 * v192;
-  const double v197 = v10 * v181;
-  const double v198 = v196 + v197;
-  const double v199 = -v191;
-  const double v200 = v10 * v180;
-  const double v201 = v11 * v185;
-  const double v202 = v200 + v201;
-  const double v203 = v11 * v180;
-  const double v204 = v10 * v185;
-  const double v205 = v203 - v204;
-  const double v206 = -v188;
-
-  // column 2, panda_link7: B*
-  const double v207 = 0.2104 * v205;
-  const double v208 = 0.2104 * v202;
-  const double v209 = v195 + v207;
-  const double v210 = v198 - v208;
-  const double v211 = (-0.7071067811865476) * v210;
-  const double v212 = 0.7071067811865475 * v209;
-  const double v213 = v211 + v212;
-  const double v214 = 0.7071067811865475 * v210;
-  const double v215 = 0.7071067811865476 * v209;
-  const double v216 = v214 + v215;
-  const double v217 = (-0.7071067811865476) * v205;
-  const double v218 = 0.7071067811865475 * v202;
-  const double v219 = v217 + v218;
-  const double v220 = 0.7071067811865475 * v205;
-  const double v221 = 0.7071067811865476 * v202;
-  const double v222 = v220 + v221;
-
-  // column 3, panda_link5: phi* H*
-  const double v223 = v7 * (-0.384);
-  const double v224 = v6 * (-0.384);
-
-  // column 3, panda_link6: phi* H*
-  const double v225 = v8 * (-0.0825);
-  const double v226 = v9 * v223;
-  const double v227 = v225 + v226;
-  const double v228 = v9 * (-0.0825);
-  const double v229 = v8 * v223;
-  const double v230 = v228 - v229;
-  const double v231 = v6 * v9;
-  const double v232 = v6 * v8;
-  const double v233 = -v232;
-
-  // column 3, panda_link7: phi* H*
-  const double v234 = v7 * 0.088;
-  const double v235 = 0.088 * v232;
-  const double v236 = v230 + v234;
-  const double v237 = v224 - v235;
-  const double v238 = v10 * v237;
-  const double v239 = v11 * v227;
-  const double v240 = v238 + v239;
-  const double v241 = v11 * v237;
-  const double v242 = v10 * v227;
-  const double v243 = v241 - v242;
-  const double v244 = -v236;
-  const double v245 = v7 * v10;
-  const double v246 = v11 * v231;
-  const double v247 = v245 - v246;
-  const double v248 = v7 * v11;
-  const double v249 = v10 * v231;
-  const double v250 = v248 + v249;
-
-  // column 3, panda_link7: B*
-  const double v251 = 0.2104 * v250;
-  const double v252 = 0.2104 * v247;
-  const double v253 = v240 + v251;
-  const double v254 = v243 - v252;
-  const double v255 = (-0.7071067811865476) * v254;
-  const double v256 = 0.7071067811865475 * v253;
-  const double v257 = v255 + v256;
-  const double v258 = 0.7071067811865475 * v254;
-  const double v259 = 0.7071067811865476 * v253;
-  const double v260 = v258 + v259;
-  const double v261 = (-0.7071067811865476) * v250;
-  const double v262 = 0.7071067811865475 * v247;
-  const double v263 = v261 + v262;
-  const double v264 = 0.7071067811865475 * v250;
-  const double v265 = 0.7071067811865476 * v247;
-  const double v266 = v264 + v265;
-
-  // column 4, panda_link7: phi* H*
-  const double v267 = v9 * 0.088;
-  const double v268 = v10 * v267;
-  const double v269 = v11 * v267;
-  const double v270 = v8 * v11;
-  const double v271 = v8 * v10;
-  const double v272 = -v9;
-
-  // column 4, panda_link7: B*
-  const double v273 = 0.2104 * v271;
-  const double v274 = 0.2104 * v270;
-  const double v275 = v268 + v273;
-  const double v276 = v269 + v274;
-  const double v277 = (-0.7071067811865476) * v276;
-  const double v278 = 0.7071067811865475 * v275;
-  const double v279 = v277 + v278;
-  const double v280 = -v279;
-  const double v281 = 0.7071067811865475 * v276;
-  const double v282 = 0.7071067811865476 * v275;
-  const double v283 = v281 + v282;
-  const double v284 = -v283;
-  const double v285 = (-0.7071067811865476) * v271;
-  const double v286 = 0.7071067811865475 * v270;
-  const double v287 = v286 - v285;
-  const double v288 = 0.7071067811865475 * v271;
-  const double v289 = 0.7071067811865476 * v270;
-  const double v290 = v289 - v288;
-
-  // column 5, panda_link7: B*
-  const double v291 = v10 * (-0.14877526676164962);
-  const double v292 = v11 * 0.1487752667616496;
-  const double v293 = v292 - v291;
-  const double v294 = v10 * 0.1487752667616496;
-  const double v295 = v11 * 0.14877526676164962;
-  const double v296 = v295 - v294;
-  const double v297 = v11 * (-0.7071067811865476);
-  const double v298 = v10 * 0.7071067811865475;
-  const double v299 = v297 + v298;
-  const double v300 = v11 * 0.7071067811865475;
-  const double v301 = v10 * 0.7071067811865476;
-  const double v302 = v300 + v301;
-
-  // output
-  J[0] = v94;
-  J[1] = v97;
-  J[2] = v81;
-  J[3] = v88;
-  J[4] = v91;
-  J[5] = v74;
-  J[6] = v169;
-  J[7] = v172;
-  J[8] = v140;
-  J[9] = v163;
-  J[10] = v166;
-  J[11] = v143;
-  J[12] = v219;
-  J[13] = v222;
-  J[14] = v206;
-  J[15] = v213;
-  J[16] = v216;
-  J[17] = v199;
-  J[18] = v263;
-  J[19] = v266;
-  J[20] = v233;
-  J[21] = v257;
-  J[22] = v260;
-  J[23] = v244;
-  J[24] = v287;
-  J[25] = v290;
-  J[26] = v272;
-  J[27] = v280;
-  J[28] = v284;
-  J[30] = v299;
-  J[31] = v302;
-  J[33] = v293;
-  J[34] = v296;
-
-  // outputs that are constants or inputs
-  J[29] = 0.0;
-  J[32] = 0.0;
-  J[35] = (-0.088);
-  J[36] = 0.0;
-  J[37] = 0.0;
-  J[38] = 1.0;
-  for (int i = 39; i < 54; ++i) J[i] = 0.0;
-}
-#if !defined(__AVX__)
-
-// J calM^-1 J*
-void lambda(const double* q, double* Lambda) {
-
-  // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
-
-  // panda_rightfinger: kinematics
-  const double v0 = q[8] * 0.7071067811865476;
-  const double v1 = q[8] * 0.7071067811865475;
-
-  // panda_leftfinger: kinematics
-  const double v2 = q[7] * 0.7071067811865476;
-  const double v3 = q[7] * 0.7071067811865475;
-
-  // panda_link7: kinematics
-  const double v4 = soa_sin[5];
-  const double v5 = soa_cos[5];
-
-  // panda_link7: Riccati
-  const double v6 = q[7] * 0.005303300858899105;
-  const double v7 = q[7] * (-0.005303300858899107);
-  const double v8 = v7 - v6;
-  const double v9 = q[7] * (-0.005303300858899106);
-  const double v10 = q[7] * 0.005303300858899108;
-  const double v11 = v10 - v9;
-  const double v12 = q[7] * 0.010606601717798212;
-  const double v13 = q[7] * 0.010606601717798213;
-  const double v14 = v3 * v12;
-  const double v15 = (-0.0002051787) - v14;
-  const double v16 = v2 * v12;
-  const double v17 = v16 - 0.00020517869999999997;
-  const double v18 = q[7] * (-0.0008771659620619123);
-  const double v19 = q[7] * 0.000877165962061912;
-  const double v20 = v19 - v18;
-  const double v21 = v2 * v13;
-  const double v22 = 0.00020517869999999997 + v21;
-  const double v23 = q[7] * (-0.0008771659620619122);
-  const double v24 = v19 - v23;
-  const double v25 = v2 * v11;
-  const double v26 = v3 * v8;
-  const double v27 = v26 - v25;
-  const double v28 = 2.3749999999999997e-06 - v15;
-  const double v29 = v22 + 2.3749999999999997e-06;
-  const double v30 = 7.5e-07 - v27;
-  const double v31 = v28 + 0.030807878390949586;
-  const double v32 = 0.000391391281684248 - v17;
-  const double v33 = (-0.0009653051699191118) - v20;
-  const double v34 = v12 + 0.0020344399586617982;
-  const double v35 = v29 + 0.028386934612428354;
-  const double v36 = (-0.0012555365982728983) - v24;
-  const double v37 = (-0.0025736053713382038) - v13;
-  const double v38 = v30 + 0.006682651967360945;
-  const double v39 = v8 + (-0.0020344399586617982);
-  const double v40 = v11 + 0.0025736053713382038;
-  const double v41 = q[8] * 0.005303300858899105;
-  const double v42 = q[8] * (-0.005303300858899107);
-  const double v43 = v41 - v42;
-  const double v44 = q[8] * (-0.005303300858899106);
-  const double v45 = q[8] * 0.005303300858899108;
-  const double v46 = v44 - v45;
-  const double v47 = q[8] * 0.010606601717798212;
-  const double v48 = q[8] * 0.010606601717798213;
-  const double v49 = v1 * v47;
-  const double v50 = (-0.0002051787) - v49;
-  const double v51 = v0 * v47;
-  const double v52 = v51 - 0.00020517869999999997;
-  const double v53 = q[8] * (-0.0008771659620619123);
-  const double v54 = q[8] * 0.000877165962061912;
-  const double v55 = v53 - v54;
-  const double v56 = v0 * v48;
-  const double v57 = 0.00020517869999999997 + v56;
-  const double v58 = q[8] * (-0.0008771659620619122);
-  const double v59 = v58 - v54;
-  const double v60 = v0 * v46;
-  const double v61 = v1 * v43;
-  const double v62 = v60 - v61;
-  const double v63 = 2.3749999999999997e-06 - v50;
-  const double v64 = 2.3749999999999997e-06 + v57;
-  const double v65 = 7.5e-07 - v62;
-  const double v66 = v31 + v63;
-  const double v67 = v32 - v52;
-  const double v68 = v33 - v55;
-  const double v69 = v34 - v47;
-  const double v70 = v35 + v64;
-  const double v71 = v36 - v59;
-  const double v72 = v37 + v48;
-  const double v73 = v38 + v65;
-  const double v74 = v39 + v43;
-  const double v75 = v40 + v46;
-  const double v76 = 1.0 / v73;
-  const double v77 = v68 * v76;
-  const double v78 = v71 * v76;
-  const double v79 = v73 * v76;
-  const double v80 = v74 * v76;
-  const double v81 = v75 * v76;
-  const double v82 = v68 * v77;
-  const double v83 = v66 - v82;
-  const double v84 = v71 * v77;
-  const double v85 = v67 - v84;
-  const double v86 = v73 * v77;
-  const double v87 = v68 - v86;
-  const double v88 = v74 * v77;
-  const double v89 = 0.0024809999999999997 - v88;
-  const double v90 = v75 * v77;
-  const double v91 = (-0.147796948634) - v90;
-  const double v92 = v71 * v78;
-  const double v93 = v70 - v92;
-  const double v94 = v73 * v78;
-  const double v95 = v71 - v94;
-  const double v96 = v74 * v78;
-  const double v97 = 0.147796948634 - v96;
-  const double v98 = v75 * v78;
-  const double v99 = (-0.0024809999999999997) - v98;
-  const double v100 = v73 * v79;
-  const double v101 = v73 - v100;
-  const double v102 = v74 * v79;
-  const double v103 = v74 - v102;
-  const double v104 = v75 * v79;
-  const double v105 = v75 - v104;
-  const double v106 = v74 * v80;
-  const double v107 = 1.4805220000000001 - v106;
-  const double v108 = v75 * v80;
-  const double v109 = (-0.015) - v108;
-  const double v110 = v75 * v81;
-  const double v111 = 1.4805220000000001 - v110;
-
-  // panda_link6: kinematics
-  const double v112 = soa_sin[4];
-  const double v113 = soa_cos[4];
-
-  // panda_link6: Riccati
-  const double v114 = v4 * v85;
-  const double v115 = v5 * v83;
-  const double v116 = v115 - v114;
-  const double v117 = v4 * v93;
-  const double v118 = v5 * v85;
-  const double v119 = v118 - v117;
-  const double v120 = v4 * v95;
-  const double v121 = v5 * v87;
-  const double v122 = v121 - v120;
-  const double v123 = v4 * v83;
-  const double v124 = v118 + v123;
-  const double v125 = v5 * v93;
-  const double v126 = v114 + v125;
-  const double v127 = v5 * v95;
-  const double v128 = v4 * v87;
-  const double v129 = v127 + v128;
-  const double v130 = v4 * v119;
-  const double v131 = v5 * v116;
-  const double v132 = v131 - v130;
-  const double v133 = v5 * v119;
-  const double v134 = v4 * v116;
-  const double v135 = v133 + v134;
-  const double v136 = v5 * v126;
-  const double v137 = v4 * v124;
-  const double v138 = v136 + v137;
-  const double v139 = v4 * v97;
-  const double v140 = v5 * v89;
-  const double v141 = v140 - v139;
-  const double v142 = v4 * v99;
-  const double v143 = v5 * v91;
-  const double v144 = v143 - v142;
-  const double v145 = v4 * v72;
-  const double v146 = v5 * v69;
-  const double v147 = v146 - v145;
-  const double v148 = v5 * v97;
-  const double v149 = v4 * v89;
-  const double v150 = v148 + v149;
-  const double v151 = v5 * v99;
-  const double v152 = v4 * v91;
-  const double v153 = v151 + v152;
-  const double v154 = v5 * v72;
-  const double v155 = v4 * v69;
-  const double v156 = v154 + v155;
-  const double v157 = v4 * v144;
-  const double v158 = v5 * v141;
-  const double v159 = v158 - v157;
-  const double v160 = v5 * v144;
-  const double v161 = v4 * v141;
-  const double v162 = v160 + v161;
-  const double v163 = v4 * v105;
-  const double v164 = v5 * v103;
-  const double v165 = v163 - v164;
-  const double v166 = v5 * v105;
-  const double v167 = v4 * v103;
-  const double v168 = v166 + v167;
-  const double v169 = v4 * v153;
-  const double v170 = v5 * v150;
-  const double v171 = v170 - v169;
-  const double v172 = v5 * v153;
-  const double v173 = v4 * v150;
-  const double v174 = v172 + v173;
-  const double v175 = v4 * v109;
-  const double v176 = v5 * v107;
-  const double v177 = v176 - v175;
-  const double v178 = v4 * v111;
-  const double v179 = v5 * v109;
-  const double v180 = v179 - v178;
-  const double v181 = v4 * v107;
-  const double v182 = v179 + v181;
-  const double v183 = v5 * v111;
-  const double v184 = v175 + v183;
-  const double v185 = v4 * v180;
-  const double v186 = v5 * v177;
-  const double v187 = v186 - v185;
-  const double v188 = v5 * v180;
-  const double v189 = v4 * v177;
-  const double v190 = v188 + v189;
-  const double v191 = v5 * v184;
-  const double v192 = v4 * v182;
-  const double v193 = v191 + v192;
-  const double v194 = v190 * 0.088;
-  const double v195 = v193 * 0.088;
-  const double v196 = v165 - v194;
-  const double v197 = v168 + v195;
-  const double v198 = 0.13160593599999998 - v156;
-  const double v199 = v162 * 0.088;
-  const double v200 = v147 * 0.088;
-  const double v201 = v168 * 0.088;
-  const double v202 = v174 * 0.088;
-  const double v203 = v156 * 0.088;
-  const double v204 = 0.088 * v197;
-  const double v205 = 0.088 * v198;
-  const double v206 = v122 + v199;
-  const double v207 = v135 - v200;
-  const double v208 = v101 + v201;
-  const double v209 = v204 + v208;
-  const double v210 = v129 + v202;
-  const double v211 = v138 - v203;
-  const double v212 = v205 + v211;
-  const double v213 = v132 + 0.00248046035817079;
-  const double v214 = 0.001524110902883315 - v206;
-  const double v215 = v207 + (-0.00010375891721868492);
-  const double v216 = 0.017527158935000002 - v147;
-  const double v217 = v162 + (-0.023526756935);
-  const double v218 = v209 + 0.010567766133106952;
-  const double v219 = 9.3569097314605e-05 - v210;
-  const double v220 = v196 + (-0.017527158935000002);
-  const double v221 = (-0.10024161669500001) - v197;
-  const double v222 = v212 + 0.011794560230238952;
-  const double v223 = v171 + 0.023526756935;
-  const double v224 = v198 + 0.10024161669500001;
-  const double v225 = v187 + 1.666555;
-  const double v226 = v193 + 1.666555;
-  const double v227 = 1.0 / v222;
-  const double v228 = v215 * v227;
-  const double v229 = v219 * v227;
-  const double v230 = v222 * v227;
-  const double v231 = v223 * v227;
-  const double v232 = v224 * v227;
-  const double v233 = v174 * v227;
-  const double v234 = v215 * v228;
-  const double v235 = v213 - v234;
-  const double v236 = v219 * v228;
-  const double v237 = v214 - v236;
-  const double v238 = v222 * v228;
-  const double v239 = v215 - v238;
-  const double v240 = v223 * v228;
-  const double v241 = v159 - v240;
-  const double v242 = v224 * v228;
-  const double v243 = v216 - v242;
-  const double v244 = v174 * v228;
-  const double v245 = v217 - v244;
-  const double v246 = v219 * v229;
-  const double v247 = v218 - v246;
-  const double v248 = v222 * v229;
-  const double v249 = v219 - v248;
-  const double v250 = v223 * v229;
-  const double v251 = v220 - v250;
-  const double v252 = v224 * v229;
-  const double v253 = v174 * v229;
-  const double v254 = v221 - v253;
-  const double v255 = v222 * v230;
-  const double v256 = v222 - v255;
-  const double v257 = v223 * v230;
-  const double v258 = v223 - v257;
-  const double v259 = v224 * v230;
-  const double v260 = v224 - v259;
-  const double v261 = v174 * v230;
-  const double v262 = v174 - v261;
-  const double v263 = v223 * v231;
-  const double v264 = v225 - v263;
-  const double v265 = v224 * v231;
-  const double v266 = v174 * v231;
-  const double v267 = v190 - v266;
-  const double v268 = v224 * v232;
-  const double v269 = 3.162077 - v268;
-  const double v270 = v174 * v232;
-  const double v271 = v174 * v233;
-  const double v272 = v226 - v271;
-
-  // panda_link5: kinematics
-  const double v273 = soa_sin[3];
-  const double v274 = soa_cos[3];
-
-  // panda_link5: Riccati
-  const double v275 = v112 * v237;
-  const double v276 = v113 * v235;
-  const double v277 = v276 - v275;
-  const double v278 = v112 * v247;
-  const double v279 = v113 * v237;
-  const double v280 = v279 - v278;
-  const double v281 = v112 * v249;
-  const double v282 = v113 * v239;
-  const double v283 = v282 - v281;
-  const double v284 = v112 * v235;
-  const double v285 = v279 + v284;
-  const double v286 = v113 * v247;
-  const double v287 = v275 + v286;
-  const double v288 = v113 * v249;
-  const double v289 = v112 * v239;
-  const double v290 = v288 + v289;
-  const double v291 = v112 * v280;
-  const double v292 = v113 * v277;
-  const double v293 = v292 - v291;
-  const double v294 = v113 * v280;
-  const double v295 = v112 * v277;
-  const double v296 = v294 + v295;
-  const double v297 = v113 * v287;
-  const double v298 = v112 * v285;
-  const double v299 = v297 + v298;
-  const double v300 = v112 * v251;
-  const double v301 = v113 * v241;
-  const double v302 = v301 - v300;
-  const double v303 = v112 * v252;
-  const double v304 = v113 * v243;
-  const double v305 = v303 + v304;
-  const double v306 = v112 * v254;
-  const double v307 = v113 * v245;
-  const double v308 = v307 - v306;
-  const double v309 = v113 * v251;
-  const double v310 = v112 * v241;
-  const double v311 = v309 + v310;
-  const double v312 = v113 * v252;
-  const double v313 = v112 * v243;
-  const double v314 = v313 - v312;
-  const double v315 = v113 * v254;
-  const double v316 = v112 * v245;
-  const double v317 = v315 + v316;
-  const double v318 = v112 * v305;
-  const double v319 = v113 * v302;
-  const double v320 = v319 - v318;
-  const double v321 = v113 * v305;
-  const double v322 = v112 * v302;
-  const double v323 = v321 + v322;
-  const double v324 = v112 * v260;
-  const double v325 = v113 * v258;
-  const double v326 = v324 - v325;
-  const double v327 = v113 * v260;
-  const double v328 = v112 * v258;
-  const double v329 = v327 + v328;
-  const double v330 = v112 * v314;
-  const double v331 = v113 * v311;
-  const double v332 = v331 - v330;
-  const double v333 = v113 * v314;
-  const double v334 = v112 * v311;
-  const double v335 = v333 + v334;
-  const double v336 = v112 * v265;
-  const double v337 = v113 * v264;
-  const double v338 = v336 + v337;
-  const double v339 = v112 * v269;
-  const double v340 = v113 * v265;
-  const double v341 = v339 + v340;
-  const double v342 = v112 * v270;
-  const double v343 = v113 * v267;
-  const double v344 = v342 + v343;
-  const double v345 = v112 * v264;
-  const double v346 = v345 - v340;
-  const double v347 = v113 * v269;
-  const double v348 = v347 - v336;
-  const double v349 = v113 * v270;
-  const double v350 = v112 * v267;
-  const double v351 = v350 - v349;
-  const double v352 = v112 * v341;
-  const double v353 = v113 * v338;
-  const double v354 = v352 + v353;
-  const double v355 = v113 * v341;
-  const double v356 = v112 * v338;
-  const double v357 = v356 - v355;
-  const double v358 = v113 * v348;
-  const double v359 = v112 * v346;
-  const double v360 = v358 + v359;
-  const double v361 = v293 + 0.03942757095803552;
-  const double v362 = (-0.00151524447332703) - v283;
-  const double v363 = v296 + (-0.004600245517563105);
-  const double v364 = 0.047121686402 - v308;
-  const double v365 = v323 + 0.05034347249;
-  const double v366 = v256 + 0.03146037232526039;
-  const double v367 = 0.0021640520520981297 - v290;
-  const double v368 = v326 + (-0.047121686402);
-  const double v369 = 0.014653732538 - v329;
-  const double v370 = v299 + 0.010869510762828563;
-  const double v371 = v332 + (-0.05034347249);
-  const double v372 = (-0.014653732538) - v317;
-  const double v373 = v354 + 1.225946;
-  const double v374 = v272 + 1.225946;
-  const double v375 = v360 + 1.225946;
-  const double v376 = 1.0 / v370;
-  const double v377 = v363 * v376;
-  const double v378 = v367 * v376;
-  const double v379 = v370 * v376;
-  const double v380 = v371 * v376;
-  const double v381 = v372 * v376;
-  const double v382 = v335 * v376;
-  const double v383 = v363 * v377;
-  const double v384 = v361 - v383;
-  const double v385 = v367 * v377;
-  const double v386 = v362 - v385;
-  const double v387 = v370 * v377;
-  const double v388 = v363 - v387;
-  const double v389 = v371 * v377;
-  const double v390 = v320 - v389;
-  const double v391 = v372 * v377;
-  const double v392 = v364 - v391;
-  const double v393 = v335 * v377;
-  const double v394 = v365 - v393;
-  const double v395 = v367 * v378;
-  const double v396 = v366 - v395;
-  const double v397 = v370 * v378;
-  const double v398 = v367 - v397;
-  const double v399 = v371 * v378;
-  const double v400 = v368 - v399;
-  const double v401 = v372 * v378;
-  const double v402 = v262 - v401;
-  const double v403 = v335 * v378;
-  const double v404 = v369 - v403;
-  const double v405 = v370 * v379;
-  const double v406 = v370 - v405;
-  const double v407 = v371 * v379;
-  const double v408 = v371 - v407;
-  const double v409 = v372 * v379;
-  const double v410 = v372 - v409;
-  const double v411 = v335 * v379;
-  const double v412 = v335 - v411;
-  const double v413 = v371 * v380;
-  const double v414 = v373 - v413;
-  const double v415 = v372 * v380;
-  const double v416 = v344 + v415;
-  const double v417 = v335 * v380;
-  const double v418 = v357 - v417;
-  const double v419 = v372 * v381;
-  const double v420 = v374 - v419;
-  const double v421 = v335 * v381;
-  const double v422 = v351 + v421;
-  const double v423 = v335 * v382;
-  const double v424 = v375 - v423;
-
-  // panda_link4: kinematics
-  const double v425 = soa_sin[2];
-  const double v426 = soa_cos[2];
-
-  // panda_link4: Riccati
-  const double v427 = v273 * v386;
-  const double v428 = v274 * v384;
-  const double v429 = v428 - v427;
-  const double v430 = v273 * v396;
-  const double v431 = v274 * v386;
-  const double v432 = v431 - v430;
-  const double v433 = v273 * v398;
-  const double v434 = v274 * v388;
-  const double v435 = v434 - v433;
-  const double v436 = v273 * v384;
-  const double v437 = v431 + v436;
-  const double v438 = v274 * v396;
-  const double v439 = v427 + v438;
-  const double v440 = v274 * v398;
-  const double v441 = v273 * v388;
-  const double v442 = v440 + v441;
-  const double v443 = v273 * v432;
-  const double v444 = v274 * v429;
-  const double v445 = v444 - v443;
-  const double v446 = v274 * v432;
-  const double v447 = v273 * v429;
-  const double v448 = v446 + v447;
-  const double v449 = v274 * v439;
-  const double v450 = v273 * v437;
-  const double v451 = v449 + v450;
-  const double v452 = v273 * v400;
-  const double v453 = v274 * v390;
-  const double v454 = v453 - v452;
-  const double v455 = v273 * v402;
-  const double v456 = v274 * v392;
-  const double v457 = v456 - v455;
-  const double v458 = v273 * v404;
-  const double v459 = v274 * v394;
-  const double v460 = v459 - v458;
-  const double v461 = v274 * v400;
-  const double v462 = v273 * v390;
-  const double v463 = v461 + v462;
-  const double v464 = v274 * v402;
-  const double v465 = v273 * v392;
-  const double v466 = v464 + v465;
-  const double v467 = v274 * v404;
-  const double v468 = v273 * v394;
-  const double v469 = v467 + v468;
-  const double v470 = v273 * v457;
-  const double v471 = v274 * v454;
-  const double v472 = v471 - v470;
-  const double v473 = v274 * v457;
-  const double v474 = v273 * v454;
-  const double v475 = v473 + v474;
-  const double v476 = v273 * v410;
-  const double v477 = v274 * v408;
-  const double v478 = v477 - v476;
-  const double v479 = v274 * v410;
-  const double v480 = v273 * v408;
-  const double v481 = v479 + v480;
-  const double v482 = v273 * v466;
-  const double v483 = v274 * v463;
-  const double v484 = v482 - v483;
-  const double v485 = v274 * v466;
-  const double v486 = v273 * v463;
-  const double v487 = v485 + v486;
-  const double v488 = v273 * v416;
-  const double v489 = v274 * v414;
-  const double v490 = v488 + v489;
-  const double v491 = v273 * v420;
-  const double v492 = v274 * v416;
-  const double v493 = v491 + v492;
-  const double v494 = v273 * v422;
-  const double v495 = v274 * v418;
-  const double v496 = v494 + v495;
-  const double v497 = v273 * v414;
-  const double v498 = v492 - v497;
-  const double v499 = v274 * v420;
-  const double v500 = v488 - v499;
-  const double v501 = v274 * v422;
-  const double v502 = v273 * v418;
-  const double v503 = v501 - v502;
-  const double v504 = v273 * v493;
-  const double v505 = v274 * v490;
-  const double v506 = v504 + v505;
-  const double v507 = v274 * v493;
-  const double v508 = v273 * v490;
-  const double v509 = v507 - v508;
-  const double v510 = v274 * v500;
-  const double v511 = v273 * v498;
-  const double v512 = v510 + v511;
-  const double v513 = v509 * 0.384;
-  const double v514 = v509 * (-0.0825);
-  const double v515 = v506 * 0.384;
-  const double v516 = v496 * (-0.0825);
-  const double v517 = v516 - v515;
-  const double v518 = v503 * 0.384;
-  const double v519 = v503 * (-0.0825);
-  const double v520 = v496 * 0.384;
-  const double v521 = v424 * (-0.0825);
-  const double v522 = v521 - v520;
-  const double v523 = v512 * 0.384;
-  const double v524 = v512 * (-0.0825);
-  const double v525 = v519 - v513;
-  const double v526 = v472 + v513;
-  const double v527 = v460 + v518;
-  const double v528 = v475 + v523;
-  const double v529 = v478 - v514;
-  const double v530 = v412 - v519;
-  const double v531 = v524 - v481;
-  const double v532 = v484 + v517;
-  const double v533 = v522 - v469;
-  const double v534 = v487 + v525;
-  const double v535 = v475 * 0.384;
-  const double v536 = v481 * 0.384;
-  const double v537 = v481 * (-0.0825);
-  const double v538 = v487 * 0.384;
-  const double v539 = v487 * (-0.0825);
-  const double v540 = v484 * 0.384;
-  const double v541 = v469 * (-0.0825);
-  const double v542 = v540 + v541;
-  const double v543 = 0.384 * v528;
-  const double v544 = (-0.0825) * v528;
-  const double v545 = (-0.0825) * v527;
-  const double v546 = 0.384 * v526;
-  const double v547 = v546 - v545;
-  const double v548 = (-0.0825) * v531;
-  const double v549 = (-0.0825) * v530;
-  const double v550 = 0.384 * v529;
-  const double v551 = v550 - v549;
-  const double v552 = (-0.0825) * v533;
-  const double v553 = 0.384 * v532;
-  const double v554 = v553 - v552;
-  const double v555 = v445 - v535;
-  const double v556 = v555 - v543;
-  const double v557 = v435 - v536;
-  const double v558 = v544 + v557;
-  const double v559 = v538 - v448;
-  const double v560 = v559 - v547;
-  const double v561 = v406 + v537;
-  const double v562 = v561 - v548;
-  const double v563 = v442 + v539;
-  const double v564 = v551 + v563;
-  const double v565 = v451 - v542;
-  const double v566 = v565 - v554;
-  const double v567 = v556 + 0.06767727025085991;
-  const double v568 = v558 + 0.02771584317362585;
-  const double v569 = v560 + 0.0039053550262761003;
-  const double v570 = v527 + (-0.09850206933);
-  const double v571 = 0.374644408005 - v528;
-  const double v572 = v562 + 0.03239943042445132;
-  const double v573 = (-0.0016444875773692705) - v564;
-  const double v574 = v529 + 0.09850206933;
-  const double v575 = v531 + 0.19076837715;
-  const double v576 = v566 + 0.0775861490525396;
-  const double v577 = v532 + (-0.374644408005);
-  const double v578 = v533 + (-0.19076837715);
-  const double v579 = v506 + 3.587895;
-  const double v580 = v424 + 3.587895;
-  const double v581 = 3.587895 - v512;
-  const double v582 = 1.0 / v576;
-  const double v583 = v569 * v582;
-  const double v584 = v573 * v582;
-  const double v585 = v576 * v582;
-  const double v586 = v577 * v582;
-  const double v587 = v578 * v582;
-  const double v588 = v534 * v582;
-  const double v589 = v569 * v583;
-  const double v590 = v567 - v589;
-  const double v591 = v573 * v583;
-  const double v592 = v568 - v591;
-  const double v593 = v576 * v583;
-  const double v594 = v569 - v593;
-  const double v595 = v577 * v583;
-  const double v596 = v526 - v595;
-  const double v597 = v578 * v583;
-  const double v598 = v570 - v597;
-  const double v599 = v534 * v583;
-  const double v600 = v571 - v599;
-  const double v601 = v573 * v584;
-  const double v602 = v572 - v601;
-  const double v603 = v576 * v584;
-  const double v604 = v573 - v603;
-  const double v605 = v577 * v584;
-  const double v606 = v574 - v605;
-  const double v607 = v578 * v584;
-  const double v608 = v530 - v607;
-  const double v609 = v534 * v584;
-  const double v610 = v575 - v609;
-  const double v611 = v576 * v585;
-  const double v612 = v576 - v611;
-  const double v613 = v577 * v585;
-  const double v614 = v577 - v613;
-  const double v615 = v578 * v585;
-  const double v616 = v578 - v615;
-  const double v617 = v534 * v585;
-  const double v618 = v534 - v617;
-  const double v619 = v577 * v586;
-  const double v620 = v579 - v619;
-  const double v621 = v578 * v586;
-  const double v622 = v496 - v621;
-  const double v623 = v534 * v586;
-  const double v624 = v509 - v623;
-  const double v625 = v578 * v587;
-  const double v626 = v580 - v625;
-  const double v627 = v534 * v587;
-  const double v628 = v503 - v627;
-  const double v629 = v534 * v588;
-  const double v630 = v581 - v629;
-
-  // panda_link3: kinematics
-  const double v631 = soa_sin[1];
-  const double v632 = soa_cos[1];
-
-  // panda_link3: Riccati
-  const double v633 = v425 * v592;
-  const double v634 = v426 * v590;
-  const double v635 = v634 - v633;
-  const double v636 = v425 * v602;
-  const double v637 = v426 * v592;
-  const double v638 = v637 - v636;
-  const double v639 = v425 * v604;
-  const double v640 = v426 * v594;
-  const double v641 = v640 - v639;
-  const double v642 = v425 * v590;
-  const double v643 = v637 + v642;
-  const double v644 = v426 * v602;
-  const double v645 = v633 + v644;
-  const double v646 = v426 * v604;
-  const double v647 = v425 * v594;
-  const double v648 = v646 + v647;
-  const double v649 = v425 * v638;
-  const double v650 = v426 * v635;
-  const double v651 = v650 - v649;
-  const double v652 = v426 * v638;
-  const double v653 = v425 * v635;
-  const double v654 = v652 + v653;
-  const double v655 = v426 * v645;
-  const double v656 = v425 * v643;
-  const double v657 = v655 + v656;
-  const double v658 = v425 * v606;
-  const double v659 = v426 * v596;
-  const double v660 = v659 - v658;
-  const double v661 = v425 * v608;
-  const double v662 = v426 * v598;
-  const double v663 = v662 - v661;
-  const double v664 = v425 * v610;
-  const double v665 = v426 * v600;
-  const double v666 = v665 - v664;
-  const double v667 = v426 * v606;
-  const double v668 = v425 * v596;
-  const double v669 = v667 + v668;
-  const double v670 = v426 * v608;
-  const double v671 = v425 * v598;
-  const double v672 = v670 + v671;
-  const double v673 = v426 * v610;
-  const double v674 = v425 * v600;
-  const double v675 = v673 + v674;
-  const double v676 = v425 * v663;
-  const double v677 = v426 * v660;
-  const double v678 = v677 - v676;
-  const double v679 = v426 * v663;
-  const double v680 = v425 * v660;
-  const double v681 = v679 + v680;
-  const double v682 = v425 * v616;
-  const double v683 = v426 * v614;
-  const double v684 = v682 - v683;
-  const double v685 = v426 * v616;
-  const double v686 = v425 * v614;
-  const double v687 = v685 + v686;
-  const double v688 = v425 * v672;
-  const double v689 = v426 * v669;
-  const double v690 = v689 - v688;
-  const double v691 = v426 * v672;
-  const double v692 = v425 * v669;
-  const double v693 = v691 + v692;
-  const double v694 = v425 * v622;
-  const double v695 = v426 * v620;
-  const double v696 = v695 - v694;
-  const double v697 = v425 * v626;
-  const double v698 = v426 * v622;
-  const double v699 = v698 - v697;
-  const double v700 = v425 * v628;
-  const double v701 = v426 * v624;
-  const double v702 = v701 - v700;
-  const double v703 = v425 * v620;
-  const double v704 = v698 + v703;
-  const double v705 = v426 * v626;
-  const double v706 = v694 + v705;
-  const double v707 = v426 * v628;
-  const double v708 = v425 * v624;
-  const double v709 = v707 + v708;
-  const double v710 = v425 * v699;
-  const double v711 = v426 * v696;
-  const double v712 = v711 - v710;
-  const double v713 = v426 * v699;
-  const double v714 = v425 * v696;
-  const double v715 = v713 + v714;
-  const double v716 = v426 * v706;
-  const double v717 = v425 * v704;
-  const double v718 = v716 + v717;
-  const double v719 = v715 * 0.0825;
-  const double v720 = v702 * 0.0825;
-  const double v721 = v709 * 0.0825;
-  const double v722 = v630 * 0.0825;
-  const double v723 = v718 * 0.0825;
-  const double v724 = v684 - v719;
-  const double v725 = v618 + v721;
-  const double v726 = v687 + v723;
-  const double v727 = v690 - v720;
-  const double v728 = v722 - v675;
-  const double v729 = v681 * 0.0825;
-  const double v730 = v666 * 0.0825;
-  const double v731 = v687 * 0.0825;
-  const double v732 = v693 * 0.0825;
-  const double v733 = v675 * 0.0825;
-  const double v734 = 0.0825 * v726;
-  const double v735 = 0.0825 * v725;
-  const double v736 = 0.0825 * v728;
-  const double v737 = v641 + v729;
-  const double v738 = v654 - v730;
-  const double v739 = v612 + v731;
-  const double v740 = v734 + v739;
-  const double v741 = v648 + v732;
-  const double v742 = v735 - v741;
-  const double v743 = v657 - v733;
-  const double v744 = v736 + v743;
-  const double v745 = v651 + 0.05649492601407083;
-  const double v746 = (-0.008248333140675744) - v737;
-  const double v747 = v738 + (-0.005487648106562256);
-  const double v748 = 0.214708623208 - v666;
-  const double v749 = v740 + 0.05287838199960611;
-  const double v750 = v742 + (-0.0043772571218395825);
-  const double v751 = v724 + (-0.214708623208);
-  const double v752 = v744 + 0.01824920229252011;
-  const double v753 = v727 + (-0.126729164208);
-  const double v754 = v728 + 0.088844724872;
-  const double v755 = v712 + 3.228604;
-  const double v756 = v630 + 3.228604;
-  const double v757 = 1.0 / v752;
-  const double v758 = v747 * v757;
-  const double v759 = v750 * v757;
-  const double v760 = v752 * v757;
-  const double v761 = v753 * v757;
-  const double v762 = v754 * v757;
-  const double v763 = v747 * v758;
-  const double v764 = v745 - v763;
-  const double v765 = v750 * v758;
-  const double v766 = v746 - v765;
-  const double v767 = v752 * v758;
-  const double v768 = v747 - v767;
-  const double v769 = v753 * v758;
-  const double v770 = v678 - v769;
-  const double v771 = v754 * v758;
-  const double v772 = v748 - v771;
-  const double v773 = v750 * v759;
-  const double v774 = v749 - v773;
-  const double v775 = v752 * v759;
-  const double v776 = v750 - v775;
-  const double v777 = v753 * v759;
-  const double v778 = v751 - v777;
-  const double v779 = v754 * v759;
-  const double v780 = v725 - v779;
-  const double v781 = v752 * v760;
-  const double v782 = v752 - v781;
-  const double v783 = v753 * v760;
-  const double v784 = v753 - v783;
-  const double v785 = v754 * v760;
-  const double v786 = v754 - v785;
-  const double v787 = v753 * v761;
-  const double v788 = v755 - v787;
-  const double v789 = v754 * v761;
-  const double v790 = v702 + v789;
-  const double v791 = v754 * v762;
-  const double v792 = v756 - v791;
-
-  // panda_link2: kinematics
-  const double v793 = soa_sin[0];
-  const double v794 = soa_cos[0];
-
-  // panda_link2: Riccati
-  const double v795 = v631 * v766;
-  const double v796 = v632 * v764;
-  const double v797 = v796 - v795;
-  const double v798 = v631 * v774;
-  const double v799 = v632 * v766;
-  const double v800 = v799 - v798;
-  const double v801 = v631 * v776;
-  const double v802 = v632 * v768;
-  const double v803 = v802 - v801;
-  const double v804 = v631 * v764;
-  const double v805 = v799 + v804;
-  const double v806 = v632 * v774;
-  const double v807 = v795 + v806;
-  const double v808 = v632 * v776;
-  const double v809 = v631 * v768;
-  const double v810 = v808 + v809;
-  const double v811 = v631 * v800;
-  const double v812 = v632 * v797;
-  const double v813 = v812 - v811;
-  const double v814 = v632 * v800;
-  const double v815 = v631 * v797;
-  const double v816 = v814 + v815;
-  const double v817 = v632 * v807;
-  const double v818 = v631 * v805;
-  const double v819 = v817 + v818;
-  const double v820 = v631 * v778;
-  const double v821 = v632 * v770;
-  const double v822 = v821 - v820;
-  const double v823 = v631 * v780;
-  const double v824 = v632 * v772;
-  const double v825 = v824 - v823;
-  const double v826 = v632 * v778;
-  const double v827 = v631 * v770;
-  const double v828 = v826 + v827;
-  const double v829 = v632 * v780;
-  const double v830 = v631 * v772;
-  const double v831 = v829 + v830;
-  const double v832 = v631 * v825;
-  const double v833 = v632 * v822;
-  const double v834 = v833 - v832;
-  const double v835 = v632 * v825;
-  const double v836 = v631 * v822;
-  const double v837 = v835 + v836;
-  const double v838 = v631 * v786;
-  const double v839 = v632 * v784;
-  const double v840 = v838 - v839;
-  const double v841 = v632 * v786;
-  const double v842 = v631 * v784;
-  const double v843 = v841 + v842;
-  const double v844 = v631 * v831;
-  const double v845 = v632 * v828;
-  const double v846 = v845 - v844;
-  const double v847 = v632 * v831;
-  const double v848 = v631 * v828;
-  const double v849 = v847 + v848;
-  const double v850 = v631 * v790;
-  const double v851 = v632 * v788;
-  const double v852 = v850 + v851;
-  const double v853 = v631 * v792;
-  const double v854 = v632 * v790;
-  const double v855 = v853 + v854;
-  const double v856 = v631 * v788;
-  const double v857 = v856 - v854;
-  const double v858 = v632 * v792;
-  const double v859 = v858 - v850;
-  const double v860 = v631 * v855;
-  const double v861 = v632 * v852;
-  const double v862 = v860 + v861;
-  const double v863 = v632 * v855;
-  const double v864 = v631 * v852;
-  const double v865 = v864 - v863;
-  const double v866 = v632 * v859;
-  const double v867 = v631 * v857;
-  const double v868 = v866 + v867;
-  const double v869 = v865 * (-0.316);
-  const double v870 = v862 * (-0.316);
-  const double v871 = v868 * (-0.316);
-  const double v872 = v834 + v869;
-  const double v873 = v837 + v871;
-  const double v874 = v846 - v870;
-  const double v875 = v837 * (-0.316);
-  const double v876 = v843 * (-0.316);
-  const double v877 = v840 * (-0.316);
-  const double v878 = v849 * (-0.316);
-  const double v879 = v846 * (-0.316);
-  const double v880 = (-0.316) * v873;
-  const double v881 = (-0.316) * v872;
-  const double v882 = (-0.316) * v874;
-  const double v883 = v813 + v875;
-  const double v884 = v880 + v883;
-  const double v885 = v803 + v876;
-  const double v886 = v816 + v878;
-  const double v887 = v886 - v881;
-  const double v888 = v810 + v877;
-  const double v889 = v819 - v879;
-  const double v890 = v889 - v882;
-  const double v891 = v884 + 0.00850351162402155;
-  const double v892 = (-0.00398335888393552) - v885;
-  const double v893 = v887 + 0.01026110182100817;
-  const double v894 = v782 + 0.028124284712194955;
-  const double v895 = 0.0007689361029464 - v888;
-  const double v896 = v890 + 0.026534991901690206;
-  const double v897 = 1.0 / v896;
-  const double v898 = v893 * v897;
-  const double v899 = v895 * v897;
-  const double v900 = v893 * v898;
-  const double v901 = v891 - v900;
-  const double v902 = v895 * v898;
-  const double v903 = v892 - v902;
-  const double v904 = v895 * v899;
-  const double v905 = v894 - v904;
-
-  // panda_link1: Riccati
-  const double v906 = v793 * v903;
-  const double v907 = v794 * v903;
-  const double v908 = v793 * v901;
-  const double v909 = v907 + v908;
-  const double v910 = v794 * v905;
-  const double v911 = v906 + v910;
-  const double v912 = v794 * v911;
-  const double v913 = v793 * v909;
-  const double v914 = v912 + v913;
-  const double v915 = v914 + 0.009213163777211224;
-  const double v916 = 1.0 / v915;
-
-  // column 0, panda_link6: psi B
-  const double v917 = v4 * (-0.7071067811865476);
-  const double v918 = 0.7071067811865475 * v5;
-  const double v919 = v918 - v917;
-  const double v920 = v5 * (-0.7071067811865476);
-  const double v921 = 0.7071067811865475 * v4;
-  const double v922 = v920 + v921;
-
-  // column 0, panda_link6: Delta_D^-1
-  const double v923 = v227 * v922;
-
-  // column 0, panda_link5: psi B
-  const double v924 = v228 * v922;
-  const double v925 = v229 * v922;
-  const double v926 = v230 * v922;
-  const double v927 = v231 * v922;
-  const double v928 = v232 * v922;
-  const double v929 = v233 * v922;
-  const double v930 = v919 - v924;
-  const double v931 = v922 - v926;
-  const double v932 = v112 * v928;
-  const double v933 = v113 * v927;
-  const double v934 = v932 - v933;
-  const double v935 = v113 * v928;
-  const double v936 = v112 * v927;
-  const double v937 = v935 + v936;
-  const double v938 = v112 * v925;
-  const double v939 = v113 * v930;
-  const double v940 = v938 + v939;
-  const double v941 = v113 * v925;
-  const double v942 = v112 * v930;
-  const double v943 = v942 - v941;
-
-  // column 0, panda_link5: Delta_D^-1
-  const double v944 = v376 * v943;
-
-  // column 0, panda_link4: psi B
-  const double v945 = v377 * v943;
-  const double v946 = v378 * v943;
-  const double v947 = v379 * v943;
-  const double v948 = v380 * v943;
-  const double v949 = v381 * v943;
-  const double v950 = v382 * v943;
-  const double v951 = v940 - v945;
-  const double v952 = v931 + v946;
-  const double v953 = v943 - v947;
-  const double v954 = v934 - v948;
-  const double v955 = v929 - v949;
-  const double v956 = v937 + v950;
-  const double v957 = v273 * v955;
-  const double v958 = v274 * v954;
-  const double v959 = v958 - v957;
-  const double v960 = v274 * v955;
-  const double v961 = v273 * v954;
-  const double v962 = v960 + v961;
-  const double v963 = 0.384 * v962;
-  const double v964 = (-0.0825) * v962;
-  const double v965 = 0.384 * v959;
-  const double v966 = (-0.0825) * v956;
-  const double v967 = v965 + v966;
-  const double v968 = v273 * v952;
-  const double v969 = v274 * v951;
-  const double v970 = v968 + v969;
-  const double v971 = v274 * v952;
-  const double v972 = v273 * v951;
-  const double v973 = v971 - v972;
-  const double v974 = v970 - v963;
-  const double v975 = v953 + v964;
-  const double v976 = v973 - v967;
-
-  // column 0, panda_link4: Delta_D^-1
-  const double v977 = v582 * v976;
-
-  // column 0, panda_link3: psi B
-  const double v978 = v583 * v976;
-  const double v979 = v584 * v976;
-  const double v980 = v585 * v976;
-  const double v981 = v586 * v976;
-  const double v982 = v587 * v976;
-  const double v983 = v588 * v976;
-  const double v984 = v974 - v978;
-  const double v985 = v975 - v979;
-  const double v986 = v976 - v980;
-  const double v987 = v959 - v981;
-  const double v988 = v956 + v982;
-  const double v989 = v962 + v983;
-  const double v990 = v425 * v988;
-  const double v991 = v426 * v987;
-  const double v992 = v990 + v991;
-  const double v993 = v426 * v988;
-  const double v994 = v425 * v987;
-  const double v995 = v994 - v993;
-  const double v996 = 0.0825 * v995;
-  const double v997 = 0.0825 * v989;
-  const double v998 = v425 * v985;
-  const double v999 = v426 * v984;
-  const double v1000 = v999 - v998;
-  const double v1001 = v426 * v985;
-  const double v1002 = v425 * v984;
-  const double v1003 = v1001 + v1002;
-  const double v1004 = v986 + v996;
-  const double v1005 = v997 + v1003;
-
-  // column 0, panda_link3: Delta_D^-1
-  const double v1006 = v757 * v1005;
-
-  // column 0, panda_link2: psi B
-  const double v1007 = v758 * v1005;
-  const double v1008 = v759 * v1005;
-  const double v1009 = v760 * v1005;
-  const double v1010 = v761 * v1005;
-  const double v1011 = v762 * v1005;
-  const double v1012 = v1000 - v1007;
-  const double v1013 = v1004 + v1008;
-  const double v1014 = v1005 - v1009;
-  const double v1015 = v992 - v1010;
-  const double v1016 = v989 - v1011;
-  const double v1017 = v631 * v1016;
-  const double v1018 = v632 * v1015;
-  const double v1019 = v1018 - v1017;
-  const double v1020 = v632 * v1016;
-  const double v1021 = v631 * v1015;
-  const double v1022 = v1020 + v1021;
-  const double v1023 = (-0.316) * v1022;
-  const double v1024 = (-0.316) * v1019;
-  const double v1025 = v631 * v1013;
-  const double v1026 = v632 * v1012;
-  const double v1027 = v1025 + v1026;
-  const double v1028 = v632 * v1013;
-  const double v1029 = v631 * v1012;
-  const double v1030 = v1029 - v1028;
-  const double v1031 = v1023 + v1027;
-  const double v1032 = v1030 - v1024;
-
-  // column 0, panda_link2: Delta_D^-1
-  const double v1033 = v897 * v1032;
-
-  // column 0, panda_link1: psi B
-  const double v1034 = v898 * v1032;
-  const double v1035 = v899 * v1032;
-  const double v1036 = v1031 - v1034;
-  const double v1037 = v1014 + v1035;
-  const double v1038 = v794 * v1037;
-  const double v1039 = v793 * v1036;
-  const double v1040 = v1038 - v1039;
-
-  // column 0, panda_link1: Delta_D^-1
-  const double v1041 = v916 * v1040;
-
-  // column 1, panda_link6: psi B
-  const double v1042 = 0.7071067811865476 * v5;
-  const double v1043 = v1042 - v921;
-  const double v1044 = 0.7071067811865476 * v4;
-  const double v1045 = v918 + v1044;
-
-  // column 1, panda_link6: Delta_D^-1
-  const double v1046 = v227 * v1045;
-
-  // column 1, panda_link5: psi B
-  const double v1047 = v228 * v1045;
-  const double v1048 = v229 * v1045;
-  const double v1049 = v230 * v1045;
-  const double v1050 = v231 * v1045;
-  const double v1051 = v232 * v1045;
-  const double v1052 = v233 * v1045;
-  const double v1053 = v1043 - v1047;
-  const double v1054 = v1045 - v1049;
-  const double v1055 = v112 * v1051;
-  const double v1056 = v113 * v1050;
-  const double v1057 = v1055 - v1056;
-  const double v1058 = v113 * v1051;
-  const double v1059 = v112 * v1050;
-  const double v1060 = v1058 + v1059;
-  const double v1061 = v112 * v1048;
-  const double v1062 = v113 * v1053;
-  const double v1063 = v1061 + v1062;
-  const double v1064 = v113 * v1048;
-  const double v1065 = v112 * v1053;
-  const double v1066 = v1065 - v1064;
-
-  // column 1, panda_link5: Delta_D^-1
-  const double v1067 = v376 * v1066;
-
-  // column 1, panda_link4: psi B
-  const double v1068 = v377 * v1066;
-  const double v1069 = v378 * v1066;
-  const double v1070 = v379 * v1066;
-  const double v1071 = v380 * v1066;
-  const double v1072 = v381 * v1066;
-  const double v1073 = v382 * v1066;
-  const double v1074 = v1063 - v1068;
-  const double v1075 = v1054 + v1069;
-  const double v1076 = v1066 - v1070;
-  const double v1077 = v1057 - v1071;
-  const double v1078 = v1052 - v1072;
-  const double v1079 = v1060 + v1073;
-  const double v1080 = v273 * v1078;
-  const double v1081 = v274 * v1077;
-  const double v1082 = v1081 - v1080;
-  const double v1083 = v274 * v1078;
-  const double v1084 = v273 * v1077;
-  const double v1085 = v1083 + v1084;
-  const double v1086 = 0.384 * v1085;
-  const double v1087 = (-0.0825) * v1085;
-  const double v1088 = 0.384 * v1082;
-  const double v1089 = (-0.0825) * v1079;
-  const double v1090 = v1088 + v1089;
-  const double v1091 = v273 * v1075;
-  const double v1092 = v274 * v1074;
-  const double v1093 = v1091 + v1092;
-  const double v1094 = v274 * v1075;
-  const double v1095 = v273 * v1074;
-  const double v1096 = v1094 - v1095;
-  const double v1097 = v1093 - v1086;
-  const double v1098 = v1076 + v1087;
-  const double v1099 = v1096 - v1090;
-
-  // column 1, panda_link4: Delta_D^-1
-  const double v1100 = v582 * v1099;
-
-  // column 1, panda_link3: psi B
-  const double v1101 = v583 * v1099;
-  const double v1102 = v584 * v1099;
-  const double v1103 = v585 * v1099;
-  const double v1104 = v586 * v1099;
-  const double v1105 = v587 * v1099;
-  const double v1106 = v588 * v1099;
-  const double v1107 = v1097 - v1101;
-  const double v1108 = v1098 - v1102;
-  const double v1109 = v1099 - v1103;
-  const double v1110 = v1082 - v1104;
-  const double v1111 = v1079 + v1105;
-  const double v1112 = v1085 + v1106;
-  const double v1113 = v425 * v1111;
-  const double v1114 = v426 * v1110;
-  const double v1115 = v1113 + v1114;
-  const double v1116 = v426 * v1111;
-  const double v1117 = v425 * v1110;
-  const double v1118 = v1117 - v1116;
-  const double v1119 = 0.0825 * v1118;
-  const double v1120 = 0.0825 * v1112;
-  const double v1121 = v425 * v1108;
-  const double v1122 = v426 * v1107;
-  const double v1123 = v1122 - v1121;
-  const double v1124 = v426 * v1108;
-  const double v1125 = v425 * v1107;
-  const double v1126 = v1124 + v1125;
-  const double v1127 = v1109 + v1119;
-  const double v1128 = v1120 + v1126;
-
-  // column 1, panda_link3: Delta_D^-1
-  const double v1129 = v757 * v1128;
-
-  // column 1, panda_link2: psi B
-  const double v1130 = v758 * v1128;
-  const double v1131 = v759 * v1128;
-  const double v1132 = v760 * v1128;
-  const double v1133 = v761 * v1128;
-  const double v1134 = v762 * v1128;
-  const double v1135 = v1123 - v1130;
-  const double v1136 = v1127 + v1131;
-  const double v1137 = v1128 - v1132;
-  const double v1138 = v1115 - v1133;
-  const double v1139 = v1112 - v1134;
-  const double v1140 = v631 * v1139;
-  const double v1141 = v632 * v1138;
-  const double v1142 = v1141 - v1140;
-  const double v1143 = v632 * v1139;
-  const double v1144 = v631 * v1138;
-  const double v1145 = v1143 + v1144;
-  const double v1146 = (-0.316) * v1145;
-  const double v1147 = (-0.316) * v1142;
-  const double v1148 = v631 * v1136;
-  const double v1149 = v632 * v1135;
-  const double v1150 = v1148 + v1149;
-  const double v1151 = v632 * v1136;
-  const double v1152 = v631 * v1135;
-  const double v1153 = v1152 - v1151;
-  const double v1154 = v1146 + v1150;
-  const double v1155 = v1153 - v1147;
-
-  // column 1, panda_link2: Delta_D^-1
-  const double v1156 = v897 * v1155;
-
-  // column 1, panda_link1: psi B
-  const double v1157 = v898 * v1155;
-  const double v1158 = v899 * v1155;
-  const double v1159 = v1154 - v1157;
-  const double v1160 = v1137 + v1158;
-  const double v1161 = v794 * v1160;
-  const double v1162 = v793 * v1159;
-  const double v1163 = v1161 - v1162;
-
-  // column 1, panda_link1: Delta_D^-1
-  const double v1164 = v916 * v1163;
-
-  // column 2, panda_link6: psi B
-  const double v1165 = 1.0 - v79;
-  const double v1166 = v4 * v81;
-  const double v1167 = v5 * v80;
-  const double v1168 = v1166 - v1167;
-  const double v1169 = v5 * v81;
-  const double v1170 = v4 * v80;
-  const double v1171 = v1169 + v1170;
-  const double v1172 = 0.088 * v1171;
-  const double v1173 = v4 * v78;
-  const double v1174 = v5 * v77;
-  const double v1175 = v1173 - v1174;
-  const double v1176 = v5 * v78;
-  const double v1177 = v4 * v77;
-  const double v1178 = v1176 + v1177;
-  const double v1179 = v1172 - v1165;
-
-  // column 2, panda_link6: Delta_D^-1
-  const double v1180 = v227 * v1178;
-
-  // column 2, panda_link5: psi B
-  const double v1181 = v228 * v1178;
-  const double v1182 = v229 * v1178;
-  const double v1183 = v230 * v1178;
-  const double v1184 = v231 * v1178;
-  const double v1185 = v232 * v1178;
-  const double v1186 = v233 * v1178;
-  const double v1187 = v1175 + v1181;
-  const double v1188 = v1179 + v1182;
-  const double v1189 = v1183 - v1178;
-  const double v1190 = v1168 + v1184;
-  const double v1191 = v1186 - v1171;
-  const double v1192 = v112 * v1185;
-  const double v1193 = v113 * v1190;
-  const double v1194 = v1193 - v1192;
-  const double v1195 = v113 * v1185;
-  const double v1196 = v112 * v1190;
-  const double v1197 = v1195 + v1196;
-  const double v1198 = v112 * v1188;
-  const double v1199 = v113 * v1187;
-  const double v1200 = v1199 - v1198;
-  const double v1201 = v113 * v1188;
-  const double v1202 = v112 * v1187;
-  const double v1203 = v1201 + v1202;
-
-  // column 2, panda_link5: Delta_D^-1
-  const double v1204 = v376 * v1203;
-
-  // column 2, panda_link4: psi B
-  const double v1205 = v377 * v1203;
-  const double v1206 = v378 * v1203;
-  const double v1207 = v379 * v1203;
-  const double v1208 = v380 * v1203;
-  const double v1209 = v381 * v1203;
-  const double v1210 = v382 * v1203;
-  const double v1211 = v1200 - v1205;
-  const double v1212 = v1189 + v1206;
-  const double v1213 = v1203 - v1207;
-  const double v1214 = v1194 - v1208;
-  const double v1215 = v1191 + v1209;
-  const double v1216 = v1197 - v1210;
-  const double v1217 = v273 * v1215;
-  const double v1218 = v274 * v1214;
-  const double v1219 = v1217 + v1218;
-  const double v1220 = v274 * v1215;
-  const double v1221 = v273 * v1214;
-  const double v1222 = v1220 - v1221;
-  const double v1223 = 0.384 * v1222;
-  const double v1224 = (-0.0825) * v1222;
-  const double v1225 = 0.384 * v1219;
-  const double v1226 = (-0.0825) * v1216;
-  const double v1227 = v1226 - v1225;
-  const double v1228 = v273 * v1212;
-  const double v1229 = v274 * v1211;
-  const double v1230 = v1228 + v1229;
-  const double v1231 = v274 * v1212;
-  const double v1232 = v273 * v1211;
-  const double v1233 = v1231 - v1232;
-  const double v1234 = v1223 + v1230;
-  const double v1235 = v1213 - v1224;
-  const double v1236 = v1227 + v1233;
-
-  // column 2, panda_link4: Delta_D^-1
-  const double v1237 = v582 * v1236;
-
-  // column 2, panda_link3: psi B
-  const double v1238 = v583 * v1236;
-  const double v1239 = v584 * v1236;
-  const double v1240 = v585 * v1236;
-  const double v1241 = v586 * v1236;
-  const double v1242 = v587 * v1236;
-  const double v1243 = v588 * v1236;
-  const double v1244 = v1234 - v1238;
-  const double v1245 = v1235 - v1239;
-  const double v1246 = v1236 - v1240;
-  const double v1247 = v1219 - v1241;
-  const double v1248 = v1216 - v1242;
-  const double v1249 = v1222 - v1243;
-  const double v1250 = v425 * v1248;
-  const double v1251 = v426 * v1247;
-  const double v1252 = v1251 - v1250;
-  const double v1253 = v426 * v1248;
-  const double v1254 = v425 * v1247;
-  const double v1255 = v1253 + v1254;
-  const double v1256 = 0.0825 * v1255;
-  const double v1257 = 0.0825 * v1249;
-  const double v1258 = v425 * v1245;
-  const double v1259 = v426 * v1244;
-  const double v1260 = v1259 - v1258;
-  const double v1261 = v426 * v1245;
-  const double v1262 = v425 * v1244;
-  const double v1263 = v1261 + v1262;
-  const double v1264 = v1246 + v1256;
-  const double v1265 = v1263 - v1257;
-
-  // column 2, panda_link3: Delta_D^-1
-  const double v1266 = v757 * v1265;
-
-  // column 2, panda_link2: psi B
-  const double v1267 = v758 * v1265;
-  const double v1268 = v759 * v1265;
-  const double v1269 = v760 * v1265;
-  const double v1270 = v761 * v1265;
-  const double v1271 = v762 * v1265;
-  const double v1272 = v1260 - v1267;
-  const double v1273 = v1264 + v1268;
-  const double v1274 = v1265 - v1269;
-  const double v1275 = v1252 - v1270;
-  const double v1276 = v1249 + v1271;
-  const double v1277 = v631 * v1276;
-  const double v1278 = v632 * v1275;
-  const double v1279 = v1277 + v1278;
-  const double v1280 = v632 * v1276;
-  const double v1281 = v631 * v1275;
-  const double v1282 = v1281 - v1280;
-  const double v1283 = (-0.316) * v1282;
-  const double v1284 = (-0.316) * v1279;
-  const double v1285 = v631 * v1273;
-  const double v1286 = v632 * v1272;
-  const double v1287 = v1285 + v1286;
-  const double v1288 = v632 * v1273;
-  const double v1289 = v631 * v1272;
-  const double v1290 = v1289 - v1288;
-  const double v1291 = v1283 + v1287;
-  const double v1292 = v1290 - v1284;
-
-  // column 2, panda_link2: Delta_D^-1
-  const double v1293 = v897 * v1292;
-
-  // column 2, panda_link1: psi B
-  const double v1294 = v898 * v1292;
-  const double v1295 = v899 * v1292;
-  const double v1296 = v1291 - v1294;
-  const double v1297 = v1274 + v1295;
-  const double v1298 = v794 * v1297;
-  const double v1299 = v793 * v1296;
-  const double v1300 = v1298 - v1299;
-
-  // column 2, panda_link1: Delta_D^-1
-  const double v1301 = v916 * v1300;
-
-  // column 3, panda_link6: psi B
-  const double v1302 = 0.088 * v922;
-  const double v1303 = v4 * 0.1487752667616496;
-  const double v1304 = v5 * 0.14877526676164962;
-  const double v1305 = v1304 - v1303;
-  const double v1306 = v5 * 0.1487752667616496;
-  const double v1307 = v4 * 0.14877526676164962;
-  const double v1308 = v1306 + v1307;
-
-  // column 3, panda_link6: Delta_D^-1
-  const double v1309 = v227 * v1308;
-
-  // column 3, panda_link5: psi B
-  const double v1310 = v228 * v1308;
-  const double v1311 = v229 * v1308;
-  const double v1312 = v230 * v1308;
-  const double v1313 = v231 * v1308;
-  const double v1314 = v232 * v1308;
-  const double v1315 = v233 * v1308;
-  const double v1316 = v1305 - v1310;
-  const double v1317 = v1302 + v1311;
-  const double v1318 = v1308 - v1312;
-  const double v1319 = v919 - v1313;
-  const double v1320 = v922 - v1315;
-  const double v1321 = v112 * v1314;
-  const double v1322 = v113 * v1319;
-  const double v1323 = v1321 + v1322;
-  const double v1324 = v113 * v1314;
-  const double v1325 = v112 * v1319;
-  const double v1326 = v1325 - v1324;
-  const double v1327 = v112 * v1317;
-  const double v1328 = v113 * v1316;
-  const double v1329 = v1327 + v1328;
-  const double v1330 = v113 * v1317;
-  const double v1331 = v112 * v1316;
-  const double v1332 = v1331 - v1330;
-
-  // column 3, panda_link5: Delta_D^-1
-  const double v1333 = v376 * v1332;
-
-  // column 3, panda_link4: psi B
-  const double v1334 = v377 * v1332;
-  const double v1335 = v378 * v1332;
-  const double v1336 = v379 * v1332;
-  const double v1337 = v380 * v1332;
-  const double v1338 = v381 * v1332;
-  const double v1339 = v382 * v1332;
-  const double v1340 = v1329 - v1334;
-  const double v1341 = v1318 + v1335;
-  const double v1342 = v1332 - v1336;
-  const double v1343 = v1323 - v1337;
-  const double v1344 = v1320 + v1338;
-  const double v1345 = v1326 - v1339;
-  const double v1346 = v273 * v1344;
-  const double v1347 = v274 * v1343;
-  const double v1348 = v1346 + v1347;
-  const double v1349 = v274 * v1344;
-  const double v1350 = v273 * v1343;
-  const double v1351 = v1349 - v1350;
-  const double v1352 = 0.384 * v1351;
-  const double v1353 = (-0.0825) * v1351;
-  const double v1354 = 0.384 * v1348;
-  const double v1355 = (-0.0825) * v1345;
-  const double v1356 = v1355 - v1354;
-  const double v1357 = v273 * v1341;
-  const double v1358 = v274 * v1340;
-  const double v1359 = v1357 + v1358;
-  const double v1360 = v274 * v1341;
-  const double v1361 = v273 * v1340;
-  const double v1362 = v1360 - v1361;
-  const double v1363 = v1352 + v1359;
-  const double v1364 = v1342 - v1353;
-  const double v1365 = v1356 + v1362;
-
-  // column 3, panda_link4: Delta_D^-1
-  const double v1366 = v582 * v1365;
-
-  // column 3, panda_link3: psi B
-  const double v1367 = v583 * v1365;
-  const double v1368 = v584 * v1365;
-  const double v1369 = v585 * v1365;
-  const double v1370 = v586 * v1365;
-  const double v1371 = v587 * v1365;
-  const double v1372 = v588 * v1365;
-  const double v1373 = v1363 - v1367;
-  const double v1374 = v1364 - v1368;
-  const double v1375 = v1365 - v1369;
-  const double v1376 = v1348 - v1370;
-  const double v1377 = v1345 - v1371;
-  const double v1378 = v1351 - v1372;
-  const double v1379 = v425 * v1377;
-  const double v1380 = v426 * v1376;
-  const double v1381 = v1380 - v1379;
-  const double v1382 = v426 * v1377;
-  const double v1383 = v425 * v1376;
-  const double v1384 = v1382 + v1383;
-  const double v1385 = 0.0825 * v1384;
-  const double v1386 = 0.0825 * v1378;
-  const double v1387 = v425 * v1374;
-  const double v1388 = v426 * v1373;
-  const double v1389 = v1388 - v1387;
-  const double v1390 = v426 * v1374;
-  const double v1391 = v425 * v1373;
-  const double v1392 = v1390 + v1391;
-  const double v1393 = v1375 + v1385;
-  const double v1394 = v1392 - v1386;
-
-  // column 3, panda_link3: Delta_D^-1
-  const double v1395 = v757 * v1394;
-
-  // column 3, panda_link2: psi B
-  const double v1396 = v758 * v1394;
-  const double v1397 = v759 * v1394;
-  const double v1398 = v760 * v1394;
-  const double v1399 = v761 * v1394;
-  const double v1400 = v762 * v1394;
-  const double v1401 = v1389 - v1396;
-  const double v1402 = v1393 + v1397;
-  const double v1403 = v1394 - v1398;
-  const double v1404 = v1381 - v1399;
-  const double v1405 = v1378 + v1400;
-  const double v1406 = v631 * v1405;
-  const double v1407 = v632 * v1404;
-  const double v1408 = v1406 + v1407;
-  const double v1409 = v632 * v1405;
-  const double v1410 = v631 * v1404;
-  const double v1411 = v1410 - v1409;
-  const double v1412 = (-0.316) * v1411;
-  const double v1413 = (-0.316) * v1408;
-  const double v1414 = v631 * v1402;
-  const double v1415 = v632 * v1401;
-  const double v1416 = v1414 + v1415;
-  const double v1417 = v632 * v1402;
-  const double v1418 = v631 * v1401;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = v1412 + v1416;
-  const double v1421 = v1419 - v1413;
-
-  // column 3, panda_link2: Delta_D^-1
-  const double v1422 = v897 * v1421;
-
-  // column 3, panda_link1: psi B
-  const double v1423 = v898 * v1421;
-  const double v1424 = v899 * v1421;
-  const double v1425 = v1420 - v1423;
-  const double v1426 = v1403 + v1424;
-  const double v1427 = v794 * v1426;
-  const double v1428 = v793 * v1425;
-  const double v1429 = v1427 - v1428;
-
-  // column 3, panda_link1: Delta_D^-1
-  const double v1430 = v916 * v1429;
-
-  // column 4, panda_link6: psi B
-  const double v1431 = 0.088 * v1045;
-  const double v1432 = v5 * (-0.1487752667616496);
-  const double v1433 = v1432 - v1307;
-  const double v1434 = v4 * (-0.1487752667616496);
-  const double v1435 = v1304 + v1434;
-
-  // column 4, panda_link6: Delta_D^-1
-  const double v1436 = v227 * v1435;
-
-  // column 4, panda_link5: psi B
-  const double v1437 = v228 * v1435;
-  const double v1438 = v229 * v1435;
-  const double v1439 = v230 * v1435;
-  const double v1440 = v231 * v1435;
-  const double v1441 = v232 * v1435;
-  const double v1442 = v233 * v1435;
-  const double v1443 = v1433 - v1437;
-  const double v1444 = v1431 + v1438;
-  const double v1445 = v1435 - v1439;
-  const double v1446 = v1043 - v1440;
-  const double v1447 = v1045 - v1442;
-  const double v1448 = v112 * v1441;
-  const double v1449 = v113 * v1446;
-  const double v1450 = v1448 + v1449;
-  const double v1451 = v113 * v1441;
-  const double v1452 = v112 * v1446;
-  const double v1453 = v1452 - v1451;
-  const double v1454 = v112 * v1444;
-  const double v1455 = v113 * v1443;
-  const double v1456 = v1454 + v1455;
-  const double v1457 = v113 * v1444;
-  const double v1458 = v112 * v1443;
-  const double v1459 = v1458 - v1457;
-
-  // column 4, panda_link5: Delta_D^-1
-  const double v1460 = v376 * v1459;
-
-  // column 4, panda_link4: psi B
-  const double v1461 = v377 * v1459;
-  const double v1462 = v378 * v1459;
-  const double v1463 = v379 * v1459;
-  const double v1464 = v380 * v1459;
-  const double v1465 = v381 * v1459;
-  const double v1466 = v382 * v1459;
-  const double v1467 = v1456 - v1461;
-  const double v1468 = v1445 + v1462;
-  const double v1469 = v1459 - v1463;
-  const double v1470 = v1450 - v1464;
-  const double v1471 = v1447 + v1465;
-  const double v1472 = v1453 - v1466;
-  const double v1473 = v273 * v1471;
-  const double v1474 = v274 * v1470;
-  const double v1475 = v1473 + v1474;
-  const double v1476 = v274 * v1471;
-  const double v1477 = v273 * v1470;
-  const double v1478 = v1476 - v1477;
-  const double v1479 = 0.384 * v1478;
-  const double v1480 = (-0.0825) * v1478;
-  const double v1481 = 0.384 * v1475;
-  const double v1482 = (-0.0825) * v1472;
-  const double v1483 = v1482 - v1481;
-  const double v1484 = v273 * v1468;
-  const double v1485 = v274 * v1467;
-  const double v1486 = v1484 + v1485;
-  const double v1487 = v274 * v1468;
-  const double v1488 = v273 * v1467;
-  const double v1489 = v1487 - v1488;
-  const double v1490 = v1479 + v1486;
-  const double v1491 = v1469 - v1480;
-  const double v1492 = v1483 + v1489;
-
-  // column 4, panda_link4: Delta_D^-1
-  const double v1493 = v582 * v1492;
-
-  // column 4, panda_link3: psi B
-  const double v1494 = v583 * v1492;
-  const double v1495 = v584 * v1492;
-  const double v1496 = v585 * v1492;
-  const double v1497 = v586 * v1492;
-  const double v1498 = v587 * v1492;
-  const double v1499 = v588 * v1492;
-  const double v1500 = v1490 - v1494;
-  const double v1501 = v1491 - v1495;
-  const double v1502 = v1492 - v1496;
-  const double v1503 = v1475 - v1497;
-  const double v1504 = v1472 - v1498;
-  const double v1505 = v1478 - v1499;
-  const double v1506 = v425 * v1504;
-  const double v1507 = v426 * v1503;
-  const double v1508 = v1507 - v1506;
-  const double v1509 = v426 * v1504;
-  const double v1510 = v425 * v1503;
-  const double v1511 = v1509 + v1510;
-  const double v1512 = 0.0825 * v1511;
-  const double v1513 = 0.0825 * v1505;
-  const double v1514 = v425 * v1501;
-  const double v1515 = v426 * v1500;
-  const double v1516 = v1515 - v1514;
-  const double v1517 = v426 * v1501;
-  const double v1518 = v425 * v1500;
-  const double v1519 = v1517 + v1518;
-  const double v1520 = v1502 + v1512;
-  const double v1521 = v1519 - v1513;
-
-  // column 4, panda_link3: Delta_D^-1
-  const double v1522 = v757 * v1521;
-
-  // column 4, panda_link2: psi B
-  const double v1523 = v758 * v1521;
-  const double v1524 = v759 * v1521;
-  const double v1525 = v760 * v1521;
-  const double v1526 = v761 * v1521;
-  const double v1527 = v762 * v1521;
-  const double v1528 = v1516 - v1523;
-  const double v1529 = v1520 + v1524;
-  const double v1530 = v1521 - v1525;
-  const double v1531 = v1508 - v1526;
-  const double v1532 = v1505 + v1527;
-  const double v1533 = v631 * v1532;
-  const double v1534 = v632 * v1531;
-  const double v1535 = v1533 + v1534;
-  const double v1536 = v632 * v1532;
-  const double v1537 = v631 * v1531;
-  const double v1538 = v1537 - v1536;
-  const double v1539 = (-0.316) * v1538;
-  const double v1540 = (-0.316) * v1535;
-  const double v1541 = v631 * v1529;
-  const double v1542 = v632 * v1528;
-  const double v1543 = v1541 + v1542;
-  const double v1544 = v632 * v1529;
-  const double v1545 = v631 * v1528;
-  const double v1546 = v1545 - v1544;
-  const double v1547 = v1539 + v1543;
-  const double v1548 = v1546 - v1540;
-
-  // column 4, panda_link2: Delta_D^-1
-  const double v1549 = v897 * v1548;
-
-  // column 4, panda_link1: psi B
-  const double v1550 = v898 * v1548;
-  const double v1551 = v899 * v1548;
-  const double v1552 = v1547 - v1550;
-  const double v1553 = v1530 + v1551;
-  const double v1554 = v794 * v1553;
-  const double v1555 = v793 * v1552;
-  const double v1556 = v1554 - v1555;
-
-  // column 4, panda_link1: Delta_D^-1
-  const double v1557 = v916 * v1556;
-
-  // column 5, panda_link6: Delta_D^-1
-  const double v1558 = v227 * (-0.088);
-
-  // column 5, panda_link5: psi B
-  const double v1559 = v228 * (-0.088);
-  const double v1560 = v229 * (-0.088);
-  const double v1561 = v230 * (-0.088);
-  const double v1562 = v231 * (-0.088);
-  const double v1563 = v232 * (-0.088);
-  const double v1564 = v233 * (-0.088);
-  const double v1565 = (-0.088) - v1561;
-  const double v1566 = (-1.0) - v1563;
-  const double v1567 = v112 * v1566;
-  const double v1568 = v113 * v1562;
-  const double v1569 = v1567 + v1568;
-  const double v1570 = v113 * v1566;
-  const double v1571 = v112 * v1562;
-  const double v1572 = v1570 - v1571;
-  const double v1573 = v112 * v1560;
-  const double v1574 = v113 * v1559;
-  const double v1575 = v1573 - v1574;
-  const double v1576 = v113 * v1560;
-  const double v1577 = v112 * v1559;
-  const double v1578 = v1576 + v1577;
-
-  // column 5, panda_link5: Delta_D^-1
-  const double v1579 = v376 * v1578;
-
-  // column 5, panda_link4: psi B
-  const double v1580 = v377 * v1578;
-  const double v1581 = v378 * v1578;
-  const double v1582 = v379 * v1578;
-  const double v1583 = v380 * v1578;
-  const double v1584 = v381 * v1578;
-  const double v1585 = v382 * v1578;
-  const double v1586 = v1575 + v1580;
-  const double v1587 = v1581 - v1565;
-  const double v1588 = v1582 - v1578;
-  const double v1589 = v1583 - v1569;
-  const double v1590 = v1564 + v1584;
-  const double v1591 = v1572 + v1585;
-  const double v1592 = v273 * v1590;
-  const double v1593 = v274 * v1589;
-  const double v1594 = v1593 - v1592;
-  const double v1595 = v274 * v1590;
-  const double v1596 = v273 * v1589;
-  const double v1597 = v1595 + v1596;
-  const double v1598 = 0.384 * v1597;
-  const double v1599 = (-0.0825) * v1597;
-  const double v1600 = 0.384 * v1594;
-  const double v1601 = (-0.0825) * v1591;
-  const double v1602 = v1601 - v1600;
-  const double v1603 = v273 * v1587;
-  const double v1604 = v274 * v1586;
-  const double v1605 = v1604 - v1603;
-  const double v1606 = v274 * v1587;
-  const double v1607 = v273 * v1586;
-  const double v1608 = v1606 + v1607;
-  const double v1609 = v1605 - v1598;
-  const double v1610 = v1588 + v1599;
-  const double v1611 = v1602 - v1608;
-
-  // column 5, panda_link4: Delta_D^-1
-  const double v1612 = v582 * v1611;
-
-  // column 5, panda_link3: psi B
-  const double v1613 = v583 * v1611;
-  const double v1614 = v584 * v1611;
-  const double v1615 = v585 * v1611;
-  const double v1616 = v586 * v1611;
-  const double v1617 = v587 * v1611;
-  const double v1618 = v588 * v1611;
-  const double v1619 = v1609 - v1613;
-  const double v1620 = v1610 - v1614;
-  const double v1621 = v1611 - v1615;
-  const double v1622 = v1594 - v1616;
-  const double v1623 = v1591 - v1617;
-  const double v1624 = v1597 + v1618;
-  const double v1625 = v425 * v1623;
-  const double v1626 = v426 * v1622;
-  const double v1627 = v1626 - v1625;
-  const double v1628 = v426 * v1623;
-  const double v1629 = v425 * v1622;
-  const double v1630 = v1628 + v1629;
-  const double v1631 = 0.0825 * v1630;
-  const double v1632 = 0.0825 * v1624;
-  const double v1633 = v425 * v1620;
-  const double v1634 = v426 * v1619;
-  const double v1635 = v1634 - v1633;
-  const double v1636 = v426 * v1620;
-  const double v1637 = v425 * v1619;
-  const double v1638 = v1636 + v1637;
-  const double v1639 = v1621 + v1631;
-  const double v1640 = v1632 + v1638;
-
-  // column 5, panda_link3: Delta_D^-1
-  const double v1641 = v757 * v1640;
-
-  // column 5, panda_link2: psi B
-  const double v1642 = v758 * v1640;
-  const double v1643 = v759 * v1640;
-  const double v1644 = v760 * v1640;
-  const double v1645 = v761 * v1640;
-  const double v1646 = v762 * v1640;
-  const double v1647 = v1635 - v1642;
-  const double v1648 = v1639 + v1643;
-  const double v1649 = v1640 - v1644;
-  const double v1650 = v1627 - v1645;
-  const double v1651 = v1624 - v1646;
-  const double v1652 = v631 * v1651;
-  const double v1653 = v632 * v1650;
-  const double v1654 = v1653 - v1652;
-  const double v1655 = v632 * v1651;
-  const double v1656 = v631 * v1650;
-  const double v1657 = v1655 + v1656;
-  const double v1658 = (-0.316) * v1657;
-  const double v1659 = (-0.316) * v1654;
-  const double v1660 = v631 * v1648;
-  const double v1661 = v632 * v1647;
-  const double v1662 = v1660 + v1661;
-  const double v1663 = v632 * v1648;
-  const double v1664 = v631 * v1647;
-  const double v1665 = v1664 - v1663;
-  const double v1666 = v1658 + v1662;
-  const double v1667 = v1665 - v1659;
-
-  // column 5, panda_link2: Delta_D^-1
-  const double v1668 = v897 * v1667;
-
-  // column 5, panda_link1: psi B
-  const double v1669 = v898 * v1667;
-  const double v1670 = v899 * v1667;
-  const double v1671 = v1666 - v1669;
-  const double v1672 = v1649 + v1670;
-  const double v1673 = v794 * v1672;
-  const double v1674 = v793 * v1671;
-  const double v1675 = v1673 - v1674;
-
-  // column 5, panda_link1: Delta_D^-1
-  const double v1676 = v916 * v1675;
-
-  // column 0, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1677 = v1040 * v1041;
-  const double v1678 = v1032 * v1033;
-  const double v1679 = v1677 + v1678;
-  const double v1680 = v1005 * v1006;
-  const double v1681 = v1679 + v1680;
-  const double v1682 = v976 * v977;
-  const double v1683 = v1681 + v1682;
-  const double v1684 = v943 * v944;
-  const double v1685 = v1683 + v1684;
-  const double v1686 = v922 * v923;
-  const double v1687 = v1685 + v1686;
-
-  // column 1, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1688 = v1040 * v1164;
-  const double v1689 = v1032 * v1156;
-  const double v1690 = v1688 + v1689;
-  const double v1691 = v1005 * v1129;
-  const double v1692 = v1690 + v1691;
-  const double v1693 = v976 * v1100;
-  const double v1694 = v1692 + v1693;
-  const double v1695 = v943 * v1067;
-  const double v1696 = v1694 + v1695;
-  const double v1697 = v922 * v1046;
-  const double v1698 = v1696 + v1697;
-  const double v1699 = v1163 * v1164;
-  const double v1700 = v1155 * v1156;
-  const double v1701 = v1699 + v1700;
-  const double v1702 = v1128 * v1129;
-  const double v1703 = v1701 + v1702;
-  const double v1704 = v1099 * v1100;
-  const double v1705 = v1703 + v1704;
-  const double v1706 = v1066 * v1067;
-  const double v1707 = v1705 + v1706;
-  const double v1708 = v1045 * v1046;
-  const double v1709 = v1707 + v1708;
-
-  // column 2, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1710 = v1040 * v1301;
-  const double v1711 = v1032 * v1293;
-  const double v1712 = v1710 + v1711;
-  const double v1713 = v1005 * v1266;
-  const double v1714 = v1712 + v1713;
-  const double v1715 = v976 * v1237;
-  const double v1716 = v1714 + v1715;
-  const double v1717 = v943 * v1204;
-  const double v1718 = v1716 + v1717;
-  const double v1719 = v922 * v1180;
-  const double v1720 = v1718 - v1719;
-  const double v1721 = v1163 * v1301;
-  const double v1722 = v1155 * v1293;
-  const double v1723 = v1721 + v1722;
-  const double v1724 = v1128 * v1266;
-  const double v1725 = v1723 + v1724;
-  const double v1726 = v1099 * v1237;
-  const double v1727 = v1725 + v1726;
-  const double v1728 = v1066 * v1204;
-  const double v1729 = v1727 + v1728;
-  const double v1730 = v1045 * v1180;
-  const double v1731 = v1729 - v1730;
-  const double v1732 = v1300 * v1301;
-  const double v1733 = v1292 * v1293;
-  const double v1734 = v1732 + v1733;
-  const double v1735 = v1265 * v1266;
-  const double v1736 = v1734 + v1735;
-  const double v1737 = v1236 * v1237;
-  const double v1738 = v1736 + v1737;
-  const double v1739 = v1203 * v1204;
-  const double v1740 = v1738 + v1739;
-  const double v1741 = v1178 * v1180;
-  const double v1742 = v1740 + v1741;
-  const double v1743 = v76 + v1742;
-
-  // column 3, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1744 = v1040 * v1430;
-  const double v1745 = v1032 * v1422;
-  const double v1746 = v1744 + v1745;
-  const double v1747 = v1005 * v1395;
-  const double v1748 = v1746 + v1747;
-  const double v1749 = v976 * v1366;
-  const double v1750 = v1748 + v1749;
-  const double v1751 = v943 * v1333;
-  const double v1752 = v1750 + v1751;
-  const double v1753 = v922 * v1309;
-  const double v1754 = v1752 + v1753;
-  const double v1755 = v1163 * v1430;
-  const double v1756 = v1155 * v1422;
-  const double v1757 = v1755 + v1756;
-  const double v1758 = v1128 * v1395;
-  const double v1759 = v1757 + v1758;
-  const double v1760 = v1099 * v1366;
-  const double v1761 = v1759 + v1760;
-  const double v1762 = v1066 * v1333;
-  const double v1763 = v1761 + v1762;
-  const double v1764 = v1045 * v1309;
-  const double v1765 = v1763 + v1764;
-  const double v1766 = v1300 * v1430;
-  const double v1767 = v1292 * v1422;
-  const double v1768 = v1766 + v1767;
-  const double v1769 = v1265 * v1395;
-  const double v1770 = v1768 + v1769;
-  const double v1771 = v1236 * v1366;
-  const double v1772 = v1770 + v1771;
-  const double v1773 = v1203 * v1333;
-  const double v1774 = v1772 + v1773;
-  const double v1775 = v1178 * v1309;
-  const double v1776 = v1774 - v1775;
-  const double v1777 = v1429 * v1430;
-  const double v1778 = v1421 * v1422;
-  const double v1779 = v1777 + v1778;
-  const double v1780 = v1394 * v1395;
-  const double v1781 = v1779 + v1780;
-  const double v1782 = v1365 * v1366;
-  const double v1783 = v1781 + v1782;
-  const double v1784 = v1332 * v1333;
-  const double v1785 = v1783 + v1784;
-  const double v1786 = v1308 * v1309;
-  const double v1787 = v1785 + v1786;
-
-  // column 4, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1788 = v1040 * v1557;
-  const double v1789 = v1032 * v1549;
-  const double v1790 = v1788 + v1789;
-  const double v1791 = v1005 * v1522;
-  const double v1792 = v1790 + v1791;
-  const double v1793 = v976 * v1493;
-  const double v1794 = v1792 + v1793;
-  const double v1795 = v943 * v1460;
-  const double v1796 = v1794 + v1795;
-  const double v1797 = v922 * v1436;
-  const double v1798 = v1796 + v1797;
-  const double v1799 = v1163 * v1557;
-  const double v1800 = v1155 * v1549;
-  const double v1801 = v1799 + v1800;
-  const double v1802 = v1128 * v1522;
-  const double v1803 = v1801 + v1802;
-  const double v1804 = v1099 * v1493;
-  const double v1805 = v1803 + v1804;
-  const double v1806 = v1066 * v1460;
-  const double v1807 = v1805 + v1806;
-  const double v1808 = v1045 * v1436;
-  const double v1809 = v1807 + v1808;
-  const double v1810 = v1300 * v1557;
-  const double v1811 = v1292 * v1549;
-  const double v1812 = v1810 + v1811;
-  const double v1813 = v1265 * v1522;
-  const double v1814 = v1812 + v1813;
-  const double v1815 = v1236 * v1493;
-  const double v1816 = v1814 + v1815;
-  const double v1817 = v1203 * v1460;
-  const double v1818 = v1816 + v1817;
-  const double v1819 = v1178 * v1436;
-  const double v1820 = v1818 - v1819;
-  const double v1821 = v1429 * v1557;
-  const double v1822 = v1421 * v1549;
-  const double v1823 = v1821 + v1822;
-  const double v1824 = v1394 * v1522;
-  const double v1825 = v1823 + v1824;
-  const double v1826 = v1365 * v1493;
-  const double v1827 = v1825 + v1826;
-  const double v1828 = v1332 * v1460;
-  const double v1829 = v1827 + v1828;
-  const double v1830 = v1308 * v1436;
-  const double v1831 = v1829 + v1830;
-  const double v1832 = v1556 * v1557;
-  const double v1833 = v1548 * v1549;
-  const double v1834 = v1832 + v1833;
-  const double v1835 = v1521 * v1522;
-  const double v1836 = v1834 + v1835;
-  const double v1837 = v1492 * v1493;
-  const double v1838 = v1836 + v1837;
-  const double v1839 = v1459 * v1460;
-  const double v1840 = v1838 + v1839;
-  const double v1841 = v1435 * v1436;
-  const double v1842 = v1840 + v1841;
-
-  // column 5, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1843 = v1040 * v1676;
-  const double v1844 = v1032 * v1668;
-  const double v1845 = v1843 + v1844;
-  const double v1846 = v1005 * v1641;
-  const double v1847 = v1845 + v1846;
-  const double v1848 = v976 * v1612;
-  const double v1849 = v1847 + v1848;
-  const double v1850 = v943 * v1579;
-  const double v1851 = v1849 - v1850;
-  const double v1852 = v922 * v1558;
-  const double v1853 = v1851 + v1852;
-  const double v1854 = v1163 * v1676;
-  const double v1855 = v1155 * v1668;
-  const double v1856 = v1854 + v1855;
-  const double v1857 = v1128 * v1641;
-  const double v1858 = v1856 + v1857;
-  const double v1859 = v1099 * v1612;
-  const double v1860 = v1858 + v1859;
-  const double v1861 = v1066 * v1579;
-  const double v1862 = v1860 - v1861;
-  const double v1863 = v1045 * v1558;
-  const double v1864 = v1862 + v1863;
-  const double v1865 = v1300 * v1676;
-  const double v1866 = v1292 * v1668;
-  const double v1867 = v1865 + v1866;
-  const double v1868 = v1265 * v1641;
-  const double v1869 = v1867 + v1868;
-  const double v1870 = v1236 * v1612;
-  const double v1871 = v1869 + v1870;
-  const double v1872 = v1203 * v1579;
-  const double v1873 = v1871 - v1872;
-  const double v1874 = v1178 * v1558;
-  const double v1875 = v1873 - v1874;
-  const double v1876 = v1429 * v1676;
-  const double v1877 = v1421 * v1668;
-  const double v1878 = v1876 + v1877;
-  const double v1879 = v1394 * v1641;
-  const double v1880 = v1878 + v1879;
-  const double v1881 = v1365 * v1612;
-  const double v1882 = v1880 + v1881;
-  const double v1883 = v1332 * v1579;
-  const double v1884 = v1882 - v1883;
-  const double v1885 = v1308 * v1558;
-  const double v1886 = v1884 + v1885;
-  const double v1887 = v1556 * v1676;
-  const double v1888 = v1548 * v1668;
-  const double v1889 = v1887 + v1888;
-  const double v1890 = v1521 * v1641;
-  const double v1891 = v1889 + v1890;
-  const double v1892 = v1492 * v1612;
-  const double v1893 = v1891 + v1892;
-  const double v1894 = v1459 * v1579;
-  const double v1895 = v1893 - v1894;
-  const double v1896 = v1435 * v1558;
-  const double v1897 = v1895 + v1896;
-  const double v1898 = v1675 * v1676;
-  const double v1899 = v1667 * v1668;
-  const double v1900 = v1898 + v1899;
-  const double v1901 = v1640 * v1641;
-  const double v1902 = v1900 + v1901;
-  const double v1903 = v1611 * v1612;
-  const double v1904 = v1902 + v1903;
-  const double v1905 = v1578 * v1579;
-  const double v1906 = v1904 + v1905;
-  const double v1907 = v227 * 0.007743999999999999;
-  const double v1908 = v1906 + v1907;
-
-  // output
-  Lambda[0] = v1687;
-  Lambda[1] = v1698;
-  Lambda[2] = v1720;
-  Lambda[3] = v1754;
-  Lambda[4] = v1798;
-  Lambda[5] = v1853;
-  Lambda[6] = v1698;
-  Lambda[7] = v1709;
-  Lambda[8] = v1731;
-  Lambda[9] = v1765;
-  Lambda[10] = v1809;
-  Lambda[11] = v1864;
-  Lambda[12] = v1720;
-  Lambda[13] = v1731;
-  Lambda[14] = v1743;
-  Lambda[15] = v1776;
-  Lambda[16] = v1820;
-  Lambda[17] = v1875;
-  Lambda[18] = v1754;
-  Lambda[19] = v1765;
-  Lambda[20] = v1776;
-  Lambda[21] = v1787;
-  Lambda[22] = v1831;
-  Lambda[23] = v1886;
-  Lambda[24] = v1798;
-  Lambda[25] = v1809;
-  Lambda[26] = v1820;
-  Lambda[27] = v1831;
-  Lambda[28] = v1842;
-  Lambda[29] = v1897;
-  Lambda[30] = v1853;
-  Lambda[31] = v1864;
-  Lambda[32] = v1875;
-  Lambda[33] = v1886;
-  Lambda[34] = v1897;
-  Lambda[35] = v1908;
-}
-#endif
-
 }  // namespace soa_gen::panda
 
-extern "C" void panda_jacobian(const double* in, double* out) { soa_gen::panda::jacobian(in, out); }
+extern "C" void panda_mass_matrix_inverse(const double* in, double* out) { soa_gen::panda::mass_matrix_inverse(in, out); }

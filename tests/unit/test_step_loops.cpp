@@ -56,8 +56,9 @@ void check_alike(const StepLoops& s, bool vary = false) {
         const ScalarNode& n0 = p.nodes[l.first + t];
         const ScalarNode& nk = p.nodes[l.first + k * l.size + t];
         REQUIRE(n0.op == nk.op);
-        for (const auto& [x0, xk] : {std::pair{n0.a, nk.a}, std::pair{n0.b, nk.b}}) {
-          if (x0 < 0) continue;
+        for (int which = 0; which < specialise::arity(n0.op); ++which) {
+          // In the order steps are matched in (a sum's or product's literal last).
+          const int x0 = specialise::step_operand(p, n0, which), xk = specialise::step_operand(p, nk, which);
           const int base = l.first + k * l.size;
           const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
           REQUIRE(inside0 == (xk >= base && xk < base + l.size));
@@ -305,8 +306,9 @@ void check_packed(const StepLoops& s, const std::vector<int>& input_group = {}, 
         REQUIRE(n0.op != ScalarOp::Sqrt);
         REQUIRE(n0.op != ScalarOp::Sin);
         REQUIRE(n0.op != ScalarOp::Cos);
-        for (const auto& [x0, xk] : {std::pair{n0.a, nk.a}, std::pair{n0.b, nk.b}}) {
-          if (x0 < 0) continue;
+        for (int which = 0; which < specialise::arity(n0.op); ++which) {
+          // In the order steps are matched in (a sum's or product's literal last).
+          const int x0 = specialise::step_operand(p, n0, which), xk = specialise::step_operand(p, nk, which);
           const int base = l.first + k * l.size;
           const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
           REQUIRE(inside0 == (xk >= base && xk < base + l.size));
@@ -326,6 +328,67 @@ void check_packed(const StepLoops& s, const std::vector<int>& input_group = {}, 
 }
 
 }  // namespace
+
+TEST_CASE("a literal read first at one body and last at another does not tell alike steps apart", "[step-loops]") {
+  using test::ScalarBuilder;
+  // Four limbs, a sweep each: x_{k+1} = (x_k * c_k) op_k in_k. The tracer orders a product's
+  // operands by index, and a literal the limbs read has the index of the limb that read it
+  // first: there it comes last, at the others first (a mirrored limb's step written `c * x`
+  // where the first limb's is `x * c`). Side by side, limb to limb, they are packs.
+  ScalarBuilder b(16);
+  std::vector<int> lits;
+  for (int k = 0; k < 3; ++k) lits.push_back(b.lit(1.0 + 0.25 * k));
+  for (int limb = 0; limb < 4; ++limb) {
+    int x = b.in(12 + limb);
+    for (int k = 0; k < 3; ++k) {
+      b.p.labels.push_back(fmt::format("limb {}, b{}", limb, k));
+      const int label = static_cast<int>(b.p.labels.size()) - 1;
+      const int m = limb == 0 ? b.add(ScalarOp::Mul, x, lits[k]) : b.add(ScalarOp::Mul, lits[k], x);
+      // Each depth a step of its own kind (+, -, /), as a limb's joints differ.
+      x = b.add(k == 0 ? ScalarOp::Add : k == 1 ? ScalarOp::Sub : ScalarOp::Div, m, b.in(4 * limb + k));
+      b.p.nodes[static_cast<std::size_t>(m)].label = label;
+      b.p.nodes[static_cast<std::size_t>(x)].label = label;
+      b.p.outputs.push_back(x);
+    }
+  }
+  specialise::LoopOptions o;
+  o.pack = 4;
+  o.min_size = 1;
+  o.vary = true;  // packs of bodies: each limb reads its own inputs
+  const StepLoops s = specialise::step_loops(b.p, {}, o);
+  REQUIRE(s.loops.size() == 3);  // b0, b1, b2: the limbs' steps side by side
+  for (const StepLoops::Loop& l : s.loops) CHECK(l.instances == 4);
+  check_packed(s, std::vector<int>(16, 0), true);
+  std::mt19937_64 rng(13);
+  check_bits(b.p, {}, s, rng);
+}
+
+TEST_CASE("a program with few of its operations in packs is written out without them", "[step-loops]") {
+  using test::ScalarBuilder;
+  // Four alike steps (8 operations) among a chain of 200 others: under 5% of the program,
+  // so no pack; the same steps alone are one.
+  const auto program = [](int others) {
+    ScalarBuilder b(4);
+    for (int limb = 0; limb < 4; ++limb) {
+      b.p.labels.push_back(fmt::format("limb {}", limb));
+      const int m = b.add(ScalarOp::Mul, b.in(limb), b.lit(1.5));
+      const int x = b.add(ScalarOp::Add, m, b.lit(0.5));
+      b.p.nodes[static_cast<std::size_t>(m)].label = limb;
+      b.p.nodes[static_cast<std::size_t>(x)].label = limb;
+      b.p.outputs.push_back(x);
+    }
+    int y = b.in(0);
+    for (int k = 0; k < others; ++k) y = b.add(k % 2 ? ScalarOp::Add : ScalarOp::Mul, y, b.in(k % 4));
+    b.p.outputs.push_back(y);
+    return b.p;
+  };
+  specialise::LoopOptions o;
+  o.pack = 4;
+  o.min_size = 1;
+  o.vary = true;  // packs of bodies: each limb reads its own inputs
+  CHECK(specialise::step_loops(program(0), {}, o).loops.size() == 1);
+  CHECK(specialise::step_loops(program(200), {}, o).empty());
+}
 
 TEST_CASE("packs: the columns' repeated steps four at a time, each lane reading the lane before, compute the same bits",
           "[step-loops]") {
