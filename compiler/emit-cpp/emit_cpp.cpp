@@ -541,14 +541,16 @@ private:
   std::vector<int> lane_;
 
   // A pack (specialise/step_loops.hpp): its 2 to 4 alike steps side by side, one soa_p4
-  // operation per node of the step, lane k instance k (lanes past the instances compute
-  // from the last one's operands, or from what their source vector's lanes hold: values
-  // nothing reads; with floating-point traps enabled, turn packs off). An operand
-  // every lane reads alike is one scalar (a broadcast); lanes of one earlier pack, its
-  // vector (from this part's registers, or its block of slots in w), shuffled when out of
-  // place; anything else, the lanes' values put together. Each position's values go to w
-  // as one block, to g as one store where packed_factors put them side by side, else lane
-  // by lane.
+  // operation per node of the step, lane k instance k (lanes past the instances compute on
+  // zeros where the lanes' values are put together, else on what their source vector's
+  // lanes hold: values nothing reads, possibly infinite or NaN; with floating-point traps
+  // enabled, turn packs off). An operand every lane reads alike is one scalar (a
+  // broadcast); lanes of one earlier pack, its vector (from this part's registers, or its
+  // block of slots in w), shuffled when out of place; anything else, the lanes' values put
+  // together, the lanes past the instances left zero (two values are two instructions;
+  // the last repeated into the upper half, five). Each position's values go to w as one
+  // block, to g as one store where packed_factors put them side by side, else lane by
+  // lane.
   std::string pack(const specialise::StepLoops::Loop& l, int id) {
     const specialise::Partition& plan = u_.parts;
     const auto node = [&](int k, int t) { return l.first + k * l.size + t; };
@@ -599,7 +601,7 @@ private:
         if (in_place) return source;
         return fmt::format("soa_shuffle<{}, {}, {}, {}>({})", from[0], from[1], from[2], from[3], source);
       }
-      return fmt::format("soa_p4{{{}}}", fmt::join(lanes, ", "));
+      return fmt::format("soa_p4{{{}}}", fmt::join(lanes.begin(), lanes.begin() + l.instances, ", "));
     };
     for (int t = 0; t < l.size; ++t) {
       const ScalarNode& n = p_.nodes[node(0, t)];

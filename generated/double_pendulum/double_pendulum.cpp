@@ -459,7 +459,7 @@ void lambda(const double* q, double* Lambda) {
   const double v9 = 1.0 / v8;
 
   // column 0, link1: psi B ... column 5, link1: psi B: 3 steps alike, side by side
-  const soa_p4 p0_0 = soa_p4{v1, v1, v0, v0} * soa_p4{0.7470817120622568, (-0.04941634241245137), 0.1, 0.1};
+  const soa_p4 p0_0 = soa_p4{v1, v1, v0} * soa_p4{0.7470817120622568, (-0.04941634241245137), 0.1};
 
   // column 0, link1: Delta_D^-1 ... column 5, link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p1_0 = v9 * p0_0;

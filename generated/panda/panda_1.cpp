@@ -572,7 +572,7 @@ void mass_matrix(const double* q, double* calM) {
   const double v350 = v349 + 0.009213163777211224;
 
   // column 2, panda_link2: phi R H* ... column 6, panda_link6: phi R H*: 3 steps alike, side by side
-  const soa_p4 p0_0 = soa_p4{v306, v221, v49, v49} + soa_p4{v328, v258, v86, v86};
+  const soa_p4 p0_0 = soa_p4{v306, v221, v49} + soa_p4{v328, v258, v86};
 
   // column 3, panda_link2: phi R H*
   const double v354 = v223 * v229;
@@ -726,13 +726,13 @@ void mass_matrix(const double* q, double* calM) {
   const double v487 = v486 - v485;
 
   // column 6, panda_link5: phi R H* ... column 8, panda_link5: phi R H*: 3 steps alike, side by side
-  const soa_p4 p2_0 = v51 * soa_p4{v57, v467, v480, v480};
-  const soa_p4 p2_1 = v50 * soa_p4{v57, v467, v480, v480};
-  const soa_p4 p2_2 = v50 * soa_p4{p0_0[2], v471, v484, v484};
-  const soa_p4 p2_3 = v51 * soa_p4{v67, v474, v487, v487};
+  const soa_p4 p2_0 = v51 * soa_p4{v57, v467, v480};
+  const soa_p4 p2_1 = v50 * soa_p4{v57, v467, v480};
+  const soa_p4 p2_2 = v50 * soa_p4{p0_0[2], v471, v484};
+  const soa_p4 p2_3 = v51 * soa_p4{v67, v474, v487};
   const soa_p4 p2_4 = p2_2 + p2_3;
-  const soa_p4 p2_5 = v51 * soa_p4{p0_0[2], v471, v484, v484};
-  const soa_p4 p2_6 = v50 * soa_p4{v67, v474, v487, v487};
+  const soa_p4 p2_5 = v51 * soa_p4{p0_0[2], v471, v484};
+  const soa_p4 p2_6 = v50 * soa_p4{v67, v474, v487};
   const soa_p4 p2_7 = p2_6 - p2_5;
 
   // column 6, panda_link4: phi R H*
@@ -777,10 +777,10 @@ void mass_matrix(const double* q, double* calM) {
   const double v546 = v544 + v545;
 
   // column 7, panda_link4: phi R H* ... column 8, panda_link4: phi R H*: 2 steps alike, side by side
-  const soa_p4 p3_0 = v106 * soa_p4{v470, v483, v483, v483};
+  const soa_p4 p3_0 = v106 * soa_p4{v470, v483};
   const soa_p4 p3_1 = v107 * soa_shuffle<1, 2, 2, 2>(p2_0);
   const soa_p4 p3_2 = p3_0 + p3_1;
-  const soa_p4 p3_3 = v107 * soa_p4{v470, v483, v483, v483};
+  const soa_p4 p3_3 = v107 * soa_p4{v470, v483};
   const soa_p4 p3_4 = v106 * soa_shuffle<1, 2, 2, 2>(p2_0);
   const soa_p4 p3_5 = p3_3 - p3_4;
   const soa_p4 p3_6 = p3_5 * 0.384;
@@ -788,10 +788,10 @@ void mass_matrix(const double* q, double* calM) {
   const soa_p4 p3_8 = p3_2 * 0.384;
   const soa_p4 p3_9 = soa_shuffle<1, 2, 2, 2>(p2_1) * (-0.0825);
   const soa_p4 p3_10 = p3_9 - p3_8;
-  const soa_p4 p3_11 = v106 * soa_p4{v477, v546, v546, v546};
+  const soa_p4 p3_11 = v106 * soa_p4{v477, v546};
   const soa_p4 p3_12 = v107 * soa_shuffle<1, 2, 2, 2>(p2_4);
   const soa_p4 p3_13 = p3_11 + p3_12;
-  const soa_p4 p3_14 = v107 * soa_p4{v477, v546, v546, v546};
+  const soa_p4 p3_14 = v107 * soa_p4{v477, v546};
   const soa_p4 p3_15 = v106 * soa_shuffle<1, 2, 2, 2>(p2_4);
   const soa_p4 p3_16 = p3_14 - p3_15;
   const soa_p4 p3_17 = p3_6 + p3_13;
@@ -817,25 +817,25 @@ void mass_matrix(const double* q, double* calM) {
   const soa_p4 p4_15 = p4_13 - p4_7;
 
   // column 7, panda_link2: phi R H* ... column 6, panda_link2: phi R H*: 3 steps alike, side by side
-  const soa_p4 p5_0 = v222 * soa_p4{p3_5[0], p3_5[1], v515, v515};
-  const soa_p4 p5_1 = v223 * soa_p4{p4_2[0], p4_2[1], v530, v530};
+  const soa_p4 p5_0 = v222 * soa_p4{p3_5[0], p3_5[1], v515};
+  const soa_p4 p5_1 = v223 * soa_p4{p4_2[0], p4_2[1], v530};
   const soa_p4 p5_2 = p5_0 + p5_1;
-  const soa_p4 p5_3 = v223 * soa_p4{p3_5[0], p3_5[1], v515, v515};
-  const soa_p4 p5_4 = v222 * soa_p4{p4_2[0], p4_2[1], v530, v530};
+  const soa_p4 p5_3 = v223 * soa_p4{p3_5[0], p3_5[1], v515};
+  const soa_p4 p5_4 = v222 * soa_p4{p4_2[0], p4_2[1], v530};
   const soa_p4 p5_5 = p5_4 - p5_3;
   const soa_p4 p5_6 = p5_5 * (-0.316);
   const soa_p4 p5_7 = p5_2 * (-0.316);
-  const soa_p4 p5_8 = v222 * soa_p4{p4_14[0], p4_14[1], v542, v542};
-  const soa_p4 p5_9 = v223 * soa_p4{p4_10[0], p4_10[1], v538, v538};
+  const soa_p4 p5_8 = v222 * soa_p4{p4_14[0], p4_14[1], v542};
+  const soa_p4 p5_9 = v223 * soa_p4{p4_10[0], p4_10[1], v538};
   const soa_p4 p5_10 = p5_8 + p5_9;
-  const soa_p4 p5_11 = v223 * soa_p4{p4_14[0], p4_14[1], v542, v542};
-  const soa_p4 p5_12 = v222 * soa_p4{p4_10[0], p4_10[1], v538, v538};
+  const soa_p4 p5_11 = v223 * soa_p4{p4_14[0], p4_14[1], v542};
+  const soa_p4 p5_12 = v222 * soa_p4{p4_10[0], p4_10[1], v538};
   const soa_p4 p5_13 = p5_12 - p5_11;
   const soa_p4 p5_14 = p5_6 + p5_10;
   const soa_p4 p5_15 = p5_13 - p5_7;
 
   // column 7, panda_link1: phi R H* ... column 6, panda_link1: phi R H*: 3 steps alike, side by side
-  const soa_p4 p6_0 = v281 * soa_p4{p4_15[0], p4_15[1], v543, v543};
+  const soa_p4 p6_0 = v281 * soa_p4{p4_15[0], p4_15[1], v543};
   const soa_p4 p6_1 = v280 * p5_14;
   const soa_p4 p6_2 = p6_0 - p6_1;
 

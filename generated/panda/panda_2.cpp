@@ -1196,18 +1196,18 @@ void lambda(const double* q, double* Lambda) {
   const double v966 = v965 - v964;
 
   // column 0, panda_link4: psi B ... column 1, panda_link4: psi B: 2 steps alike, side by side
-  const soa_p4 p0_0 = v377 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_1 = v378 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_2 = v379 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_3 = v380 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_4 = v381 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_5 = v382 * soa_p4{v942, v966, v966, v966};
-  const soa_p4 p0_6 = soa_p4{v939, v963, v963, v963} - p0_0;
-  const soa_p4 p0_7 = soa_p4{v930, v954, v954, v954} + p0_1;
-  const soa_p4 p0_8 = soa_p4{v942, v966, v966, v966} - p0_2;
-  const soa_p4 p0_9 = soa_p4{v933, v957, v957, v957} - p0_3;
-  const soa_p4 p0_10 = soa_p4{v928, v952, v952, v952} - p0_4;
-  const soa_p4 p0_11 = soa_p4{v936, v960, v960, v960} + p0_5;
+  const soa_p4 p0_0 = v377 * soa_p4{v942, v966};
+  const soa_p4 p0_1 = v378 * soa_p4{v942, v966};
+  const soa_p4 p0_2 = v379 * soa_p4{v942, v966};
+  const soa_p4 p0_3 = v380 * soa_p4{v942, v966};
+  const soa_p4 p0_4 = v381 * soa_p4{v942, v966};
+  const soa_p4 p0_5 = v382 * soa_p4{v942, v966};
+  const soa_p4 p0_6 = soa_p4{v939, v963} - p0_0;
+  const soa_p4 p0_7 = soa_p4{v930, v954} + p0_1;
+  const soa_p4 p0_8 = soa_p4{v942, v966} - p0_2;
+  const soa_p4 p0_9 = soa_p4{v933, v957} - p0_3;
+  const soa_p4 p0_10 = soa_p4{v928, v952} - p0_4;
+  const soa_p4 p0_11 = soa_p4{v936, v960} + p0_5;
   const soa_p4 p0_12 = v273 * p0_10;
   const soa_p4 p0_13 = v274 * p0_9;
   const soa_p4 p0_14 = p0_13 - p0_12;
@@ -1377,18 +1377,18 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p4_0 = soa_p4{v757, v757, v376, v376} * soa_p4{p2_27[0], p2_27[1], v1162, v1190};
 
   // column 3, panda_link4: psi B ... column 2, panda_link4: psi B: 3 steps alike, side by side
-  const soa_p4 p5_0 = v377 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_1 = v378 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_2 = v379 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_3 = v380 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_4 = v381 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_5 = v382 * soa_p4{v1162, v1190, v1128, v1128};
-  const soa_p4 p5_6 = soa_p4{v1159, v1187, v1125, v1125} - p5_0;
-  const soa_p4 p5_7 = soa_p4{v1148, v1176, v1114, v1114} + p5_1;
-  const soa_p4 p5_8 = soa_p4{v1162, v1190, v1128, v1128} - p5_2;
-  const soa_p4 p5_9 = soa_p4{v1153, v1181, v1119, v1119} - p5_3;
-  const soa_p4 p5_10 = soa_p4{v1150, v1178, v1116, v1116} + p5_4;
-  const soa_p4 p5_11 = soa_p4{v1156, v1184, v1122, v1122} - p5_5;
+  const soa_p4 p5_0 = v377 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_1 = v378 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_2 = v379 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_3 = v380 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_4 = v381 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_5 = v382 * soa_p4{v1162, v1190, v1128};
+  const soa_p4 p5_6 = soa_p4{v1159, v1187, v1125} - p5_0;
+  const soa_p4 p5_7 = soa_p4{v1148, v1176, v1114} + p5_1;
+  const soa_p4 p5_8 = soa_p4{v1162, v1190, v1128} - p5_2;
+  const soa_p4 p5_9 = soa_p4{v1153, v1181, v1119} - p5_3;
+  const soa_p4 p5_10 = soa_p4{v1150, v1178, v1116} + p5_4;
+  const soa_p4 p5_11 = soa_p4{v1156, v1184, v1122} - p5_5;
   const soa_p4 p5_12 = v273 * p5_10;
   const soa_p4 p5_13 = v274 * p5_9;
   const soa_p4 p5_14 = p5_12 + p5_13;
@@ -1582,16 +1582,16 @@ void lambda(const double* q, double* Lambda) {
   const double v1570 = v1562 + v1568;
 
   // column 0, panda_link2: psi B ... column 5, panda_link2: psi B: 3 steps alike, side by side
-  const soa_p4 p14_0 = v758 * soa_p4{p2_27[0], p2_27[1], v1570, v1570};
-  const soa_p4 p14_1 = v759 * soa_p4{p2_27[0], p2_27[1], v1570, v1570};
-  const soa_p4 p14_2 = v760 * soa_p4{p2_27[0], p2_27[1], v1570, v1570};
-  const soa_p4 p14_3 = v761 * soa_p4{p2_27[0], p2_27[1], v1570, v1570};
-  const soa_p4 p14_4 = v762 * soa_p4{p2_27[0], p2_27[1], v1570, v1570};
-  const soa_p4 p14_5 = soa_p4{p2_22[0], p2_22[1], v1565, v1565} - p14_0;
-  const soa_p4 p14_6 = soa_p4{p2_26[0], p2_26[1], v1569, v1569} + p14_1;
-  const soa_p4 p14_7 = soa_p4{p2_27[0], p2_27[1], v1570, v1570} - p14_2;
-  const soa_p4 p14_8 = soa_p4{p2_14[0], p2_14[1], v1557, v1557} - p14_3;
-  const soa_p4 p14_9 = soa_p4{p2_11[0], p2_11[1], v1554, v1554} - p14_4;
+  const soa_p4 p14_0 = v758 * soa_p4{p2_27[0], p2_27[1], v1570};
+  const soa_p4 p14_1 = v759 * soa_p4{p2_27[0], p2_27[1], v1570};
+  const soa_p4 p14_2 = v760 * soa_p4{p2_27[0], p2_27[1], v1570};
+  const soa_p4 p14_3 = v761 * soa_p4{p2_27[0], p2_27[1], v1570};
+  const soa_p4 p14_4 = v762 * soa_p4{p2_27[0], p2_27[1], v1570};
+  const soa_p4 p14_5 = soa_p4{p2_22[0], p2_22[1], v1565} - p14_0;
+  const soa_p4 p14_6 = soa_p4{p2_26[0], p2_26[1], v1569} + p14_1;
+  const soa_p4 p14_7 = soa_p4{p2_27[0], p2_27[1], v1570} - p14_2;
+  const soa_p4 p14_8 = soa_p4{p2_14[0], p2_14[1], v1557} - p14_3;
+  const soa_p4 p14_9 = soa_p4{p2_11[0], p2_11[1], v1554} - p14_4;
   const soa_p4 p14_10 = v631 * p14_9;
   const soa_p4 p14_11 = v632 * p14_8;
   const soa_p4 p14_12 = p14_11 - p14_10;

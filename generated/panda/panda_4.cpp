@@ -1293,10 +1293,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1056 = v1054 - v1048;
 
   // column 3, panda_link1: psi K ... column 4, panda_link1: psi K: 3 steps alike, side by side
-  const soa_p4 p1_0 = v898 * soa_p4{v977, v935, v1056, v1056};
-  const soa_p4 p1_1 = v899 * soa_p4{v977, v935, v1056, v1056};
-  const soa_p4 p1_2 = soa_p4{v976, v934, v1055, v1055} - p1_0;
-  const soa_p4 p1_3 = soa_p4{v959, v760, v1038, v1038} + p1_1;
+  const soa_p4 p1_0 = v898 * soa_p4{v977, v935, v1056};
+  const soa_p4 p1_1 = v899 * soa_p4{v977, v935, v1056};
+  const soa_p4 p1_2 = soa_p4{v976, v934, v1055} - p1_0;
+  const soa_p4 p1_3 = soa_p4{v959, v760, v1038} + p1_1;
   const soa_p4 p1_4 = v794 * p1_3;
   const soa_p4 p1_5 = v793 * p1_2;
   const soa_p4 p1_6 = p1_4 - p1_5;
@@ -1371,17 +1371,17 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1139 = v1137 + v1138;
 
   // column 7, panda_link5: psi K ... column 6, panda_link5: psi K: 3 steps alike, side by side
-  const soa_p4 p4_0 = v228 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_1 = v229 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_2 = v230 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_3 = v231 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_4 = v232 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_5 = v233 * soa_p4{v1126, v1139, v1108, v1108};
-  const soa_p4 p4_6 = soa_p4{v1123, v1136, v1105, v1105} - p4_0;
-  const soa_p4 p4_7 = soa_p4{v1120, v1133, v1113, v1113} + p4_1;
-  const soa_p4 p4_8 = soa_p4{v1126, v1139, v1108, v1108} - p4_2;
-  const soa_p4 p4_9 = soa_p4{v1116, v1129, v1098, v1098} - p4_3;
-  const soa_p4 p4_10 = soa_p4{v1119, v1132, v1101, v1101} - p4_5;
+  const soa_p4 p4_0 = v228 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_1 = v229 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_2 = v230 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_3 = v231 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_4 = v232 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_5 = v233 * soa_p4{v1126, v1139, v1108};
+  const soa_p4 p4_6 = soa_p4{v1123, v1136, v1105} - p4_0;
+  const soa_p4 p4_7 = soa_p4{v1120, v1133, v1113} + p4_1;
+  const soa_p4 p4_8 = soa_p4{v1126, v1139, v1108} - p4_2;
+  const soa_p4 p4_9 = soa_p4{v1116, v1129, v1098} - p4_3;
+  const soa_p4 p4_10 = soa_p4{v1119, v1132, v1101} - p4_5;
   const soa_p4 p4_11 = v112 * p4_4;
   const soa_p4 p4_12 = v113 * p4_9;
   const soa_p4 p4_13 = p4_11 + p4_12;
@@ -1513,7 +1513,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p13_0 = v376 * p4_22;
 
   // column 7, panda_link6: Delta_D^-1 ... column 8, panda_link6: Delta_D^-1: 2 steps alike, side by side
-  const soa_p4 p14_0 = v227 * soa_p4{v1126, v1139, v1139, v1139};
+  const soa_p4 p14_0 = v227 * soa_p4{v1126, v1139};
 
   // column 1, panda_link2: Gram (A e_i)* W (A e_j)
   const double v1606 = v919 * p0_0[0];
@@ -1521,7 +1521,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 
   // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 4, panda_link2: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
   const soa_p4 p15_0 = v919 * p2_0;
-  const soa_p4 p15_1 = soa_p4{v978, p0_0[1], p3_0[1], p3_0[1]} + p15_0;
+  const soa_p4 p15_1 = soa_p4{v978, p0_0[1], p3_0[1]} + p15_0;
   const soa_p4 p15_2 = -p15_1;
 
   // column 2, panda_link3: Gram (A e_i)* W (A e_j)
@@ -1599,7 +1599,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p20_6 = p20_4 + p20_5;
   const soa_p4 p20_7 = v1095 * soa_shuffle<2, 0, 1, 1>(p13_0);
   const soa_p4 p20_8 = p20_6 + p20_7;
-  const soa_p4 p20_9 = p20_8 - soa_p4{p3_0[3], p14_0[0], p14_0[1], p14_0[1]};
+  const soa_p4 p20_9 = p20_8 - soa_p4{p3_0[3], p14_0[0], p14_0[1]};
 
   // column 6, panda_link7: Gram (A e_i)* W (A e_j)
   const double v1759 = p11_6[2] * p12_0[2];
@@ -1631,7 +1631,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p22_6 = p22_4 + p22_5;
   const soa_p4 p22_7 = soa_shuffle<0, 2, 2, 2>(p4_22) * soa_shuffle<1, 0, 1, 1>(p13_0);
   const soa_p4 p22_8 = p22_6 + p22_7;
-  const soa_p4 p22_9 = soa_p4{v1126, v1108, v1108, v1108} * soa_shuffle<1, 0, 1, 1>(p14_0);
+  const soa_p4 p22_9 = soa_p4{v1126, v1108, v1108} * soa_shuffle<1, 0, 1, 1>(p14_0);
   const soa_p4 p22_10 = p22_8 + p22_9;
 
   // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j) ... column 8, panda_rightfinger: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
@@ -1644,7 +1644,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p23_6 = p23_4 + p23_5;
   const soa_p4 p23_7 = p4_22 * p13_0;
   const soa_p4 p23_8 = p23_6 + p23_7;
-  const soa_p4 p23_9 = soa_p4{v1126, v1139, v1139, v1139} * p14_0;
+  const soa_p4 p23_9 = soa_p4{v1126, v1139} * p14_0;
   const soa_p4 p23_10 = p23_8 + p23_9;
   const soa_p4 p23_11 = p23_10 + 66.66666666666667;
 

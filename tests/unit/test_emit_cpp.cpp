@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -187,6 +188,25 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
   check_against_runtime(tree, tree.default_tips(), "tree4");
 }
 
+namespace {
+
+// In the generated sources, the most values one soa_p4{...} puts together in the packs of
+// `steps` steps ("N steps alike, side by side" up to the next blank line); 0 when none does.
+std::size_t widest_put_together(const std::string& sources, int steps) {
+  const std::string head = fmt::format(": {} steps alike, side by side\n", steps);
+  std::size_t widest = 0;
+  for (std::size_t at = sources.find(head); at != std::string::npos; at = sources.find(head, at + 1)) {
+    const std::size_t end = std::min(sources.find("\n\n", at), sources.size());
+    for (std::size_t v = sources.find("soa_p4{", at); v < end; v = sources.find("soa_p4{", v + 1)) {
+      const std::size_t close = sources.find('}', v);
+      widest = std::max<std::size_t>(widest, 1 + std::count(sources.begin() + v, sources.begin() + close, ','));
+    }
+  }
+  return widest;
+}
+
+}  // namespace
+
 TEST_CASE(
     "packs: the columns' steps four at a time compile warning-free, with AVX and without, with g++ and clang++, to the "
     "same bits",
@@ -209,6 +229,10 @@ TEST_CASE(
                         Catch::Contains("soa_store(w + ") && Catch::Contains("soa_load(w + ") &&
                         Catch::Contains("soa_shuffle<"));
     if (options.lane_min_ops == 1) CHECK_THAT(all, Catch::Contains("soa_store(g + "));
+    // A pack of N steps puts at most N values together: the lanes past them stay zero (two
+    // values are two instructions; with the last repeated into the upper half, five).
+    CHECK(widest_put_together(all, 2) == 2);
+    CHECK(widest_put_together(all, 3) <= 3);
     check_against_runtime(*robot, robot->default_tips(), id, options);
     if (__builtin_cpu_supports("avx")) {
       check_against_runtime(*robot, robot->default_tips(), id, options, "-mavx");  // no FMA: the same bits
