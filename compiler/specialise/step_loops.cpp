@@ -404,8 +404,8 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
             if (run.size() >= 2) packs.push_back(std::move(run));
       // A program with few packs is written out without them: they would save at most half
       // of their few operations, and a pack moves steps out of their order (talos_reduced's
-      // inverse dynamics with one pair of steps side by side, 3% of its operations, ran 7%
-      // slower: docs/performance.md, "Literals last").
+      // inverse dynamics with one pair of steps side by side, 1.3% of its operations, took
+      // 1.07 of its time without in two runs: docs/performance.md, "Literals last").
       long packed_ops = 0, ops = 0;
       for (const std::vector<int>& pack : packs) packed_ops += static_cast<long>(pack.size() * steps[pack[0]].size());
       for (const ScalarNode& n : p.nodes) ops += is_op(n) ? 1 : 0;

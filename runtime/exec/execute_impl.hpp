@@ -539,11 +539,7 @@ private:
       case Block::D: return mul(A.D, x);
       case Block::Dinv: return ldl_solve(A.Dldl, x);
       case Block::LDinv: return unit_lower_solve(A.Dldl.L, x);
-      case Block::DeltaInv: {
-        SVec<S> y = x;
-        for (int i = 0; i < x.n; ++i) y[i] = x[i] * A.Dldl.dinv[i];
-        return y;
-      }
+      case Block::DeltaInv: return delta_solve(A.Dldl, x);
       case Block::G: return mul(A.G, x);
       case Block::Gstar: return mul_t(A.G, x);
       case Block::Taubar: return x - mul(A.G, h(k, x));            // (1 - G H) x

@@ -282,43 +282,35 @@ SVec<S> unit_lower_solve(const SMat<S>& L, const SVec<S>& x) {
   return y;
 }
 
+// Delta^-1 x: x scaled by the pivots' reciprocals.
+template <class S>
+SVec<S> delta_solve(const Ldl<S>& f, const SVec<S>& x) {
+  SVec<S> y = x;
+  for (int i = 0; i < y.n; ++i) y[i] = y[i] * f.dinv[i];
+  return y;
+}
+
 // A^-1 x = L^-T Delta^-1 L^-1 x from A's factors: as many operations as the product with
 // A^-1, without forming A^-1 (which a root body's D, with no G to make, then never needs).
 template <class S>
 SVec<S> ldl_solve(const Ldl<S>& f, const SVec<S>& x) {
-  SVec<S> y = unit_lower_solve(f.L, x);
-  for (int i = 0; i < y.n; ++i) y[i] = y[i] * f.dinv[i];
+  SVec<S> y = delta_solve(f, unit_lower_solve(f.L, x));
   for (int i = y.n - 2; i >= 0; --i)
     for (int k = i + 1; k < y.n; ++k) y[i] = y[i] - f.L(k, i) * y[k];
   return y;
 }
 
-// A^-1 = L^-T Delta^-1 L^-1 from A's factors, column by column; mirrored so that it is
-// exactly symmetric.
+// A^-1 = L^-T Delta^-1 L^-1 from A's factors, column c solving for e_c; mirrored so that
+// it is exactly symmetric.
 template <class S>
 SMat<S> ldl_inverse(const Ldl<S>& f) {
   const int n = f.L.rows;
-  if (n == 1) {
-    SMat<S> r;
-    r.rows = r.cols = 1;
-    r(0, 0) = f.dinv[0];
-    return r;
-  }
-  const SMat<S>& L = f.L;
   SMat<S> inv = smat_zero<S>(n, n);
   for (int c = 0; c < n; ++c) {
-    std::array<S, 6> y;  // L y = e_c
-    for (int i = 0; i < n; ++i) {
-      S acc = S(i == c ? 1.0 : 0.0);
-      for (int k = 0; k < i; ++k) acc = acc - L(i, k) * y[k];
-      y[i] = acc;
-    }
-    for (int i = 0; i < n; ++i) y[i] = y[i] * f.dinv[i];
-    for (int i = n - 1; i >= 0; --i) {  // L^T x = y
-      S acc = y[i];
-      for (int k = i + 1; k < n; ++k) acc = acc - L(k, i) * inv(k, c);
-      inv(i, c) = acc;
-    }
+    SVec<S> e = svec_zero<S>(n);
+    e[c] = S(1.0);
+    const SVec<S> x = ldl_solve(f, e);
+    for (int i = 0; i < n; ++i) inv(i, c) = x[i];
   }
   for (int r = 0; r < n; ++r)
     for (int c = r + 1; c < n; ++c) inv(c, r) = inv(r, c);
