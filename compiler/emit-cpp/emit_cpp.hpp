@@ -47,6 +47,9 @@
 //     partition), [[gnu::noinline]], called in order; a value a later part reads goes
 //     through the caller's stack array `w`. Why: g++'s time and memory grow faster than the
 //     length of a function; cut, they grow linearly in the code (docs/performance.md).
+//     Parts and shared programs take `s` and `w` as `soa_own` / `soa_own_in`: restrict
+//     pointers where the source is compiled with AVX (nothing else reaches the kernel's own
+//     arrays), plain ones otherwise (there g++'s code measured longer); never the caller's.
 //   - Dot tables: a kernel without lane groups (below) whose sums of products (Gram
 //     entries) have at least `dot_min_terms` products computes them by a loop,
 //     detail::<name>_dots, over constant tables of runs of its array `g` of factors

@@ -183,6 +183,15 @@ template <int a, int b, int c, int d>
 }
 #endif
 
+// The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
+#if defined(__AVX__)
+typedef double* __restrict soa_own;
+typedef const double* __restrict soa_own_in;
+#else
+typedef double* soa_own;
+typedef const double* soa_own_in;
+#endif
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 

@@ -184,6 +184,15 @@ template <int a, int b, int c, int d>
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
 #endif
+
+// The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
+#if defined(__AVX__)
+typedef double* __restrict soa_own;
+typedef const double* __restrict soa_own_in;
+#else
+typedef double* soa_own;
+typedef const double* soa_own_in;
+#endif
 #if defined(__AVX__)
 
 // calM

@@ -168,6 +168,10 @@ struct soa_sincos_pair {
       }
 }
 
+// The kernel's own arrays (s, w) as its functions receive them.
+typedef double* soa_own;
+typedef const double* soa_own_in;
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 

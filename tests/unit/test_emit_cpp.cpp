@@ -419,6 +419,27 @@ TEST_CASE("kernels of at most whole_ops operations stay one function; longer one
   CHECK(emit::CppOptions{}.whole_ops >= 1500);  // the Panda's kernels, as measured, whole
 }
 
+TEST_CASE("parts receive the kernel's own arrays as restrict pointers with AVX, the caller's as plain ones",
+          "[emit-cpp]") {
+  const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
+  emit::CppOptions o{1, 300, 0, 500, 0};  // inverse dynamics in parts, sharing its sines with the others
+  o.large_set_ops = 1000;
+  o.large_share_min_ops = 10;
+  const std::string all = generate(panda, panda.default_tips(), "panda", o).files.all_sources();
+  // s and w are the kernel's stack arrays: nothing else points into them, so the compiler may
+  // keep what it read from them across stores (built with AVX; plain x86-64 keeps plain
+  // pointers, where it measured slower).
+  CHECK_THAT(all, Catch::Contains("#if defined(__AVX__)\ntypedef double* __restrict soa_own;\n"
+                                  "typedef const double* __restrict soa_own_in;\n#else\n"
+                                  "typedef double* soa_own;\ntypedef const double* soa_own_in;\n#endif\n"));
+  CHECK_THAT(all, Catch::Contains("void inverse_dynamics_part0(const double* q, const double* qd, const double* qdd, "
+                                  "soa_own_in s, double* tau, soa_own w)"));
+  CHECK_THAT(all, Catch::Contains("void shared0(const double* in, soa_own s, soa_own w)"));
+  // The caller's arrays may be anywhere, even overlapping one another: never restrict.
+  CHECK(all.find("__restrict q") == std::string::npos);
+  CHECK(all.find("__restrict tau") == std::string::npos);
+}
+
 TEST_CASE("a large kernel set shares from large_share_min_ops; others from share_min_ops", "[emit-cpp]") {
   const Robot panda = load_urdf(test::shared_robot_path("panda.urdf"));
   const auto shared = [&](long large_set_ops) {
