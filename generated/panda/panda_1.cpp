@@ -199,9 +199,9 @@ typedef const double* soa_own_in;
 void mass_matrix(const double* q, double* calM) {
 
   // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+  const double soa_angle[8] = {q[1], q[2], q[3], q[4], q[5], q[6], 0.0, 0.0};
+  double soa_sin[8], soa_cos[8];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 8);
 
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
@@ -944,9 +944,9 @@ void mass_matrix(const double* q, double* calM) {
 void mass_matrix(const double* q, double* calM) {
 
   // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+  const double soa_angle[8] = {q[1], q[2], q[3], q[4], q[5], q[6], 0.0, 0.0};
+  double soa_sin[8], soa_cos[8];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 8);
 
   // panda_rightfinger: kinematics
   const double v0 = q[8] * 0.7071067811865476;
@@ -1809,9 +1809,9 @@ void mass_matrix(const double* q, double* calM) {
 void forward_dynamics(const double* q, const double* qd, const double* T, double* qdd) {
 
   // sin and cos of the joint angles, all at once: one vectorised loop
-  const double soa_angle[6] = {q[1], q[2], q[3], q[4], q[5], q[6]};
-  double soa_sin[6], soa_cos[6];
-  soa_sincos_n(soa_angle, soa_sin, soa_cos, 6);
+  const double soa_angle[8] = {q[1], q[2], q[3], q[4], q[5], q[6], 0.0, 0.0};
+  double soa_sin[8], soa_cos[8];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 8);
 
   // panda_link2: kinematics
   const double v0 = soa_sin[0];

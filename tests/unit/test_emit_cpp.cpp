@@ -639,9 +639,10 @@ TEST_CASE(
 }
 
 TEST_CASE("the generated soa_sincos and soa_sincos_n are soa::sincos, bit for bit", "[emit-cpp]") {
-  // Three angles: a soa_sincos call each. Sixteen: one soa_sincos_n call for all, a loop
-  // g++ vectorises, whatever the lanes hold (fast path, libm's, inf, nan).
-  for (const int n : {3, 16}) {
+  // Three angles: a soa_sincos call each. Five and sixteen: one soa_sincos_n call for all, a
+  // loop g++ vectorises, whatever the lanes hold (fast path, libm's, inf, nan), over the
+  // angles padded with zeros to a multiple of 8 (whole vectors, no remainder loop).
+  for (const int n : {3, 5, 16}) {
     INFO(n << " angles");
     const Generated g = generate(trig_kernel(n), fmt::format("trig{}", n));
     const std::string source = g.files.all_sources();
@@ -661,11 +662,12 @@ TEST_CASE("the generated soa_sincos and soa_sincos_n are soa::sincos, bit for bi
       CHECK(calls == 0);
       std::vector<std::string> xs;
       for (int i = 0; i < n; ++i) xs.push_back(fmt::format("x[{}]", i));
-      CHECK_THAT(source, Catch::Contains(fmt::format("const double soa_angle[16] = {{{}}};\n"
-                                                     "  double soa_sin[16], soa_cos[16];\n"
-                                                     "  soa_sincos_n(soa_angle, soa_sin, soa_cos, 16);\n\n"
+      while (xs.size() % 8 != 0) xs.push_back("0.0");
+      CHECK_THAT(source, Catch::Contains(fmt::format("const double soa_angle[{0}] = {{{1}}};\n"
+                                                     "  double soa_sin[{0}], soa_cos[{0}];\n"
+                                                     "  soa_sincos_n(soa_angle, soa_sin, soa_cos, {0});\n\n"
                                                      "  const double v0 = soa_sin[0];\n  const double v1 = soa_cos[0];",
-                                                     fmt::join(xs, ", "))));
+                                                     xs.size(), fmt::join(xs, ", "))));
     }
     const Compiled lib(g);
     const KernelFn fn = lib.get(fmt::format("trig{}_trig", n));
@@ -752,10 +754,11 @@ TEST_CASE("the sines and cosines of the inputs open each kernel, in input order,
     CHECK(body.find("// sin and cos of the joint angles, all at once") < first_op);
     std::vector<std::string> qs;
     for (int angle : angles) qs.push_back(fmt::format("q[{}]", angle));
+    while (qs.size() % 8 != 0) qs.push_back("0.0");  // whole vectors of angles
     const std::string call = fmt::format(
         "  const double soa_angle[{0}] = {{{1}}};\n  double soa_sin[{0}], soa_cos[{0}];\n"
         "  soa_sincos_n(soa_angle, soa_sin, soa_cos, {0});\n",
-        angles.size(), fmt::join(qs, ", "));
+        qs.size(), fmt::join(qs, ", "));
     CHECK(body.find(call) < first_op);
     // And no pair besides: the Panda's sines and cosines are all of joint angles.
     CHECK(body.find("= soa_sincos(") == std::string::npos);
