@@ -136,6 +136,10 @@ void add_emit(CLI::App& app, Runner& run) {
                   "compute the steps repeated column after column (the same operations at one body) this many "
                   "columns at a time, as vector code, in kernels written out (1: one at a time)")
       ->check(CLI::Range(1, 4));
+  cmd->add_option("--step-lanes-without-avx", opts->cpp.step_lanes_without_avx,
+                  "...and this many at a time in the form compiled where the compiler targets no AVX (2: SSE2's "
+                  "vectors; 1: one at a time)")
+      ->check(CLI::Range(1, 2));
   cmd->add_option("--step-lane-min-ops", opts->cpp.step_lane_min_ops, "...in kernels of at least this many operations")
       ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--loop-min-ops", opts->cpp.loop_min_ops,

@@ -388,6 +388,21 @@ template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
 #endif
 )";
 }
@@ -422,6 +437,8 @@ struct Unit {
   bool gathers() const { return !dots.factor_of.empty(); }  // factors are stored into g
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
   bool packed = false;          // ...or, packs (step_loops.hpp): vector steps inside the parts
+  int pack_width = 4;           // ...of this many lanes: soa_p4 (AVX) or soa_p2
+  std::string pack_type() const { return fmt::format("soa_p{}", pack_width); }
   bool packs_in(int k) const {  // part k computes a pack
     if (!packed) return false;
     for (int i = parts.begin[k]; i < parts.begin[k + 1]; ++i)
@@ -575,8 +592,8 @@ private:
   std::vector<std::string> vector_;  // per node a pack computes here: its vector, and its lane in it
   std::vector<int> lane_;
 
-  // A pack (specialise/step_loops.hpp): its 2 to 4 alike steps side by side, one soa_p4
-  // operation per node of the step, lane k instance k (lanes past the instances compute on
+  // A pack (specialise/step_loops.hpp): its 2 to W alike steps side by side, one soa_p4
+  // (W = 4) or soa_p2 (W = 2) operation per node of the step, lane k instance k (lanes past the instances compute on
   // zeros where the lanes' values are put together, else on what their source vector's
   // lanes hold: values nothing reads, possibly infinite or NaN; with floating-point traps
   // enabled, turn packs off). An operand every lane reads alike is one scalar (a
@@ -588,6 +605,8 @@ private:
   // lane.
   std::string pack(const specialise::StepLoops::Loop& l, int id) {
     const specialise::Partition& plan = u_.parts;
+    const int width = u_.pack_width;
+    const std::string type = u_.pack_type();
     const auto node = [&](int k, int t) { return l.first + k * l.size + t; };
     const auto label_of = [&](int k) {
       const int label = p_.nodes[node(k, 0)].label;
@@ -599,19 +618,20 @@ private:
       const ScalarNode& n = p_.nodes[node(0, t)];
       const int x = specialise::step_operand(p_, n, which);
       if (x >= l.first && x < l.first + l.size) return fmt::format("p{}_{}", id, x - l.first);
-      std::array<std::string, 4> lanes;
-      std::array<int, 4> xs{};
-      for (int k = 0; k < 4; ++k) {
+      std::array<std::string, specialise::kMaxLanes> lanes;
+      std::array<int, specialise::kMaxLanes> xs{};
+      for (int k = 0; k < width; ++k) {
         const ScalarNode& nk = p_.nodes[node(std::min(k, l.instances - 1), t)];
         xs[k] = specialise::step_operand(p_, nk, which);
         lanes[k] = value(xs[k]);
       }
-      if (std::all_of(lanes.begin(), lanes.end(), [&](const std::string& v) { return v == lanes[0]; })) return lanes[0];
+      if (std::all_of(lanes.begin(), lanes.begin() + width, [&](const std::string& v) { return v == lanes[0]; }))
+        return lanes[0];
       // Lanes of one earlier pack's vector (the lanes past the instances need not match):
       // that vector, or a shuffle of it. In this part, the vector; in an earlier one, its
       // block of slots (partition.hpp: written whole).
       std::string source;
-      std::array<int, 4> from{};
+      std::array<int, specialise::kMaxLanes> from{};
       for (int k = 0; k < l.instances; ++k) {
         const int x = xs[k];
         std::string here;
@@ -630,22 +650,22 @@ private:
         source = here;
       }
       if (!source.empty()) {
-        for (int k = l.instances; k < 4; ++k) from[k] = from[l.instances - 1];
+        for (int k = l.instances; k < width; ++k) from[k] = from[l.instances - 1];
         bool in_place = true;
         for (int k = 0; k < l.instances; ++k) in_place = in_place && from[k] == k;
         if (in_place) return source;
-        return fmt::format("soa_shuffle<{}, {}, {}, {}>({})", from[0], from[1], from[2], from[3], source);
+        return fmt::format("soa_shuffle<{}>({})", fmt::join(from.begin(), from.begin() + width, ", "), source);
       }
-      return fmt::format("soa_p4{{{}}}", fmt::join(lanes.begin(), lanes.begin() + l.instances, ", "));
+      return fmt::format("{}{{{}}}", type, fmt::join(lanes.begin(), lanes.begin() + l.instances, ", "));
     };
     for (int t = 0; t < l.size; ++t) {
       const ScalarNode& n = p_.nodes[node(0, t)];
       const std::string a = operand(t, 0), c = specialise::arity(n.op) == 2 ? operand(t, 1) : std::string();
-      b += fmt::format("  const soa_p4 p{}_{} = {};\n", id, t, arithmetic(n.op, a, c));
+      b += fmt::format("  const {} p{}_{} = {};\n", type, id, t, arithmetic(n.op, a, c));
       // The lanes' factors side by side in g (packed_factors): one vector store.
       const int f0 = u_.gathers() ? u_.dots.factor_of[node(0, t)] : -1;
-      bool factors = f0 >= 0 && u_.dots.factors.size() >= static_cast<std::size_t>(f0) + 4;
-      for (int k = 1; k < 4 && factors; ++k)
+      bool factors = f0 >= 0 && u_.dots.factors.size() >= static_cast<std::size_t>(f0 + width);
+      for (int k = 1; k < width && factors; ++k)
         factors = k < l.instances ? u_.dots.factor_of[node(k, t)] == f0 + k
                                   : u_.dots.factors[static_cast<std::size_t>(f0 + k)] == kPadFactor;
       if (factors) b += fmt::format("  soa_store(g + {}, {}p{}_{});\n", f0, u_.dots.negated[f0] ? "-" : "", id, t);
@@ -1058,10 +1078,11 @@ bool has_trig(const ScalarProgram& p, int first, int last) {
 }
 
 // The lane groups' factors laid out for packs (step_loops.hpp): those a pack computes at
-// one position, lane by lane, side by side in 4 entries of g (one vector store; a lane past
-// the pack's instances fills an entry no one reads), the others after them in their order.
-// The lane groups read each factor where it now is (factor_of), so any order serves them.
-specialise::DotTable packed_factors(const specialise::DotTable& t, const specialise::StepLoops& steps) {
+// one position, lane by lane, side by side in `width` entries of g (one vector store; a lane
+// past the pack's instances fills an entry no one reads), the others after them in their
+// order. The lane groups read each factor where it now is (factor_of), so any order serves
+// them.
+specialise::DotTable packed_factors(const specialise::DotTable& t, const specialise::StepLoops& steps, int width) {
   specialise::DotTable r = t;
   r.factors.clear();
   r.negated.clear();
@@ -1074,7 +1095,7 @@ specialise::DotTable packed_factors(const specialise::DotTable& t, const special
         all = f >= 0 && index[f] < 0 && t.negated[f] == t.negated[t.factor_of[l.first + pos]];
       }
       if (!all) continue;
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < width; ++k) {
         const int f = k < l.instances ? t.factor_of[l.first + k * l.size + pos] : -1;
         if (f >= 0) index[f] = static_cast<int>(r.factors.size());
         r.factors.push_back(f >= 0 ? t.factors[f] : kPadFactor);
@@ -1128,10 +1149,11 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
-  // `ops`: the operations a call runs (a kernel's, shared ones too).
-  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_loop, bool may_pack) {
+  // `ops`: the operations a call runs (a kernel's, shared ones too); `pack`: the lanes of
+  // the packs this form may have (< 2: none).
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_loop, int pack) {
     const bool loops = may_loop && options.loop_min_ops > 0 && ops >= options.loop_min_ops;
-    const bool packs = may_pack && options.step_lanes >= 2 && ops >= options.step_lane_min_ops;
+    const bool packs = pack >= 2 && ops >= options.step_lane_min_ops;
     if (!loops && !packs) return;
     std::vector<int> input_group;  // per input: its array's group
     std::map<std::string, int> group_of;
@@ -1143,7 +1165,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       specialise::LoopOptions lo;
       lo.input_group = input_group;
       if (as_packs) {
-        lo.pack = std::min(options.step_lanes, specialise::kMaxLanes);
+        lo.pack = pack;
         lo.min_size = 1;  // a one-operation step between packs keeps its values in vectors
         lo.vary = true;   // then steps of several bodies, their literals and input entries differing
       } else {
@@ -1153,7 +1175,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     };
     // Loops where some form and run enough instances each to repay their tables (a big
     // tree's O(N^2) kernels); else the kernel is written out, as below loop_min_ops: with
-    // packs where may_pack.
+    // packs where `pack` allows them.
     bool packed = false;
     if (loops) {
       u.steps = plan(false);
@@ -1167,11 +1189,16 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     if (u.steps.empty() && packs) u.steps = plan(packed = true);
     if (u.steps.empty()) return;
     u.packed = packed;
+    u.pack_width = pack;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
     if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
     if (!u.columns.columns.empty()) u.columns = specialise::renumbered(u.columns, u.steps.new_of);
     u.code = &u.steps.program;
   };
+  // The lanes of the packs of a kernel's two forms (< 2: none; no packs at all when the
+  // AVX form may have none).
+  const int wide_packs = options.step_lanes >= 2 ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
+  const int narrow_packs = wide_packs >= 2 ? std::min({options.step_lanes_without_avx, wide_packs, 2}) : 0;
   const int base = sharing.base;
   int shared_size = 0;
   for (const specialise::SharedProgram& sp : sharing.programs)
@@ -1282,13 +1309,13 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     return b;
   };
 
-  // Shared programs: shared<j>(in, s, w). Loops only in a large set; packs where may_pack,
+  // Shared programs: shared<j>(in, s, w). Loops only in a large set; packs of `pack` lanes,
   // and then, as a kernel with packs, twice (see below).
   std::vector<std::vector<int>> shared_entry;  // per program: its entry's definitions (one per form)
   std::vector<int> shared_slots;
   std::vector<int> shared_reads;  // per program: 1 + the largest kernel-input index it reads
   std::vector<Unit> shared_units(2 * sharing.programs.size());
-  const auto emit_shared = [&](std::size_t j, Unit& u, bool may_pack) {
+  const auto emit_shared = [&](std::size_t j, Unit& u, int pack) {
     const specialise::SharedProgram& sp = sharing.programs[j];
     u.name = fmt::format("shared{}", j);
     u.code = &sp.code;
@@ -1299,7 +1326,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.params = "const double* in, soa_own s, soa_own w";
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
-    with_loops(u, sp.code, specialise::count_ops(sp.code).total(), body_loops, may_pack);
+    with_loops(u, sp.code, specialise::count_ops(sp.code).total(), body_loops, pack);
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -1319,21 +1346,21 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     shared_reads.push_back(reads);
     const std::size_t packed_form = defs.size();
     Unit& u = shared_units[2 * j];
-    emit_shared(j, u, true);
+    emit_shared(j, u, wide_packs);
     shared_entry.push_back({static_cast<int>(defs.size()) - 1});
     shared_slots.push_back(u.parts.slots);
     if (!u.packed) continue;
     const std::size_t plain_form = defs.size();
     Unit& plain = shared_units[2 * j + 1];
-    emit_shared(j, plain, false);
+    emit_shared(j, plain, narrow_packs);
     shared_entry.back().push_back(static_cast<int>(defs.size()) - 1);
     shared_slots.back() = std::max(shared_slots.back(), plain.parts.slots);
     for (std::size_t i = packed_form; i < defs.size(); ++i) defs[i].condition = i < plain_form ? kAvx : kNoAvx;
   }
 
   // Kernels: NAME(ports..., out) and the extern "C" entry point. Kernel k into u: its
-  // definitions, the kernel's own last; packs where may_pack.
-  const auto emit_kernel = [&](std::size_t k, Unit& u, bool may_pack) {
+  // definitions, the kernel's own last; packs of `pack` lanes.
+  const auto emit_kernel = [&](std::size_t k, Unit& u, int pack) {
     const Kernel& kernel = kernels[k];
     const specialise::FactoredKernel& f = sharing.kernels[k];
     u.name = kernel.name;
@@ -1383,8 +1410,8 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       }
     }
     if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code, call_ops, true, may_pack);
-    if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps);
+    with_loops(u, f.code, call_ops, true, pack);
+    if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps, u.pack_width);
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";
@@ -1506,16 +1533,15 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
                             kernel.name, ns, kernel.name, call);
     defs.push_back(std::move(d));
   };
-  // A kernel with packs comes twice: as vector code where the compiler targets AVX, and
-  // without packs elsewhere (there g++ would pass the vectors through memory, and the
-  // packs' order of the steps costs more than it saves: docs/performance.md).
+  // A kernel with packs comes twice: packs of four where the compiler targets AVX, and of
+  // two elsewhere (SSE2's vectors; four-wide ones g++ passes through memory there).
   std::vector<Unit> kernel_units(2 * kernels.size());
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const std::size_t packed_form = defs.size();
-    emit_kernel(k, kernel_units[2 * k], true);
+    emit_kernel(k, kernel_units[2 * k], wide_packs);
     if (!kernel_units[2 * k].packed) continue;
     const std::size_t plain_form = defs.size();
-    emit_kernel(k, kernel_units[2 * k + 1], false);
+    emit_kernel(k, kernel_units[2 * k + 1], narrow_packs);
     for (std::size_t i = packed_form; i < defs.size(); ++i) defs[i].condition = i < plain_form ? kAvx : kNoAvx;
     defs.back().c_entry.clear();  // one extern "C" entry point calls whichever form is compiled
   }
@@ -1677,9 +1703,9 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
                                 comment_safe(t.file_stem)));
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
-  static constexpr std::array<std::string_view, 13> reserved = {
-      "nq",     "nv",     "tips",     "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n",
-      "soa_v4", "soa_p4", "soa_load", "soa_store",  "soa_shuffle",     "detail"};
+  static constexpr std::array<std::string_view, 14> reserved = {
+      "nq",     "nv",     "tips",   "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n",
+      "soa_v4", "soa_p4", "soa_p2", "soa_load",   "soa_store",       "soa_shuffle",     "detail"};
   // The names the generated functions give their own parameters besides the ports; their
   // locals all start soa_.
   static constexpr std::array<std::string_view, 4> internal = {"s", "w", "in", "g"};

@@ -92,14 +92,14 @@
 //     through `w` as 4 slots side by side (soa_load(w + s)); the lane groups' factors a pack
 //     computes are 4 entries of g side by side (soa_store(g + f, ...)), so they go in one store. Such
 //     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
-//     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, and the
-//     packs' order of the steps runs slower as scalar code (docs/performance.md), so there
-//     the kernel is written as without packs. The compiler compiles one of the two. Shared
-//     programs get packs the same way (and come twice the same way); loops only in a large
-//     set.
+//     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, so there
+//     the kernel is planned again with packs of `step_lanes_without_avx` (2: `soa_p2`, two
+//     doubles, an SSE2 register; the same operations per lane, so the same bits), or
+//     written without packs. The compiler compiles one of the two. Shared programs get
+//     packs the same way (and come twice the same way); loops only in a large set.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
-//   code), or named soa_p4, soa_load, soa_store or soa_shuffle, are refused.
+//   code), or named soa_p4, soa_p2, soa_load, soa_store or soa_shuffle, are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
 //   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
@@ -248,6 +248,11 @@ struct CppOptions {
   // of the instructions (talos_reduced's calM^-1 built for its CPU: 14% faster, its mass
   // matrix 7%; docs/performance.md).
   int step_lanes = 4;
+  // Where the compiler targets no AVX, the kernels with packs come in a second form with
+  // packs of this many lanes (2: SSE2's two doubles; < 2: that form without packs). Why:
+  // at the default flags Baxter's loop ran its forward dynamics in 0.64 of the time and
+  // its inverse dynamics in 0.59 with them (docs/performance.md, "Packs of two").
+  int step_lanes_without_avx = 2;
   int step_lane_min_ops = 0;
   int lane_max_steps = 20000;
   // Lane groups that are a dense product column by column (specialise::lane_columns:

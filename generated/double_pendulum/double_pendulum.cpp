@@ -181,6 +181,21 @@ template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
 #endif
 
 // The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
@@ -543,37 +558,34 @@ void lambda(const double* q, double* Lambda) {
   // column 0, link1: psi B
   const double v10 = v1 * 0.7470817120622568;
 
-  // column 0, link1: Delta_D^-1
-  const double v11 = v9 * v10;
-
   // column 4, link1: psi B
-  const double v12 = v1 * (-0.04941634241245137);
+  const double v11 = v1 * (-0.04941634241245137);
 
   // column 4, link1: Delta_D^-1
-  const double v13 = v9 * v12;
+  const double v12 = v9 * v11;
 
   // column 5, link1: psi B
-  const double v14 = v0 * 0.1;
+  const double v13 = v0 * 0.1;
 
-  // column 5, link1: Delta_D^-1
-  const double v15 = v9 * v14;
+  // column 0, link1: Delta_D^-1 ... column 5, link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p0_0 = v9 * soa_p2{v10, v13};
 
   // column 0, link2: Gram (A e_i)* W (A e_j)
-  const double v16 = v10 * v11;
+  const double v16 = v10 * p0_0[0];
   const double v17 = v16 + 249.0272373540856;
 
   // column 4, link2: Gram (A e_i)* W (A e_j)
-  const double v18 = v10 * v13;
+  const double v18 = v10 * v12;
   const double v19 = v18 + (-49.80544747081712);
-  const double v20 = v12 * v13;
+  const double v20 = v11 * v12;
   const double v21 = v20 + 9.961089494163424;
 
   // column 5, link2: Gram (A e_i)* W (A e_j)
-  const double v22 = v10 * v15;
+  const double v22 = v10 * p0_0[1];
   const double v23 = -v22;
-  const double v24 = v12 * v15;
+  const double v24 = v11 * p0_0[1];
   const double v25 = -v24;
-  const double v26 = v14 * v15;
+  const double v26 = v13 * p0_0[1];
 
   // output
   Lambda[0] = v17;

@@ -183,6 +183,21 @@ template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
 #endif
 
 // The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
@@ -1469,254 +1484,185 @@ void mass_matrix(const double* q, double* calM) {
   // column 6, panda_link6: phi R H*
   const double v460 = v49 + v86;
 
-  // column 6, panda_link5: phi R H*
-  const double v461 = v51 * v57;
-  const double v462 = v50 * v57;
-  const double v463 = v50 * v460;
-  const double v464 = v51 * v67;
-  const double v465 = v463 + v464;
-  const double v466 = v51 * v460;
-  const double v467 = v50 * v67;
-  const double v468 = v467 - v466;
-
   // column 6, panda_link4: phi R H*
-  const double v469 = v54 * v106;
-  const double v470 = v107 * v461;
-  const double v471 = v469 - v470;
-  const double v472 = v54 * v107;
-  const double v473 = v106 * v461;
-  const double v474 = v472 + v473;
-  const double v475 = 0.384 * v474;
-  const double v476 = (-0.0825) * v474;
-  const double v477 = 0.384 * v471;
-  const double v478 = (-0.0825) * v462;
-  const double v479 = v477 + v478;
-  const double v480 = v74 * v106;
-  const double v481 = v107 * v465;
-  const double v482 = v480 + v481;
-  const double v483 = v74 * v107;
-  const double v484 = v106 * v465;
-  const double v485 = v483 - v484;
-  const double v486 = v475 + v482;
-  const double v487 = v468 - v476;
-  const double v488 = v485 - v479;
-
-  // column 6, panda_link3: phi R H*
-  const double v489 = v152 * v462;
-  const double v490 = v153 * v471;
-  const double v491 = v489 + v490;
-  const double v492 = v153 * v462;
-  const double v493 = v152 * v471;
-  const double v494 = v493 - v492;
-  const double v495 = 0.0825 * v494;
-  const double v496 = 0.0825 * v474;
-  const double v497 = v152 * v487;
-  const double v498 = v153 * v486;
-  const double v499 = v498 - v497;
-  const double v500 = v153 * v487;
-  const double v501 = v152 * v486;
-  const double v502 = v500 + v501;
-  const double v503 = v488 + v495;
-  const double v504 = v502 - v496;
-
-  // column 6, panda_link2: phi R H*
-  const double v505 = v222 * v474;
-  const double v506 = v223 * v491;
-  const double v507 = v505 + v506;
-  const double v508 = v223 * v474;
-  const double v509 = v222 * v491;
-  const double v510 = v509 - v508;
-  const double v511 = (-0.316) * v510;
-  const double v512 = (-0.316) * v507;
-  const double v513 = v222 * v503;
-  const double v514 = v223 * v499;
-  const double v515 = v513 + v514;
-  const double v516 = v223 * v503;
-  const double v517 = v222 * v499;
-  const double v518 = v517 - v516;
-  const double v519 = v511 + v515;
-  const double v520 = v518 - v512;
-
-  // column 6, panda_link1: phi R H*
-  const double v521 = v281 * v504;
-  const double v522 = v280 * v519;
-  const double v523 = v521 - v522;
+  const double v461 = v54 * v106;
+  const double v462 = v54 * v107;
+  const double v463 = v74 * v106;
+  const double v464 = v74 * v107;
 
   // column 7, panda_link6: phi R H*
-  const double v524 = v4 * 0.010606601717798212;
-  const double v525 = v5 * 0.010606601717798213;
-  const double v526 = v525 - v524;
-  const double v527 = v5 * 0.010606601717798212;
-  const double v528 = v4 * 0.010606601717798213;
-  const double v529 = v527 + v528;
-  const double v530 = 0.088 * v529;
-  const double v531 = v4 * 0.0017543319241238244;
-  const double v532 = v5 * (-0.0017543319241238242);
-  const double v533 = v532 - v531;
-  const double v534 = v5 * 0.0017543319241238244;
-  const double v535 = v4 * (-0.0017543319241238242);
-  const double v536 = v534 + v535;
+  const double v465 = v4 * 0.010606601717798212;
+  const double v466 = v5 * 0.010606601717798213;
+  const double v467 = v466 - v465;
+  const double v468 = v5 * 0.010606601717798212;
+  const double v469 = v4 * 0.010606601717798213;
+  const double v470 = v468 + v469;
+  const double v471 = 0.088 * v470;
+  const double v472 = v4 * 0.0017543319241238244;
+  const double v473 = v5 * (-0.0017543319241238242);
+  const double v474 = v473 - v472;
 
-  // column 7, panda_link5: phi R H*
-  const double v537 = v51 * v526;
-  const double v538 = v50 * v526;
-  const double v539 = v50 * v530;
-  const double v540 = v51 * v533;
-  const double v541 = v539 + v540;
-  const double v542 = v51 * v530;
-  const double v543 = v50 * v533;
-  const double v544 = v543 - v542;
+  // column 6, panda_link5: phi R H* ... column 7, panda_link5: phi R H*: 2 steps alike, side by side
+  const soa_p2 p0_0 = v51 * soa_p2{v57, v467};
+  const soa_p2 p0_1 = v50 * soa_p2{v57, v467};
+  const soa_p2 p0_2 = v50 * soa_p2{v460, v471};
+  const soa_p2 p0_3 = v51 * soa_p2{v67, v474};
+  const soa_p2 p0_4 = p0_2 + p0_3;
+  const soa_p2 p0_5 = v51 * soa_p2{v460, v471};
+  const soa_p2 p0_6 = v50 * soa_p2{v67, v474};
+  const soa_p2 p0_7 = p0_6 - p0_5;
 
-  // column 7, panda_link4: phi R H*
-  const double v545 = v106 * v529;
-  const double v546 = v107 * v537;
-  const double v547 = v545 + v546;
-  const double v548 = v107 * v529;
-  const double v549 = v106 * v537;
-  const double v550 = v548 - v549;
-  const double v551 = 0.384 * v550;
-  const double v552 = (-0.0825) * v550;
-  const double v553 = 0.384 * v547;
-  const double v554 = (-0.0825) * v538;
-  const double v555 = v554 - v553;
-  const double v556 = v106 * v536;
-  const double v557 = v107 * v541;
-  const double v558 = v556 + v557;
-  const double v559 = v107 * v536;
-  const double v560 = v106 * v541;
-  const double v561 = v559 - v560;
-  const double v562 = v551 + v558;
-  const double v563 = v544 - v552;
-  const double v564 = v555 + v561;
+  // column 6, panda_link4: phi R H*
+  const double v491 = v107 * p0_0[0];
+  const double v492 = v461 - v491;
+  const double v493 = v106 * p0_0[0];
+  const double v494 = v462 + v493;
+  const double v495 = 0.384 * v494;
+  const double v496 = (-0.0825) * v494;
+  const double v497 = 0.384 * v492;
+  const double v498 = (-0.0825) * p0_1[0];
+  const double v499 = v497 + v498;
+  const double v500 = v107 * p0_4[0];
+  const double v501 = v463 + v500;
+  const double v502 = v106 * p0_4[0];
+  const double v503 = v464 - v502;
+  const double v504 = v495 + v501;
+  const double v505 = p0_7[0] - v496;
+  const double v506 = v503 - v499;
 
-  // column 7, panda_link3: phi R H*
-  const double v565 = v152 * v538;
-  const double v566 = v153 * v547;
-  const double v567 = v566 - v565;
-  const double v568 = v153 * v538;
-  const double v569 = v152 * v547;
-  const double v570 = v568 + v569;
-  const double v571 = 0.0825 * v570;
-  const double v572 = 0.0825 * v550;
-  const double v573 = v152 * v563;
-  const double v574 = v153 * v562;
-  const double v575 = v574 - v573;
-  const double v576 = v153 * v563;
-  const double v577 = v152 * v562;
-  const double v578 = v576 + v577;
-  const double v579 = v564 + v571;
-  const double v580 = v578 - v572;
+  // column 6, panda_link3: phi R H*
+  const double v507 = v152 * p0_1[0];
+  const double v508 = v153 * v492;
+  const double v509 = v507 + v508;
+  const double v510 = v153 * p0_1[0];
+  const double v511 = v152 * v492;
+  const double v512 = v511 - v510;
+  const double v513 = 0.0825 * v512;
+  const double v514 = 0.0825 * v494;
+  const double v515 = v152 * v505;
+  const double v516 = v153 * v504;
+  const double v517 = v516 - v515;
+  const double v518 = v153 * v505;
+  const double v519 = v152 * v504;
+  const double v520 = v518 + v519;
+  const double v521 = v506 + v513;
+  const double v522 = v520 - v514;
 
-  // column 7, panda_link2: phi R H*
-  const double v581 = v222 * v550;
-  const double v582 = v223 * v567;
-  const double v583 = v581 + v582;
-  const double v584 = v223 * v550;
-  const double v585 = v222 * v567;
-  const double v586 = v585 - v584;
-  const double v587 = (-0.316) * v586;
-  const double v588 = (-0.316) * v583;
-  const double v589 = v222 * v579;
-  const double v590 = v223 * v575;
-  const double v591 = v589 + v590;
-  const double v592 = v223 * v579;
-  const double v593 = v222 * v575;
-  const double v594 = v593 - v592;
-  const double v595 = v587 + v591;
-  const double v596 = v594 - v588;
+  // column 6, panda_link2: phi R H*
+  const double v523 = v222 * v494;
+  const double v524 = v223 * v509;
+  const double v525 = v523 + v524;
+  const double v526 = v223 * v494;
+  const double v527 = v222 * v509;
+  const double v528 = v527 - v526;
+  const double v529 = (-0.316) * v528;
+  const double v530 = (-0.316) * v525;
+  const double v531 = v222 * v521;
+  const double v532 = v223 * v517;
+  const double v533 = v531 + v532;
+  const double v534 = v223 * v521;
+  const double v535 = v222 * v517;
+  const double v536 = v535 - v534;
+  const double v537 = v529 + v533;
+  const double v538 = v536 - v530;
 
-  // column 7, panda_link1: phi R H*
-  const double v597 = v281 * v580;
-  const double v598 = v280 * v595;
-  const double v599 = v597 - v598;
+  // column 6, panda_link1: phi R H*
+  const double v539 = v281 * v522;
+  const double v540 = v280 * v537;
+  const double v541 = v539 - v540;
+
+  // column 7, panda_link6: phi R H*
+  const double v542 = v5 * 0.0017543319241238244;
+  const double v543 = v4 * (-0.0017543319241238242);
+  const double v544 = v542 + v543;
 
   // column 8, panda_link6: phi R H*
-  const double v600 = v4 * (-0.010606601717798212);
-  const double v601 = v5 * (-0.010606601717798213);
-  const double v602 = v601 - v600;
-  const double v603 = v5 * (-0.010606601717798212);
-  const double v604 = v4 * (-0.010606601717798213);
-  const double v605 = v603 + v604;
-  const double v606 = 0.088 * v605;
-  const double v607 = v4 * (-0.0017543319241238244);
-  const double v608 = v5 * 0.0017543319241238242;
-  const double v609 = v608 - v607;
-  const double v610 = v5 * (-0.0017543319241238244);
-  const double v611 = v4 * 0.0017543319241238242;
-  const double v612 = v610 + v611;
+  const double v545 = v4 * (-0.010606601717798212);
+  const double v546 = v5 * (-0.010606601717798213);
+  const double v547 = v546 - v545;
+  const double v548 = v5 * (-0.010606601717798212);
+  const double v549 = v4 * (-0.010606601717798213);
+  const double v550 = v548 + v549;
+  const double v551 = 0.088 * v550;
+  const double v552 = v4 * (-0.0017543319241238244);
+  const double v553 = v5 * 0.0017543319241238242;
+  const double v554 = v553 - v552;
+  const double v555 = v5 * (-0.0017543319241238244);
+  const double v556 = v4 * 0.0017543319241238242;
+  const double v557 = v555 + v556;
 
   // column 8, panda_link5: phi R H*
-  const double v613 = v51 * v602;
-  const double v614 = v50 * v602;
-  const double v615 = v50 * v606;
-  const double v616 = v51 * v609;
-  const double v617 = v615 + v616;
-  const double v618 = v51 * v606;
-  const double v619 = v50 * v609;
-  const double v620 = v619 - v618;
+  const double v558 = v51 * v547;
+  const double v559 = v50 * v547;
+  const double v560 = v50 * v551;
+  const double v561 = v51 * v554;
+  const double v562 = v560 + v561;
+  const double v563 = v51 * v551;
+  const double v564 = v50 * v554;
+  const double v565 = v564 - v563;
 
-  // column 8, panda_link4: phi R H*
-  const double v621 = v106 * v605;
-  const double v622 = v107 * v613;
-  const double v623 = v621 + v622;
-  const double v624 = v107 * v605;
-  const double v625 = v106 * v613;
-  const double v626 = v624 - v625;
-  const double v627 = 0.384 * v626;
-  const double v628 = (-0.0825) * v626;
-  const double v629 = 0.384 * v623;
-  const double v630 = (-0.0825) * v614;
-  const double v631 = v630 - v629;
-  const double v632 = v106 * v612;
-  const double v633 = v107 * v617;
-  const double v634 = v632 + v633;
-  const double v635 = v107 * v612;
-  const double v636 = v106 * v617;
-  const double v637 = v635 - v636;
-  const double v638 = v627 + v634;
-  const double v639 = v620 - v628;
-  const double v640 = v631 + v637;
+  // column 7, panda_link4: phi R H* ... column 8, panda_link4: phi R H*: 2 steps alike, side by side
+  const soa_p2 p1_0 = v106 * soa_p2{v470, v550};
+  const soa_p2 p1_1 = v107 * soa_p2{p0_0[1], v558};
+  const soa_p2 p1_2 = p1_0 + p1_1;
+  const soa_p2 p1_3 = v107 * soa_p2{v470, v550};
+  const soa_p2 p1_4 = v106 * soa_p2{p0_0[1], v558};
+  const soa_p2 p1_5 = p1_3 - p1_4;
+  const soa_p2 p1_6 = p1_5 * 0.384;
+  const soa_p2 p1_7 = p1_5 * (-0.0825);
+  const soa_p2 p1_8 = p1_2 * 0.384;
+  const soa_p2 p1_9 = soa_p2{p0_1[1], v559} * (-0.0825);
+  const soa_p2 p1_10 = p1_9 - p1_8;
+  const soa_p2 p1_11 = v106 * soa_p2{v544, v557};
+  const soa_p2 p1_12 = v107 * soa_p2{p0_4[1], v562};
+  const soa_p2 p1_13 = p1_11 + p1_12;
+  const soa_p2 p1_14 = v107 * soa_p2{v544, v557};
+  const soa_p2 p1_15 = v106 * soa_p2{p0_4[1], v562};
+  const soa_p2 p1_16 = p1_14 - p1_15;
+  const soa_p2 p1_17 = p1_6 + p1_13;
+  const soa_p2 p1_18 = soa_p2{p0_7[1], v565} - p1_7;
+  const soa_p2 p1_19 = p1_10 + p1_16;
 
-  // column 8, panda_link3: phi R H*
-  const double v641 = v152 * v614;
-  const double v642 = v153 * v623;
-  const double v643 = v642 - v641;
-  const double v644 = v153 * v614;
-  const double v645 = v152 * v623;
-  const double v646 = v644 + v645;
-  const double v647 = 0.0825 * v646;
-  const double v648 = 0.0825 * v626;
-  const double v649 = v152 * v639;
-  const double v650 = v153 * v638;
-  const double v651 = v650 - v649;
-  const double v652 = v153 * v639;
-  const double v653 = v152 * v638;
-  const double v654 = v652 + v653;
-  const double v655 = v640 + v647;
-  const double v656 = v654 - v648;
+  // column 7, panda_link3: phi R H* ... column 8, panda_link3: phi R H*: 2 steps alike, side by side
+  const soa_p2 p2_0 = v152 * soa_p2{p0_1[1], v559};
+  const soa_p2 p2_1 = v153 * p1_2;
+  const soa_p2 p2_2 = p2_1 - p2_0;
+  const soa_p2 p2_3 = v153 * soa_p2{p0_1[1], v559};
+  const soa_p2 p2_4 = v152 * p1_2;
+  const soa_p2 p2_5 = p2_3 + p2_4;
+  const soa_p2 p2_6 = p2_5 * 0.0825;
+  const soa_p2 p2_7 = p1_5 * 0.0825;
+  const soa_p2 p2_8 = v152 * p1_18;
+  const soa_p2 p2_9 = v153 * p1_17;
+  const soa_p2 p2_10 = p2_9 - p2_8;
+  const soa_p2 p2_11 = v153 * p1_18;
+  const soa_p2 p2_12 = v152 * p1_17;
+  const soa_p2 p2_13 = p2_11 + p2_12;
+  const soa_p2 p2_14 = p1_19 + p2_6;
+  const soa_p2 p2_15 = p2_13 - p2_7;
 
-  // column 8, panda_link2: phi R H*
-  const double v657 = v222 * v626;
-  const double v658 = v223 * v643;
-  const double v659 = v657 + v658;
-  const double v660 = v223 * v626;
-  const double v661 = v222 * v643;
-  const double v662 = v661 - v660;
-  const double v663 = (-0.316) * v662;
-  const double v664 = (-0.316) * v659;
-  const double v665 = v222 * v655;
-  const double v666 = v223 * v651;
-  const double v667 = v665 + v666;
-  const double v668 = v223 * v655;
-  const double v669 = v222 * v651;
-  const double v670 = v669 - v668;
-  const double v671 = v663 + v667;
-  const double v672 = v670 - v664;
+  // column 7, panda_link2: phi R H* ... column 8, panda_link2: phi R H*: 2 steps alike, side by side
+  const soa_p2 p3_0 = v222 * p1_5;
+  const soa_p2 p3_1 = v223 * p2_2;
+  const soa_p2 p3_2 = p3_0 + p3_1;
+  const soa_p2 p3_3 = v223 * p1_5;
+  const soa_p2 p3_4 = v222 * p2_2;
+  const soa_p2 p3_5 = p3_4 - p3_3;
+  const soa_p2 p3_6 = p3_5 * (-0.316);
+  const soa_p2 p3_7 = p3_2 * (-0.316);
+  const soa_p2 p3_8 = v222 * p2_14;
+  const soa_p2 p3_9 = v223 * p2_10;
+  const soa_p2 p3_10 = p3_8 + p3_9;
+  const soa_p2 p3_11 = v223 * p2_14;
+  const soa_p2 p3_12 = v222 * p2_10;
+  const soa_p2 p3_13 = p3_12 - p3_11;
+  const soa_p2 p3_14 = p3_6 + p3_10;
+  const soa_p2 p3_15 = p3_13 - p3_7;
 
-  // column 8, panda_link1: phi R H*
-  const double v673 = v281 * v656;
-  const double v674 = v280 * v671;
-  const double v675 = v673 - v674;
+  // column 7, panda_link1: phi R H* ... column 8, panda_link1: phi R H*: 2 steps alike, side by side
+  const soa_p2 p4_0 = v281 * p2_15;
+  const soa_p2 p4_1 = v280 * p3_14;
+  const soa_p2 p4_2 = p4_0 - p4_1;
 
   // output
   calM[0] = v350;
@@ -1725,45 +1671,45 @@ void mass_matrix(const double* q, double* calM) {
   calM[3] = v370;
   calM[4] = v404;
   calM[5] = v459;
-  calM[6] = v523;
-  calM[7] = v599;
-  calM[8] = v675;
+  calM[6] = v541;
+  calM[7] = p4_2[0];
+  calM[8] = p4_2[1];
   calM[9] = v346;
   calM[10] = v336;
   calM[11] = v351;
   calM[12] = v367;
   calM[13] = v401;
   calM[14] = v456;
-  calM[15] = v520;
-  calM[16] = v596;
-  calM[17] = v672;
+  calM[15] = v538;
+  calM[16] = p3_15[0];
+  calM[17] = p3_15[1];
   calM[18] = v354;
   calM[19] = v351;
   calM[20] = v279;
   calM[21] = v246;
   calM[22] = v385;
   calM[23] = v440;
-  calM[24] = v504;
-  calM[25] = v580;
-  calM[26] = v656;
+  calM[24] = v522;
+  calM[25] = p2_15[0];
+  calM[26] = p2_15[1];
   calM[27] = v370;
   calM[28] = v367;
   calM[29] = v246;
   calM[30] = v221;
   calM[31] = v211;
   calM[32] = v424;
-  calM[33] = v488;
-  calM[34] = v564;
-  calM[35] = v640;
+  calM[33] = v506;
+  calM[34] = p1_19[0];
+  calM[35] = p1_19[1];
   calM[36] = v404;
   calM[37] = v401;
   calM[38] = v385;
   calM[39] = v211;
   calM[40] = v151;
   calM[41] = v129;
-  calM[42] = v468;
-  calM[43] = v544;
-  calM[44] = v620;
+  calM[42] = p0_7[0];
+  calM[43] = p0_7[1];
+  calM[44] = v565;
   calM[45] = v459;
   calM[46] = v456;
   calM[47] = v440;
@@ -1771,27 +1717,27 @@ void mass_matrix(const double* q, double* calM) {
   calM[49] = v129;
   calM[50] = v105;
   calM[51] = v74;
-  calM[52] = v536;
-  calM[53] = v612;
-  calM[54] = v523;
-  calM[55] = v520;
-  calM[56] = v504;
-  calM[57] = v488;
-  calM[58] = v468;
+  calM[52] = v544;
+  calM[53] = v557;
+  calM[54] = v541;
+  calM[55] = v538;
+  calM[56] = v522;
+  calM[57] = v506;
+  calM[58] = p0_7[0];
   calM[59] = v74;
   calM[60] = v49;
-  calM[63] = v599;
-  calM[64] = v596;
-  calM[65] = v580;
-  calM[66] = v564;
-  calM[67] = v544;
-  calM[68] = v536;
-  calM[72] = v675;
-  calM[73] = v672;
-  calM[74] = v656;
-  calM[75] = v640;
-  calM[76] = v620;
-  calM[77] = v612;
+  calM[63] = p4_2[0];
+  calM[64] = p3_15[0];
+  calM[65] = p2_15[0];
+  calM[66] = p1_19[0];
+  calM[67] = p0_7[1];
+  calM[68] = v544;
+  calM[72] = p4_2[1];
+  calM[73] = p3_15[1];
+  calM[74] = p2_15[1];
+  calM[75] = p1_19[1];
+  calM[76] = v565;
+  calM[77] = v557;
 
   // outputs that are constants or inputs
   calM[61] = 0.0;

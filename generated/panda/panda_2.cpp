@@ -183,6 +183,21 @@ template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
 #endif
 
 // The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.

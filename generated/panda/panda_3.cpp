@@ -168,9 +168,46 @@ struct soa_sincos_pair {
       }
 }
 
-// The kernel's own arrays (s, w) as its functions receive them.
+#if defined(__AVX__)
+// Packs: one step at one body for up to four columns side by side, one vector operation
+// (an AVX register) for four; soa_load, soa_store: four doubles of an array (any alignment).
+typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
+[[maybe_unused]] static inline soa_p4 soa_load(const double* p) {
+  soa_p4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p4 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b, c, d of v.
+template <int a, int b, int c, int d>
+[[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
+  return soa_p4{v[a], v[b], v[c], v[d]};
+}
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
+#endif
+
+// The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
+#if defined(__AVX__)
+typedef double* __restrict soa_own;
+typedef const double* __restrict soa_own_in;
+#else
 typedef double* soa_own;
 typedef const double* soa_own_in;
+#endif
 
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
@@ -2674,268 +2711,152 @@ void lambda(const double* q, double* Lambda) {
   const double v942 = v112 * v930;
   const double v943 = v942 - v941;
 
-  // column 0, panda_link5: Delta_D^-1
-  const double v944 = v376 * v943;
-
-  // column 0, panda_link4: psi B
-  const double v945 = v377 * v943;
-  const double v946 = v378 * v943;
-  const double v947 = v379 * v943;
-  const double v948 = v380 * v943;
-  const double v949 = v381 * v943;
-  const double v950 = v382 * v943;
-  const double v951 = v940 - v945;
-  const double v952 = v931 + v946;
-  const double v953 = v943 - v947;
-  const double v954 = v934 - v948;
-  const double v955 = v929 - v949;
-  const double v956 = v937 + v950;
-  const double v957 = v273 * v955;
-  const double v958 = v274 * v954;
-  const double v959 = v958 - v957;
-  const double v960 = v274 * v955;
-  const double v961 = v273 * v954;
-  const double v962 = v960 + v961;
-  const double v963 = 0.384 * v962;
-  const double v964 = (-0.0825) * v962;
-  const double v965 = 0.384 * v959;
-  const double v966 = (-0.0825) * v956;
-  const double v967 = v965 + v966;
-  const double v968 = v273 * v952;
-  const double v969 = v274 * v951;
-  const double v970 = v968 + v969;
-  const double v971 = v274 * v952;
-  const double v972 = v273 * v951;
-  const double v973 = v971 - v972;
-  const double v974 = v970 - v963;
-  const double v975 = v953 + v964;
-  const double v976 = v973 - v967;
-
-  // column 0, panda_link4: Delta_D^-1
-  const double v977 = v582 * v976;
-
-  // column 0, panda_link3: psi B
-  const double v978 = v583 * v976;
-  const double v979 = v584 * v976;
-  const double v980 = v585 * v976;
-  const double v981 = v586 * v976;
-  const double v982 = v587 * v976;
-  const double v983 = v588 * v976;
-  const double v984 = v974 - v978;
-  const double v985 = v975 - v979;
-  const double v986 = v976 - v980;
-  const double v987 = v959 - v981;
-  const double v988 = v956 + v982;
-  const double v989 = v962 + v983;
-  const double v990 = v425 * v988;
-  const double v991 = v426 * v987;
-  const double v992 = v990 + v991;
-  const double v993 = v426 * v988;
-  const double v994 = v425 * v987;
-  const double v995 = v994 - v993;
-  const double v996 = 0.0825 * v995;
-  const double v997 = 0.0825 * v989;
-  const double v998 = v425 * v985;
-  const double v999 = v426 * v984;
-  const double v1000 = v999 - v998;
-  const double v1001 = v426 * v985;
-  const double v1002 = v425 * v984;
-  const double v1003 = v1001 + v1002;
-  const double v1004 = v986 + v996;
-  const double v1005 = v997 + v1003;
-
-  // column 0, panda_link3: Delta_D^-1
-  const double v1006 = v757 * v1005;
-
-  // column 0, panda_link2: psi B
-  const double v1007 = v758 * v1005;
-  const double v1008 = v759 * v1005;
-  const double v1009 = v760 * v1005;
-  const double v1010 = v761 * v1005;
-  const double v1011 = v762 * v1005;
-  const double v1012 = v1000 - v1007;
-  const double v1013 = v1004 + v1008;
-  const double v1014 = v1005 - v1009;
-  const double v1015 = v992 - v1010;
-  const double v1016 = v989 - v1011;
-  const double v1017 = v631 * v1016;
-  const double v1018 = v632 * v1015;
-  const double v1019 = v1018 - v1017;
-  const double v1020 = v632 * v1016;
-  const double v1021 = v631 * v1015;
-  const double v1022 = v1020 + v1021;
-  const double v1023 = (-0.316) * v1022;
-  const double v1024 = (-0.316) * v1019;
-  const double v1025 = v631 * v1013;
-  const double v1026 = v632 * v1012;
-  const double v1027 = v1025 + v1026;
-  const double v1028 = v632 * v1013;
-  const double v1029 = v631 * v1012;
-  const double v1030 = v1029 - v1028;
-  const double v1031 = v1023 + v1027;
-  const double v1032 = v1030 - v1024;
-
-  // column 0, panda_link2: Delta_D^-1
-  const double v1033 = v897 * v1032;
-
-  // column 0, panda_link1: psi B
-  const double v1034 = v898 * v1032;
-  const double v1035 = v899 * v1032;
-  const double v1036 = v1031 - v1034;
-  const double v1037 = v1014 + v1035;
-  const double v1038 = v794 * v1037;
-  const double v1039 = v793 * v1036;
-  const double v1040 = v1038 - v1039;
-
-  // column 0, panda_link1: Delta_D^-1
-  const double v1041 = v916 * v1040;
-
   // column 1, panda_link6: psi B
-  const double v1042 = 0.7071067811865476 * v5;
-  const double v1043 = v1042 - v921;
-  const double v1044 = 0.7071067811865476 * v4;
-  const double v1045 = v918 + v1044;
+  const double v944 = 0.7071067811865476 * v5;
+  const double v945 = v944 - v921;
+  const double v946 = 0.7071067811865476 * v4;
+  const double v947 = v918 + v946;
 
   // column 1, panda_link6: Delta_D^-1
-  const double v1046 = v227 * v1045;
+  const double v948 = v227 * v947;
 
   // column 1, panda_link5: psi B
-  const double v1047 = v228 * v1045;
-  const double v1048 = v229 * v1045;
-  const double v1049 = v230 * v1045;
-  const double v1050 = v231 * v1045;
-  const double v1051 = v232 * v1045;
-  const double v1052 = v233 * v1045;
-  const double v1053 = v1043 - v1047;
-  const double v1054 = v1045 - v1049;
-  const double v1055 = v112 * v1051;
-  const double v1056 = v113 * v1050;
-  const double v1057 = v1055 - v1056;
-  const double v1058 = v113 * v1051;
-  const double v1059 = v112 * v1050;
-  const double v1060 = v1058 + v1059;
-  const double v1061 = v112 * v1048;
-  const double v1062 = v113 * v1053;
-  const double v1063 = v1061 + v1062;
-  const double v1064 = v113 * v1048;
-  const double v1065 = v112 * v1053;
-  const double v1066 = v1065 - v1064;
+  const double v949 = v228 * v947;
+  const double v950 = v229 * v947;
+  const double v951 = v230 * v947;
+  const double v952 = v231 * v947;
+  const double v953 = v232 * v947;
+  const double v954 = v233 * v947;
+  const double v955 = v945 - v949;
+  const double v956 = v947 - v951;
+  const double v957 = v112 * v953;
+  const double v958 = v113 * v952;
+  const double v959 = v957 - v958;
+  const double v960 = v113 * v953;
+  const double v961 = v112 * v952;
+  const double v962 = v960 + v961;
+  const double v963 = v112 * v950;
+  const double v964 = v113 * v955;
+  const double v965 = v963 + v964;
+  const double v966 = v113 * v950;
+  const double v967 = v112 * v955;
+  const double v968 = v967 - v966;
 
-  // column 1, panda_link5: Delta_D^-1
-  const double v1067 = v376 * v1066;
+  // column 0, panda_link5: Delta_D^-1 ... column 1, panda_link5: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p0_0 = v376 * soa_p2{v943, v968};
 
-  // column 1, panda_link4: psi B
-  const double v1068 = v377 * v1066;
-  const double v1069 = v378 * v1066;
-  const double v1070 = v379 * v1066;
-  const double v1071 = v380 * v1066;
-  const double v1072 = v381 * v1066;
-  const double v1073 = v382 * v1066;
-  const double v1074 = v1063 - v1068;
-  const double v1075 = v1054 + v1069;
-  const double v1076 = v1066 - v1070;
-  const double v1077 = v1057 - v1071;
-  const double v1078 = v1052 - v1072;
-  const double v1079 = v1060 + v1073;
-  const double v1080 = v273 * v1078;
-  const double v1081 = v274 * v1077;
-  const double v1082 = v1081 - v1080;
-  const double v1083 = v274 * v1078;
-  const double v1084 = v273 * v1077;
-  const double v1085 = v1083 + v1084;
-  const double v1086 = 0.384 * v1085;
-  const double v1087 = (-0.0825) * v1085;
-  const double v1088 = 0.384 * v1082;
-  const double v1089 = (-0.0825) * v1079;
-  const double v1090 = v1088 + v1089;
-  const double v1091 = v273 * v1075;
-  const double v1092 = v274 * v1074;
-  const double v1093 = v1091 + v1092;
-  const double v1094 = v274 * v1075;
-  const double v1095 = v273 * v1074;
-  const double v1096 = v1094 - v1095;
-  const double v1097 = v1093 - v1086;
-  const double v1098 = v1076 + v1087;
-  const double v1099 = v1096 - v1090;
+  // column 0, panda_link4: psi B ... column 1, panda_link4: psi B: 2 steps alike, side by side
+  const soa_p2 p1_0 = v377 * soa_p2{v943, v968};
+  const soa_p2 p1_1 = v378 * soa_p2{v943, v968};
+  const soa_p2 p1_2 = v379 * soa_p2{v943, v968};
+  const soa_p2 p1_3 = v380 * soa_p2{v943, v968};
+  const soa_p2 p1_4 = v381 * soa_p2{v943, v968};
+  const soa_p2 p1_5 = v382 * soa_p2{v943, v968};
+  const soa_p2 p1_6 = soa_p2{v940, v965} - p1_0;
+  const soa_p2 p1_7 = soa_p2{v931, v956} + p1_1;
+  const soa_p2 p1_8 = soa_p2{v943, v968} - p1_2;
+  const soa_p2 p1_9 = soa_p2{v934, v959} - p1_3;
+  const soa_p2 p1_10 = soa_p2{v929, v954} - p1_4;
+  const soa_p2 p1_11 = soa_p2{v937, v962} + p1_5;
+  const soa_p2 p1_12 = v273 * p1_10;
+  const soa_p2 p1_13 = v274 * p1_9;
+  const soa_p2 p1_14 = p1_13 - p1_12;
+  const soa_p2 p1_15 = v274 * p1_10;
+  const soa_p2 p1_16 = v273 * p1_9;
+  const soa_p2 p1_17 = p1_15 + p1_16;
+  const soa_p2 p1_18 = p1_17 * 0.384;
+  const soa_p2 p1_19 = p1_17 * (-0.0825);
+  const soa_p2 p1_20 = p1_14 * 0.384;
+  const soa_p2 p1_21 = p1_11 * (-0.0825);
+  const soa_p2 p1_22 = p1_20 + p1_21;
+  const soa_p2 p1_23 = v273 * p1_7;
+  const soa_p2 p1_24 = v274 * p1_6;
+  const soa_p2 p1_25 = p1_23 + p1_24;
+  const soa_p2 p1_26 = v274 * p1_7;
+  const soa_p2 p1_27 = v273 * p1_6;
+  const soa_p2 p1_28 = p1_26 - p1_27;
+  const soa_p2 p1_29 = p1_25 - p1_18;
+  const soa_p2 p1_30 = p1_8 + p1_19;
+  const soa_p2 p1_31 = p1_28 - p1_22;
 
-  // column 1, panda_link4: Delta_D^-1
-  const double v1100 = v582 * v1099;
+  // column 0, panda_link4: Delta_D^-1 ... column 1, panda_link4: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p2_0 = v582 * p1_31;
 
-  // column 1, panda_link3: psi B
-  const double v1101 = v583 * v1099;
-  const double v1102 = v584 * v1099;
-  const double v1103 = v585 * v1099;
-  const double v1104 = v586 * v1099;
-  const double v1105 = v587 * v1099;
-  const double v1106 = v588 * v1099;
-  const double v1107 = v1097 - v1101;
-  const double v1108 = v1098 - v1102;
-  const double v1109 = v1099 - v1103;
-  const double v1110 = v1082 - v1104;
-  const double v1111 = v1079 + v1105;
-  const double v1112 = v1085 + v1106;
-  const double v1113 = v425 * v1111;
-  const double v1114 = v426 * v1110;
-  const double v1115 = v1113 + v1114;
-  const double v1116 = v426 * v1111;
-  const double v1117 = v425 * v1110;
-  const double v1118 = v1117 - v1116;
-  const double v1119 = 0.0825 * v1118;
-  const double v1120 = 0.0825 * v1112;
-  const double v1121 = v425 * v1108;
-  const double v1122 = v426 * v1107;
-  const double v1123 = v1122 - v1121;
-  const double v1124 = v426 * v1108;
-  const double v1125 = v425 * v1107;
-  const double v1126 = v1124 + v1125;
-  const double v1127 = v1109 + v1119;
-  const double v1128 = v1120 + v1126;
+  // column 0, panda_link3: psi B ... column 1, panda_link3: psi B: 2 steps alike, side by side
+  const soa_p2 p3_0 = v583 * p1_31;
+  const soa_p2 p3_1 = v584 * p1_31;
+  const soa_p2 p3_2 = v585 * p1_31;
+  const soa_p2 p3_3 = v586 * p1_31;
+  const soa_p2 p3_4 = v587 * p1_31;
+  const soa_p2 p3_5 = v588 * p1_31;
+  const soa_p2 p3_6 = p1_29 - p3_0;
+  const soa_p2 p3_7 = p1_30 - p3_1;
+  const soa_p2 p3_8 = p1_31 - p3_2;
+  const soa_p2 p3_9 = p1_14 - p3_3;
+  const soa_p2 p3_10 = p1_11 + p3_4;
+  const soa_p2 p3_11 = p1_17 + p3_5;
+  const soa_p2 p3_12 = v425 * p3_10;
+  const soa_p2 p3_13 = v426 * p3_9;
+  const soa_p2 p3_14 = p3_12 + p3_13;
+  const soa_p2 p3_15 = v426 * p3_10;
+  const soa_p2 p3_16 = v425 * p3_9;
+  const soa_p2 p3_17 = p3_16 - p3_15;
+  const soa_p2 p3_18 = p3_17 * 0.0825;
+  const soa_p2 p3_19 = p3_11 * 0.0825;
+  const soa_p2 p3_20 = v425 * p3_7;
+  const soa_p2 p3_21 = v426 * p3_6;
+  const soa_p2 p3_22 = p3_21 - p3_20;
+  const soa_p2 p3_23 = v426 * p3_7;
+  const soa_p2 p3_24 = v425 * p3_6;
+  const soa_p2 p3_25 = p3_23 + p3_24;
+  const soa_p2 p3_26 = p3_8 + p3_18;
+  const soa_p2 p3_27 = p3_19 + p3_25;
 
-  // column 1, panda_link3: Delta_D^-1
-  const double v1129 = v757 * v1128;
+  // column 0, panda_link3: Delta_D^-1 ... column 1, panda_link3: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p4_0 = v757 * p3_27;
 
-  // column 1, panda_link2: psi B
-  const double v1130 = v758 * v1128;
-  const double v1131 = v759 * v1128;
-  const double v1132 = v760 * v1128;
-  const double v1133 = v761 * v1128;
-  const double v1134 = v762 * v1128;
-  const double v1135 = v1123 - v1130;
-  const double v1136 = v1127 + v1131;
-  const double v1137 = v1128 - v1132;
-  const double v1138 = v1115 - v1133;
-  const double v1139 = v1112 - v1134;
-  const double v1140 = v631 * v1139;
-  const double v1141 = v632 * v1138;
-  const double v1142 = v1141 - v1140;
-  const double v1143 = v632 * v1139;
-  const double v1144 = v631 * v1138;
-  const double v1145 = v1143 + v1144;
-  const double v1146 = (-0.316) * v1145;
-  const double v1147 = (-0.316) * v1142;
-  const double v1148 = v631 * v1136;
-  const double v1149 = v632 * v1135;
-  const double v1150 = v1148 + v1149;
-  const double v1151 = v632 * v1136;
-  const double v1152 = v631 * v1135;
-  const double v1153 = v1152 - v1151;
-  const double v1154 = v1146 + v1150;
-  const double v1155 = v1153 - v1147;
+  // column 0, panda_link2: psi B ... column 1, panda_link2: psi B: 2 steps alike, side by side
+  const soa_p2 p5_0 = v758 * p3_27;
+  const soa_p2 p5_1 = v759 * p3_27;
+  const soa_p2 p5_2 = v760 * p3_27;
+  const soa_p2 p5_3 = v761 * p3_27;
+  const soa_p2 p5_4 = v762 * p3_27;
+  const soa_p2 p5_5 = p3_22 - p5_0;
+  const soa_p2 p5_6 = p3_26 + p5_1;
+  const soa_p2 p5_7 = p3_27 - p5_2;
+  const soa_p2 p5_8 = p3_14 - p5_3;
+  const soa_p2 p5_9 = p3_11 - p5_4;
+  const soa_p2 p5_10 = v631 * p5_9;
+  const soa_p2 p5_11 = v632 * p5_8;
+  const soa_p2 p5_12 = p5_11 - p5_10;
+  const soa_p2 p5_13 = v632 * p5_9;
+  const soa_p2 p5_14 = v631 * p5_8;
+  const soa_p2 p5_15 = p5_13 + p5_14;
+  const soa_p2 p5_16 = p5_15 * (-0.316);
+  const soa_p2 p5_17 = p5_12 * (-0.316);
+  const soa_p2 p5_18 = v631 * p5_6;
+  const soa_p2 p5_19 = v632 * p5_5;
+  const soa_p2 p5_20 = p5_18 + p5_19;
+  const soa_p2 p5_21 = v632 * p5_6;
+  const soa_p2 p5_22 = v631 * p5_5;
+  const soa_p2 p5_23 = p5_22 - p5_21;
+  const soa_p2 p5_24 = p5_16 + p5_20;
+  const soa_p2 p5_25 = p5_23 - p5_17;
 
-  // column 1, panda_link2: Delta_D^-1
-  const double v1156 = v897 * v1155;
+  // column 0, panda_link2: Delta_D^-1 ... column 1, panda_link2: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p6_0 = v897 * p5_25;
 
-  // column 1, panda_link1: psi B
-  const double v1157 = v898 * v1155;
-  const double v1158 = v899 * v1155;
-  const double v1159 = v1154 - v1157;
-  const double v1160 = v1137 + v1158;
-  const double v1161 = v794 * v1160;
-  const double v1162 = v793 * v1159;
-  const double v1163 = v1161 - v1162;
+  // column 0, panda_link1: psi B ... column 1, panda_link1: psi B: 2 steps alike, side by side
+  const soa_p2 p7_0 = v898 * p5_25;
+  const soa_p2 p7_1 = v899 * p5_25;
+  const soa_p2 p7_2 = p5_24 - p7_0;
+  const soa_p2 p7_3 = p5_7 + p7_1;
+  const soa_p2 p7_4 = v794 * p7_3;
+  const soa_p2 p7_5 = v793 * p7_2;
+  const soa_p2 p7_6 = p7_4 - p7_5;
 
-  // column 1, panda_link1: Delta_D^-1
-  const double v1164 = v916 * v1163;
+  // column 0, panda_link1: Delta_D^-1 ... column 1, panda_link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p8_0 = v916 * p7_6;
 
   // column 2, panda_link6: psi B
   const double v1165 = 1.0 - v79;
@@ -3135,272 +3056,156 @@ void lambda(const double* q, double* Lambda) {
   const double v1331 = v112 * v1316;
   const double v1332 = v1331 - v1330;
 
-  // column 3, panda_link5: Delta_D^-1
-  const double v1333 = v376 * v1332;
-
-  // column 3, panda_link4: psi B
-  const double v1334 = v377 * v1332;
-  const double v1335 = v378 * v1332;
-  const double v1336 = v379 * v1332;
-  const double v1337 = v380 * v1332;
-  const double v1338 = v381 * v1332;
-  const double v1339 = v382 * v1332;
-  const double v1340 = v1329 - v1334;
-  const double v1341 = v1318 + v1335;
-  const double v1342 = v1332 - v1336;
-  const double v1343 = v1323 - v1337;
-  const double v1344 = v1320 + v1338;
-  const double v1345 = v1326 - v1339;
-  const double v1346 = v273 * v1344;
-  const double v1347 = v274 * v1343;
-  const double v1348 = v1346 + v1347;
-  const double v1349 = v274 * v1344;
-  const double v1350 = v273 * v1343;
-  const double v1351 = v1349 - v1350;
-  const double v1352 = 0.384 * v1351;
-  const double v1353 = (-0.0825) * v1351;
-  const double v1354 = 0.384 * v1348;
-  const double v1355 = (-0.0825) * v1345;
-  const double v1356 = v1355 - v1354;
-  const double v1357 = v273 * v1341;
-  const double v1358 = v274 * v1340;
-  const double v1359 = v1357 + v1358;
-  const double v1360 = v274 * v1341;
-  const double v1361 = v273 * v1340;
-  const double v1362 = v1360 - v1361;
-  const double v1363 = v1352 + v1359;
-  const double v1364 = v1342 - v1353;
-  const double v1365 = v1356 + v1362;
-
-  // column 3, panda_link4: Delta_D^-1
-  const double v1366 = v582 * v1365;
-
-  // column 3, panda_link3: psi B
-  const double v1367 = v583 * v1365;
-  const double v1368 = v584 * v1365;
-  const double v1369 = v585 * v1365;
-  const double v1370 = v586 * v1365;
-  const double v1371 = v587 * v1365;
-  const double v1372 = v588 * v1365;
-  const double v1373 = v1363 - v1367;
-  const double v1374 = v1364 - v1368;
-  const double v1375 = v1365 - v1369;
-  const double v1376 = v1348 - v1370;
-  const double v1377 = v1345 - v1371;
-  const double v1378 = v1351 - v1372;
-  const double v1379 = v425 * v1377;
-  const double v1380 = v426 * v1376;
-  const double v1381 = v1380 - v1379;
-  const double v1382 = v426 * v1377;
-  const double v1383 = v425 * v1376;
-  const double v1384 = v1382 + v1383;
-  const double v1385 = 0.0825 * v1384;
-  const double v1386 = 0.0825 * v1378;
-  const double v1387 = v425 * v1374;
-  const double v1388 = v426 * v1373;
-  const double v1389 = v1388 - v1387;
-  const double v1390 = v426 * v1374;
-  const double v1391 = v425 * v1373;
-  const double v1392 = v1390 + v1391;
-  const double v1393 = v1375 + v1385;
-  const double v1394 = v1392 - v1386;
-
-  // column 3, panda_link3: Delta_D^-1
-  const double v1395 = v757 * v1394;
-
-  // column 3, panda_link2: psi B
-  const double v1396 = v758 * v1394;
-  const double v1397 = v759 * v1394;
-  const double v1398 = v760 * v1394;
-  const double v1399 = v761 * v1394;
-  const double v1400 = v762 * v1394;
-  const double v1401 = v1389 - v1396;
-  const double v1402 = v1393 + v1397;
-  const double v1403 = v1394 - v1398;
-  const double v1404 = v1381 - v1399;
-  const double v1405 = v1378 + v1400;
-  const double v1406 = v631 * v1405;
-  const double v1407 = v632 * v1404;
-  const double v1408 = v1406 + v1407;
-  const double v1409 = v632 * v1405;
-  const double v1410 = v631 * v1404;
-  const double v1411 = v1410 - v1409;
-  const double v1412 = (-0.316) * v1411;
-  const double v1413 = (-0.316) * v1408;
-  const double v1414 = v631 * v1402;
-  const double v1415 = v632 * v1401;
-  const double v1416 = v1414 + v1415;
-  const double v1417 = v632 * v1402;
-  const double v1418 = v631 * v1401;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = v1412 + v1416;
-  const double v1421 = v1419 - v1413;
-
-  // column 3, panda_link2: Delta_D^-1
-  const double v1422 = v897 * v1421;
-
-  // column 3, panda_link1: psi B
-  const double v1423 = v898 * v1421;
-  const double v1424 = v899 * v1421;
-  const double v1425 = v1420 - v1423;
-  const double v1426 = v1403 + v1424;
-  const double v1427 = v794 * v1426;
-  const double v1428 = v793 * v1425;
-  const double v1429 = v1427 - v1428;
-
-  // column 3, panda_link1: Delta_D^-1
-  const double v1430 = v916 * v1429;
-
   // column 4, panda_link6: psi B
-  const double v1431 = 0.088 * v1045;
-  const double v1432 = v5 * (-0.1487752667616496);
-  const double v1433 = v1432 - v1307;
-  const double v1434 = v4 * (-0.1487752667616496);
-  const double v1435 = v1304 + v1434;
+  const double v1333 = 0.088 * v947;
+  const double v1334 = v5 * (-0.1487752667616496);
+  const double v1335 = v1334 - v1307;
+  const double v1336 = v4 * (-0.1487752667616496);
+  const double v1337 = v1304 + v1336;
 
   // column 4, panda_link6: Delta_D^-1
-  const double v1436 = v227 * v1435;
+  const double v1338 = v227 * v1337;
 
   // column 4, panda_link5: psi B
-  const double v1437 = v228 * v1435;
-  const double v1438 = v229 * v1435;
-  const double v1439 = v230 * v1435;
-  const double v1440 = v231 * v1435;
-  const double v1441 = v232 * v1435;
-  const double v1442 = v233 * v1435;
-  const double v1443 = v1433 - v1437;
-  const double v1444 = v1431 + v1438;
-  const double v1445 = v1435 - v1439;
-  const double v1446 = v1043 - v1440;
-  const double v1447 = v1045 - v1442;
-  const double v1448 = v112 * v1441;
-  const double v1449 = v113 * v1446;
-  const double v1450 = v1448 + v1449;
-  const double v1451 = v113 * v1441;
-  const double v1452 = v112 * v1446;
-  const double v1453 = v1452 - v1451;
-  const double v1454 = v112 * v1444;
-  const double v1455 = v113 * v1443;
-  const double v1456 = v1454 + v1455;
-  const double v1457 = v113 * v1444;
-  const double v1458 = v112 * v1443;
-  const double v1459 = v1458 - v1457;
+  const double v1339 = v228 * v1337;
+  const double v1340 = v229 * v1337;
+  const double v1341 = v230 * v1337;
+  const double v1342 = v231 * v1337;
+  const double v1343 = v232 * v1337;
+  const double v1344 = v233 * v1337;
+  const double v1345 = v1335 - v1339;
+  const double v1346 = v1333 + v1340;
+  const double v1347 = v1337 - v1341;
+  const double v1348 = v945 - v1342;
+  const double v1349 = v947 - v1344;
+  const double v1350 = v112 * v1343;
+  const double v1351 = v113 * v1348;
+  const double v1352 = v1350 + v1351;
+  const double v1353 = v113 * v1343;
+  const double v1354 = v112 * v1348;
+  const double v1355 = v1354 - v1353;
+  const double v1356 = v112 * v1346;
+  const double v1357 = v113 * v1345;
+  const double v1358 = v1356 + v1357;
+  const double v1359 = v113 * v1346;
+  const double v1360 = v112 * v1345;
+  const double v1361 = v1360 - v1359;
 
-  // column 4, panda_link5: Delta_D^-1
-  const double v1460 = v376 * v1459;
+  // column 3, panda_link5: Delta_D^-1 ... column 4, panda_link5: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p9_0 = v376 * soa_p2{v1332, v1361};
 
-  // column 4, panda_link4: psi B
-  const double v1461 = v377 * v1459;
-  const double v1462 = v378 * v1459;
-  const double v1463 = v379 * v1459;
-  const double v1464 = v380 * v1459;
-  const double v1465 = v381 * v1459;
-  const double v1466 = v382 * v1459;
-  const double v1467 = v1456 - v1461;
-  const double v1468 = v1445 + v1462;
-  const double v1469 = v1459 - v1463;
-  const double v1470 = v1450 - v1464;
-  const double v1471 = v1447 + v1465;
-  const double v1472 = v1453 - v1466;
-  const double v1473 = v273 * v1471;
-  const double v1474 = v274 * v1470;
-  const double v1475 = v1473 + v1474;
-  const double v1476 = v274 * v1471;
-  const double v1477 = v273 * v1470;
-  const double v1478 = v1476 - v1477;
-  const double v1479 = 0.384 * v1478;
-  const double v1480 = (-0.0825) * v1478;
-  const double v1481 = 0.384 * v1475;
-  const double v1482 = (-0.0825) * v1472;
-  const double v1483 = v1482 - v1481;
-  const double v1484 = v273 * v1468;
-  const double v1485 = v274 * v1467;
-  const double v1486 = v1484 + v1485;
-  const double v1487 = v274 * v1468;
-  const double v1488 = v273 * v1467;
-  const double v1489 = v1487 - v1488;
-  const double v1490 = v1479 + v1486;
-  const double v1491 = v1469 - v1480;
-  const double v1492 = v1483 + v1489;
+  // column 3, panda_link4: psi B ... column 4, panda_link4: psi B: 2 steps alike, side by side
+  const soa_p2 p10_0 = v377 * soa_p2{v1332, v1361};
+  const soa_p2 p10_1 = v378 * soa_p2{v1332, v1361};
+  const soa_p2 p10_2 = v379 * soa_p2{v1332, v1361};
+  const soa_p2 p10_3 = v380 * soa_p2{v1332, v1361};
+  const soa_p2 p10_4 = v381 * soa_p2{v1332, v1361};
+  const soa_p2 p10_5 = v382 * soa_p2{v1332, v1361};
+  const soa_p2 p10_6 = soa_p2{v1329, v1358} - p10_0;
+  const soa_p2 p10_7 = soa_p2{v1318, v1347} + p10_1;
+  const soa_p2 p10_8 = soa_p2{v1332, v1361} - p10_2;
+  const soa_p2 p10_9 = soa_p2{v1323, v1352} - p10_3;
+  const soa_p2 p10_10 = soa_p2{v1320, v1349} + p10_4;
+  const soa_p2 p10_11 = soa_p2{v1326, v1355} - p10_5;
+  const soa_p2 p10_12 = v273 * p10_10;
+  const soa_p2 p10_13 = v274 * p10_9;
+  const soa_p2 p10_14 = p10_12 + p10_13;
+  const soa_p2 p10_15 = v274 * p10_10;
+  const soa_p2 p10_16 = v273 * p10_9;
+  const soa_p2 p10_17 = p10_15 - p10_16;
+  const soa_p2 p10_18 = p10_17 * 0.384;
+  const soa_p2 p10_19 = p10_17 * (-0.0825);
+  const soa_p2 p10_20 = p10_14 * 0.384;
+  const soa_p2 p10_21 = p10_11 * (-0.0825);
+  const soa_p2 p10_22 = p10_21 - p10_20;
+  const soa_p2 p10_23 = v273 * p10_7;
+  const soa_p2 p10_24 = v274 * p10_6;
+  const soa_p2 p10_25 = p10_23 + p10_24;
+  const soa_p2 p10_26 = v274 * p10_7;
+  const soa_p2 p10_27 = v273 * p10_6;
+  const soa_p2 p10_28 = p10_26 - p10_27;
+  const soa_p2 p10_29 = p10_18 + p10_25;
+  const soa_p2 p10_30 = p10_8 - p10_19;
+  const soa_p2 p10_31 = p10_22 + p10_28;
 
-  // column 4, panda_link4: Delta_D^-1
-  const double v1493 = v582 * v1492;
+  // column 3, panda_link4: Delta_D^-1 ... column 4, panda_link4: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p11_0 = v582 * p10_31;
 
-  // column 4, panda_link3: psi B
-  const double v1494 = v583 * v1492;
-  const double v1495 = v584 * v1492;
-  const double v1496 = v585 * v1492;
-  const double v1497 = v586 * v1492;
-  const double v1498 = v587 * v1492;
-  const double v1499 = v588 * v1492;
-  const double v1500 = v1490 - v1494;
-  const double v1501 = v1491 - v1495;
-  const double v1502 = v1492 - v1496;
-  const double v1503 = v1475 - v1497;
-  const double v1504 = v1472 - v1498;
-  const double v1505 = v1478 - v1499;
-  const double v1506 = v425 * v1504;
-  const double v1507 = v426 * v1503;
-  const double v1508 = v1507 - v1506;
-  const double v1509 = v426 * v1504;
-  const double v1510 = v425 * v1503;
-  const double v1511 = v1509 + v1510;
-  const double v1512 = 0.0825 * v1511;
-  const double v1513 = 0.0825 * v1505;
-  const double v1514 = v425 * v1501;
-  const double v1515 = v426 * v1500;
-  const double v1516 = v1515 - v1514;
-  const double v1517 = v426 * v1501;
-  const double v1518 = v425 * v1500;
-  const double v1519 = v1517 + v1518;
-  const double v1520 = v1502 + v1512;
-  const double v1521 = v1519 - v1513;
+  // column 3, panda_link3: psi B ... column 4, panda_link3: psi B: 2 steps alike, side by side
+  const soa_p2 p12_0 = v583 * p10_31;
+  const soa_p2 p12_1 = v584 * p10_31;
+  const soa_p2 p12_2 = v585 * p10_31;
+  const soa_p2 p12_3 = v586 * p10_31;
+  const soa_p2 p12_4 = v587 * p10_31;
+  const soa_p2 p12_5 = v588 * p10_31;
+  const soa_p2 p12_6 = p10_29 - p12_0;
+  const soa_p2 p12_7 = p10_30 - p12_1;
+  const soa_p2 p12_8 = p10_31 - p12_2;
+  const soa_p2 p12_9 = p10_14 - p12_3;
+  const soa_p2 p12_10 = p10_11 - p12_4;
+  const soa_p2 p12_11 = p10_17 - p12_5;
+  const soa_p2 p12_12 = v425 * p12_10;
+  const soa_p2 p12_13 = v426 * p12_9;
+  const soa_p2 p12_14 = p12_13 - p12_12;
+  const soa_p2 p12_15 = v426 * p12_10;
+  const soa_p2 p12_16 = v425 * p12_9;
+  const soa_p2 p12_17 = p12_15 + p12_16;
+  const soa_p2 p12_18 = p12_17 * 0.0825;
+  const soa_p2 p12_19 = p12_11 * 0.0825;
+  const soa_p2 p12_20 = v425 * p12_7;
+  const soa_p2 p12_21 = v426 * p12_6;
+  const soa_p2 p12_22 = p12_21 - p12_20;
+  const soa_p2 p12_23 = v426 * p12_7;
+  const soa_p2 p12_24 = v425 * p12_6;
+  const soa_p2 p12_25 = p12_23 + p12_24;
+  const soa_p2 p12_26 = p12_8 + p12_18;
+  const soa_p2 p12_27 = p12_25 - p12_19;
 
-  // column 4, panda_link3: Delta_D^-1
-  const double v1522 = v757 * v1521;
+  // column 3, panda_link3: Delta_D^-1 ... column 4, panda_link3: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p13_0 = v757 * p12_27;
 
-  // column 4, panda_link2: psi B
-  const double v1523 = v758 * v1521;
-  const double v1524 = v759 * v1521;
-  const double v1525 = v760 * v1521;
-  const double v1526 = v761 * v1521;
-  const double v1527 = v762 * v1521;
-  const double v1528 = v1516 - v1523;
-  const double v1529 = v1520 + v1524;
-  const double v1530 = v1521 - v1525;
-  const double v1531 = v1508 - v1526;
-  const double v1532 = v1505 + v1527;
-  const double v1533 = v631 * v1532;
-  const double v1534 = v632 * v1531;
-  const double v1535 = v1533 + v1534;
-  const double v1536 = v632 * v1532;
-  const double v1537 = v631 * v1531;
-  const double v1538 = v1537 - v1536;
-  const double v1539 = (-0.316) * v1538;
-  const double v1540 = (-0.316) * v1535;
-  const double v1541 = v631 * v1529;
-  const double v1542 = v632 * v1528;
-  const double v1543 = v1541 + v1542;
-  const double v1544 = v632 * v1529;
-  const double v1545 = v631 * v1528;
-  const double v1546 = v1545 - v1544;
-  const double v1547 = v1539 + v1543;
-  const double v1548 = v1546 - v1540;
+  // column 3, panda_link2: psi B ... column 4, panda_link2: psi B: 2 steps alike, side by side
+  const soa_p2 p14_0 = v758 * p12_27;
+  const soa_p2 p14_1 = v759 * p12_27;
+  const soa_p2 p14_2 = v760 * p12_27;
+  const soa_p2 p14_3 = v761 * p12_27;
+  const soa_p2 p14_4 = v762 * p12_27;
+  const soa_p2 p14_5 = p12_22 - p14_0;
+  const soa_p2 p14_6 = p12_26 + p14_1;
+  const soa_p2 p14_7 = p12_27 - p14_2;
+  const soa_p2 p14_8 = p12_14 - p14_3;
+  const soa_p2 p14_9 = p12_11 + p14_4;
+  const soa_p2 p14_10 = v631 * p14_9;
+  const soa_p2 p14_11 = v632 * p14_8;
+  const soa_p2 p14_12 = p14_10 + p14_11;
+  const soa_p2 p14_13 = v632 * p14_9;
+  const soa_p2 p14_14 = v631 * p14_8;
+  const soa_p2 p14_15 = p14_14 - p14_13;
+  const soa_p2 p14_16 = p14_15 * (-0.316);
+  const soa_p2 p14_17 = p14_12 * (-0.316);
+  const soa_p2 p14_18 = v631 * p14_6;
+  const soa_p2 p14_19 = v632 * p14_5;
+  const soa_p2 p14_20 = p14_18 + p14_19;
+  const soa_p2 p14_21 = v632 * p14_6;
+  const soa_p2 p14_22 = v631 * p14_5;
+  const soa_p2 p14_23 = p14_22 - p14_21;
+  const soa_p2 p14_24 = p14_16 + p14_20;
+  const soa_p2 p14_25 = p14_23 - p14_17;
 
-  // column 4, panda_link2: Delta_D^-1
-  const double v1549 = v897 * v1548;
+  // column 3, panda_link2: Delta_D^-1 ... column 4, panda_link2: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p15_0 = v897 * p14_25;
 
-  // column 4, panda_link1: psi B
-  const double v1550 = v898 * v1548;
-  const double v1551 = v899 * v1548;
-  const double v1552 = v1547 - v1550;
-  const double v1553 = v1530 + v1551;
-  const double v1554 = v794 * v1553;
-  const double v1555 = v793 * v1552;
-  const double v1556 = v1554 - v1555;
+  // column 3, panda_link1: psi B ... column 4, panda_link1: psi B: 2 steps alike, side by side
+  const soa_p2 p16_0 = v898 * p14_25;
+  const soa_p2 p16_1 = v899 * p14_25;
+  const soa_p2 p16_2 = p14_24 - p16_0;
+  const soa_p2 p16_3 = p14_7 + p16_1;
+  const soa_p2 p16_4 = v794 * p16_3;
+  const soa_p2 p16_5 = v793 * p16_2;
+  const soa_p2 p16_6 = p16_4 - p16_5;
 
-  // column 4, panda_link1: Delta_D^-1
-  const double v1557 = v916 * v1556;
+  // column 3, panda_link1: Delta_D^-1 ... column 4, panda_link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p17_0 = v916 * p16_6;
 
   // column 5, panda_link6: Delta_D^-1
   const double v1558 = v227 * (-0.088);
@@ -3544,64 +3349,64 @@ void lambda(const double* q, double* Lambda) {
   const double v1676 = v916 * v1675;
 
   // column 0, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1677 = v1040 * v1041;
-  const double v1678 = v1032 * v1033;
+  const double v1677 = p7_6[0] * p8_0[0];
+  const double v1678 = p5_25[0] * p6_0[0];
   const double v1679 = v1677 + v1678;
-  const double v1680 = v1005 * v1006;
+  const double v1680 = p3_27[0] * p4_0[0];
   const double v1681 = v1679 + v1680;
-  const double v1682 = v976 * v977;
+  const double v1682 = p1_31[0] * p2_0[0];
   const double v1683 = v1681 + v1682;
-  const double v1684 = v943 * v944;
+  const double v1684 = v943 * p0_0[0];
   const double v1685 = v1683 + v1684;
   const double v1686 = v922 * v923;
   const double v1687 = v1685 + v1686;
 
   // column 1, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1688 = v1040 * v1164;
-  const double v1689 = v1032 * v1156;
+  const double v1688 = p7_6[0] * p8_0[1];
+  const double v1689 = p5_25[0] * p6_0[1];
   const double v1690 = v1688 + v1689;
-  const double v1691 = v1005 * v1129;
+  const double v1691 = p3_27[0] * p4_0[1];
   const double v1692 = v1690 + v1691;
-  const double v1693 = v976 * v1100;
+  const double v1693 = p1_31[0] * p2_0[1];
   const double v1694 = v1692 + v1693;
-  const double v1695 = v943 * v1067;
+  const double v1695 = v943 * p0_0[1];
   const double v1696 = v1694 + v1695;
-  const double v1697 = v922 * v1046;
+  const double v1697 = v922 * v948;
   const double v1698 = v1696 + v1697;
-  const double v1699 = v1163 * v1164;
-  const double v1700 = v1155 * v1156;
+  const double v1699 = p7_6[1] * p8_0[1];
+  const double v1700 = p5_25[1] * p6_0[1];
   const double v1701 = v1699 + v1700;
-  const double v1702 = v1128 * v1129;
+  const double v1702 = p3_27[1] * p4_0[1];
   const double v1703 = v1701 + v1702;
-  const double v1704 = v1099 * v1100;
+  const double v1704 = p1_31[1] * p2_0[1];
   const double v1705 = v1703 + v1704;
-  const double v1706 = v1066 * v1067;
+  const double v1706 = v968 * p0_0[1];
   const double v1707 = v1705 + v1706;
-  const double v1708 = v1045 * v1046;
+  const double v1708 = v947 * v948;
   const double v1709 = v1707 + v1708;
 
   // column 2, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1710 = v1040 * v1301;
-  const double v1711 = v1032 * v1293;
+  const double v1710 = p7_6[0] * v1301;
+  const double v1711 = p5_25[0] * v1293;
   const double v1712 = v1710 + v1711;
-  const double v1713 = v1005 * v1266;
+  const double v1713 = p3_27[0] * v1266;
   const double v1714 = v1712 + v1713;
-  const double v1715 = v976 * v1237;
+  const double v1715 = p1_31[0] * v1237;
   const double v1716 = v1714 + v1715;
   const double v1717 = v943 * v1204;
   const double v1718 = v1716 + v1717;
   const double v1719 = v922 * v1180;
   const double v1720 = v1718 - v1719;
-  const double v1721 = v1163 * v1301;
-  const double v1722 = v1155 * v1293;
+  const double v1721 = p7_6[1] * v1301;
+  const double v1722 = p5_25[1] * v1293;
   const double v1723 = v1721 + v1722;
-  const double v1724 = v1128 * v1266;
+  const double v1724 = p3_27[1] * v1266;
   const double v1725 = v1723 + v1724;
-  const double v1726 = v1099 * v1237;
+  const double v1726 = p1_31[1] * v1237;
   const double v1727 = v1725 + v1726;
-  const double v1728 = v1066 * v1204;
+  const double v1728 = v968 * v1204;
   const double v1729 = v1727 + v1728;
-  const double v1730 = v1045 * v1180;
+  const double v1730 = v947 * v1180;
   const double v1731 = v1729 - v1730;
   const double v1732 = v1300 * v1301;
   const double v1733 = v1292 * v1293;
@@ -3617,130 +3422,130 @@ void lambda(const double* q, double* Lambda) {
   const double v1743 = v76 + v1742;
 
   // column 3, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1744 = v1040 * v1430;
-  const double v1745 = v1032 * v1422;
+  const double v1744 = p7_6[0] * p17_0[0];
+  const double v1745 = p5_25[0] * p15_0[0];
   const double v1746 = v1744 + v1745;
-  const double v1747 = v1005 * v1395;
+  const double v1747 = p3_27[0] * p13_0[0];
   const double v1748 = v1746 + v1747;
-  const double v1749 = v976 * v1366;
+  const double v1749 = p1_31[0] * p11_0[0];
   const double v1750 = v1748 + v1749;
-  const double v1751 = v943 * v1333;
+  const double v1751 = v943 * p9_0[0];
   const double v1752 = v1750 + v1751;
   const double v1753 = v922 * v1309;
   const double v1754 = v1752 + v1753;
-  const double v1755 = v1163 * v1430;
-  const double v1756 = v1155 * v1422;
+  const double v1755 = p7_6[1] * p17_0[0];
+  const double v1756 = p5_25[1] * p15_0[0];
   const double v1757 = v1755 + v1756;
-  const double v1758 = v1128 * v1395;
+  const double v1758 = p3_27[1] * p13_0[0];
   const double v1759 = v1757 + v1758;
-  const double v1760 = v1099 * v1366;
+  const double v1760 = p1_31[1] * p11_0[0];
   const double v1761 = v1759 + v1760;
-  const double v1762 = v1066 * v1333;
+  const double v1762 = v968 * p9_0[0];
   const double v1763 = v1761 + v1762;
-  const double v1764 = v1045 * v1309;
+  const double v1764 = v947 * v1309;
   const double v1765 = v1763 + v1764;
-  const double v1766 = v1300 * v1430;
-  const double v1767 = v1292 * v1422;
+  const double v1766 = v1300 * p17_0[0];
+  const double v1767 = v1292 * p15_0[0];
   const double v1768 = v1766 + v1767;
-  const double v1769 = v1265 * v1395;
+  const double v1769 = v1265 * p13_0[0];
   const double v1770 = v1768 + v1769;
-  const double v1771 = v1236 * v1366;
+  const double v1771 = v1236 * p11_0[0];
   const double v1772 = v1770 + v1771;
-  const double v1773 = v1203 * v1333;
+  const double v1773 = v1203 * p9_0[0];
   const double v1774 = v1772 + v1773;
   const double v1775 = v1178 * v1309;
   const double v1776 = v1774 - v1775;
-  const double v1777 = v1429 * v1430;
-  const double v1778 = v1421 * v1422;
+  const double v1777 = p16_6[0] * p17_0[0];
+  const double v1778 = p14_25[0] * p15_0[0];
   const double v1779 = v1777 + v1778;
-  const double v1780 = v1394 * v1395;
+  const double v1780 = p12_27[0] * p13_0[0];
   const double v1781 = v1779 + v1780;
-  const double v1782 = v1365 * v1366;
+  const double v1782 = p10_31[0] * p11_0[0];
   const double v1783 = v1781 + v1782;
-  const double v1784 = v1332 * v1333;
+  const double v1784 = v1332 * p9_0[0];
   const double v1785 = v1783 + v1784;
   const double v1786 = v1308 * v1309;
   const double v1787 = v1785 + v1786;
 
   // column 4, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1788 = v1040 * v1557;
-  const double v1789 = v1032 * v1549;
+  const double v1788 = p7_6[0] * p17_0[1];
+  const double v1789 = p5_25[0] * p15_0[1];
   const double v1790 = v1788 + v1789;
-  const double v1791 = v1005 * v1522;
+  const double v1791 = p3_27[0] * p13_0[1];
   const double v1792 = v1790 + v1791;
-  const double v1793 = v976 * v1493;
+  const double v1793 = p1_31[0] * p11_0[1];
   const double v1794 = v1792 + v1793;
-  const double v1795 = v943 * v1460;
+  const double v1795 = v943 * p9_0[1];
   const double v1796 = v1794 + v1795;
-  const double v1797 = v922 * v1436;
+  const double v1797 = v922 * v1338;
   const double v1798 = v1796 + v1797;
-  const double v1799 = v1163 * v1557;
-  const double v1800 = v1155 * v1549;
+  const double v1799 = p7_6[1] * p17_0[1];
+  const double v1800 = p5_25[1] * p15_0[1];
   const double v1801 = v1799 + v1800;
-  const double v1802 = v1128 * v1522;
+  const double v1802 = p3_27[1] * p13_0[1];
   const double v1803 = v1801 + v1802;
-  const double v1804 = v1099 * v1493;
+  const double v1804 = p1_31[1] * p11_0[1];
   const double v1805 = v1803 + v1804;
-  const double v1806 = v1066 * v1460;
+  const double v1806 = v968 * p9_0[1];
   const double v1807 = v1805 + v1806;
-  const double v1808 = v1045 * v1436;
+  const double v1808 = v947 * v1338;
   const double v1809 = v1807 + v1808;
-  const double v1810 = v1300 * v1557;
-  const double v1811 = v1292 * v1549;
+  const double v1810 = v1300 * p17_0[1];
+  const double v1811 = v1292 * p15_0[1];
   const double v1812 = v1810 + v1811;
-  const double v1813 = v1265 * v1522;
+  const double v1813 = v1265 * p13_0[1];
   const double v1814 = v1812 + v1813;
-  const double v1815 = v1236 * v1493;
+  const double v1815 = v1236 * p11_0[1];
   const double v1816 = v1814 + v1815;
-  const double v1817 = v1203 * v1460;
+  const double v1817 = v1203 * p9_0[1];
   const double v1818 = v1816 + v1817;
-  const double v1819 = v1178 * v1436;
+  const double v1819 = v1178 * v1338;
   const double v1820 = v1818 - v1819;
-  const double v1821 = v1429 * v1557;
-  const double v1822 = v1421 * v1549;
+  const double v1821 = p16_6[0] * p17_0[1];
+  const double v1822 = p14_25[0] * p15_0[1];
   const double v1823 = v1821 + v1822;
-  const double v1824 = v1394 * v1522;
+  const double v1824 = p12_27[0] * p13_0[1];
   const double v1825 = v1823 + v1824;
-  const double v1826 = v1365 * v1493;
+  const double v1826 = p10_31[0] * p11_0[1];
   const double v1827 = v1825 + v1826;
-  const double v1828 = v1332 * v1460;
+  const double v1828 = v1332 * p9_0[1];
   const double v1829 = v1827 + v1828;
-  const double v1830 = v1308 * v1436;
+  const double v1830 = v1308 * v1338;
   const double v1831 = v1829 + v1830;
-  const double v1832 = v1556 * v1557;
-  const double v1833 = v1548 * v1549;
+  const double v1832 = p16_6[1] * p17_0[1];
+  const double v1833 = p14_25[1] * p15_0[1];
   const double v1834 = v1832 + v1833;
-  const double v1835 = v1521 * v1522;
+  const double v1835 = p12_27[1] * p13_0[1];
   const double v1836 = v1834 + v1835;
-  const double v1837 = v1492 * v1493;
+  const double v1837 = p10_31[1] * p11_0[1];
   const double v1838 = v1836 + v1837;
-  const double v1839 = v1459 * v1460;
+  const double v1839 = v1361 * p9_0[1];
   const double v1840 = v1838 + v1839;
-  const double v1841 = v1435 * v1436;
+  const double v1841 = v1337 * v1338;
   const double v1842 = v1840 + v1841;
 
   // column 5, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1843 = v1040 * v1676;
-  const double v1844 = v1032 * v1668;
+  const double v1843 = p7_6[0] * v1676;
+  const double v1844 = p5_25[0] * v1668;
   const double v1845 = v1843 + v1844;
-  const double v1846 = v1005 * v1641;
+  const double v1846 = p3_27[0] * v1641;
   const double v1847 = v1845 + v1846;
-  const double v1848 = v976 * v1612;
+  const double v1848 = p1_31[0] * v1612;
   const double v1849 = v1847 + v1848;
   const double v1850 = v943 * v1579;
   const double v1851 = v1849 - v1850;
   const double v1852 = v922 * v1558;
   const double v1853 = v1851 + v1852;
-  const double v1854 = v1163 * v1676;
-  const double v1855 = v1155 * v1668;
+  const double v1854 = p7_6[1] * v1676;
+  const double v1855 = p5_25[1] * v1668;
   const double v1856 = v1854 + v1855;
-  const double v1857 = v1128 * v1641;
+  const double v1857 = p3_27[1] * v1641;
   const double v1858 = v1856 + v1857;
-  const double v1859 = v1099 * v1612;
+  const double v1859 = p1_31[1] * v1612;
   const double v1860 = v1858 + v1859;
-  const double v1861 = v1066 * v1579;
+  const double v1861 = v968 * v1579;
   const double v1862 = v1860 - v1861;
-  const double v1863 = v1045 * v1558;
+  const double v1863 = v947 * v1558;
   const double v1864 = v1862 + v1863;
   const double v1865 = v1300 * v1676;
   const double v1866 = v1292 * v1668;
@@ -3753,27 +3558,27 @@ void lambda(const double* q, double* Lambda) {
   const double v1873 = v1871 - v1872;
   const double v1874 = v1178 * v1558;
   const double v1875 = v1873 - v1874;
-  const double v1876 = v1429 * v1676;
-  const double v1877 = v1421 * v1668;
+  const double v1876 = p16_6[0] * v1676;
+  const double v1877 = p14_25[0] * v1668;
   const double v1878 = v1876 + v1877;
-  const double v1879 = v1394 * v1641;
+  const double v1879 = p12_27[0] * v1641;
   const double v1880 = v1878 + v1879;
-  const double v1881 = v1365 * v1612;
+  const double v1881 = p10_31[0] * v1612;
   const double v1882 = v1880 + v1881;
   const double v1883 = v1332 * v1579;
   const double v1884 = v1882 - v1883;
   const double v1885 = v1308 * v1558;
   const double v1886 = v1884 + v1885;
-  const double v1887 = v1556 * v1676;
-  const double v1888 = v1548 * v1668;
+  const double v1887 = p16_6[1] * v1676;
+  const double v1888 = p14_25[1] * v1668;
   const double v1889 = v1887 + v1888;
-  const double v1890 = v1521 * v1641;
+  const double v1890 = p12_27[1] * v1641;
   const double v1891 = v1889 + v1890;
-  const double v1892 = v1492 * v1612;
+  const double v1892 = p10_31[1] * v1612;
   const double v1893 = v1891 + v1892;
-  const double v1894 = v1459 * v1579;
+  const double v1894 = v1361 * v1579;
   const double v1895 = v1893 - v1894;
-  const double v1896 = v1435 * v1558;
+  const double v1896 = v1337 * v1558;
   const double v1897 = v1895 + v1896;
   const double v1898 = v1675 * v1676;
   const double v1899 = v1667 * v1668;

@@ -183,6 +183,21 @@ template <int a, int b, int c, int d>
 [[maybe_unused]] static inline soa_p4 soa_shuffle(soa_p4 v) {
   return soa_p4{v[a], v[b], v[c], v[d]};
 }
+#else
+// Packs of two where the compiler targets no AVX: two doubles side by side, one SSE2 (or
+// NEON) register.
+typedef double soa_p2 __attribute__((vector_size(2 * sizeof(double))));
+[[maybe_unused]] static inline soa_p2 soa_load(const double* p) {
+  soa_p2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] static inline void soa_store(double* p, soa_p2 v) { __builtin_memcpy(p, &v, sizeof v); }
+// Lanes a, b of v.
+template <int a, int b>
+[[maybe_unused]] static inline soa_p2 soa_shuffle(soa_p2 v) {
+  return soa_p2{v[a], v[b]};
+}
 #endif
 
 // The kernel's own arrays (s, w) as its functions receive them: nothing else reaches them.
@@ -2748,74 +2763,70 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v943 = v793 * v940;
   const double v944 = v942 - v943;
 
-  // column 2, panda_link1: Delta_D^-1
-  const double v945 = v916 * v944;
-  const double v946 = -v945;
-
   // column 3, panda_link3: psi K
-  const double v947 = v425 * v587;
-  const double v948 = v426 * v586;
-  const double v949 = v948 - v947;
-  const double v950 = v426 * v587;
-  const double v951 = v425 * v586;
-  const double v952 = v950 + v951;
-  const double v953 = 0.0825 * v952;
-  const double v954 = v588 * 0.0825;
-  const double v955 = v425 * v584;
-  const double v956 = v426 * v583;
-  const double v957 = v956 - v955;
-  const double v958 = v426 * v584;
-  const double v959 = v425 * v583;
-  const double v960 = v958 + v959;
-  const double v961 = v585 + v953;
-  const double v962 = v960 - v954;
+  const double v945 = v425 * v587;
+  const double v946 = v426 * v586;
+  const double v947 = v946 - v945;
+  const double v948 = v426 * v587;
+  const double v949 = v425 * v586;
+  const double v950 = v948 + v949;
+  const double v951 = 0.0825 * v950;
+  const double v952 = v588 * 0.0825;
+  const double v953 = v425 * v584;
+  const double v954 = v426 * v583;
+  const double v955 = v954 - v953;
+  const double v956 = v426 * v584;
+  const double v957 = v425 * v583;
+  const double v958 = v956 + v957;
+  const double v959 = v585 + v951;
+  const double v960 = v958 - v952;
 
   // column 3, panda_link3: Delta_D^-1
-  const double v963 = v757 * v962;
+  const double v961 = v757 * v960;
 
   // column 3, panda_link2: psi K
-  const double v964 = v758 * v962;
-  const double v965 = v759 * v962;
-  const double v966 = v760 * v962;
-  const double v967 = v761 * v962;
-  const double v968 = v762 * v962;
-  const double v969 = v957 - v964;
-  const double v970 = v961 + v965;
-  const double v971 = v962 - v966;
-  const double v972 = v949 - v967;
-  const double v973 = v588 + v968;
-  const double v974 = v631 * v973;
-  const double v975 = v632 * v972;
-  const double v976 = v974 + v975;
-  const double v977 = v632 * v973;
-  const double v978 = v631 * v972;
-  const double v979 = v978 - v977;
-  const double v980 = (-0.316) * v979;
-  const double v981 = (-0.316) * v976;
-  const double v982 = v631 * v970;
-  const double v983 = v632 * v969;
-  const double v984 = v982 + v983;
-  const double v985 = v632 * v970;
-  const double v986 = v631 * v969;
-  const double v987 = v986 - v985;
-  const double v988 = v980 + v984;
-  const double v989 = v987 - v981;
+  const double v962 = v758 * v960;
+  const double v963 = v759 * v960;
+  const double v964 = v760 * v960;
+  const double v965 = v761 * v960;
+  const double v966 = v762 * v960;
+  const double v967 = v955 - v962;
+  const double v968 = v959 + v963;
+  const double v969 = v960 - v964;
+  const double v970 = v947 - v965;
+  const double v971 = v588 + v966;
+  const double v972 = v631 * v971;
+  const double v973 = v632 * v970;
+  const double v974 = v972 + v973;
+  const double v975 = v632 * v971;
+  const double v976 = v631 * v970;
+  const double v977 = v976 - v975;
+  const double v978 = (-0.316) * v977;
+  const double v979 = (-0.316) * v974;
+  const double v980 = v631 * v968;
+  const double v981 = v632 * v967;
+  const double v982 = v980 + v981;
+  const double v983 = v632 * v968;
+  const double v984 = v631 * v967;
+  const double v985 = v984 - v983;
+  const double v986 = v978 + v982;
+  const double v987 = v985 - v979;
 
   // column 3, panda_link2: Delta_D^-1
-  const double v990 = v897 * v989;
+  const double v988 = v897 * v987;
 
   // column 3, panda_link1: psi K
-  const double v991 = v898 * v989;
-  const double v992 = v899 * v989;
-  const double v993 = v988 - v991;
-  const double v994 = v971 + v992;
-  const double v995 = v794 * v994;
-  const double v996 = v793 * v993;
-  const double v997 = v995 - v996;
+  const double v989 = v898 * v987;
+  const double v990 = v899 * v987;
+  const double v991 = v986 - v989;
+  const double v992 = v969 + v990;
+  const double v993 = v794 * v992;
+  const double v994 = v793 * v991;
+  const double v995 = v993 - v994;
 
-  // column 3, panda_link1: Delta_D^-1
-  const double v998 = v916 * v997;
-  const double v999 = -v998;
+  // column 3, panda_link1: Delta_D^-1 ... column 2, panda_link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p0_0 = v916 * soa_p2{v995, v944};
+  const soa_p2 p0_1 = -p0_0;
 
   // column 4, panda_link4: psi K
   const double v1000 = v273 * v381;
@@ -2936,280 +2947,166 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   // column 5, panda_link5: Delta_D^-1
   const double v1098 = v376 * v1097;
 
-  // column 5, panda_link4: psi K
-  const double v1099 = v377 * v1097;
-  const double v1100 = v378 * v1097;
-  const double v1101 = v379 * v1097;
-  const double v1102 = v380 * v1097;
-  const double v1103 = v381 * v1097;
-  const double v1104 = v382 * v1097;
-  const double v1105 = v1094 - v1099;
-  const double v1106 = v230 + v1100;
-  const double v1107 = v1097 - v1101;
-  const double v1108 = v1088 - v1102;
-  const double v1109 = v233 + v1103;
-  const double v1110 = v1091 - v1104;
-  const double v1111 = v273 * v1109;
-  const double v1112 = v274 * v1108;
-  const double v1113 = v1111 + v1112;
-  const double v1114 = v274 * v1109;
-  const double v1115 = v273 * v1108;
-  const double v1116 = v1114 - v1115;
-  const double v1117 = 0.384 * v1116;
-  const double v1118 = (-0.0825) * v1116;
-  const double v1119 = 0.384 * v1113;
-  const double v1120 = (-0.0825) * v1110;
-  const double v1121 = v1120 - v1119;
-  const double v1122 = v273 * v1106;
-  const double v1123 = v274 * v1105;
-  const double v1124 = v1122 + v1123;
-  const double v1125 = v274 * v1106;
-  const double v1126 = v273 * v1105;
-  const double v1127 = v1125 - v1126;
-  const double v1128 = v1117 + v1124;
-  const double v1129 = v1107 - v1118;
-  const double v1130 = v1121 + v1127;
-
-  // column 5, panda_link4: Delta_D^-1
-  const double v1131 = v582 * v1130;
-
-  // column 5, panda_link3: psi K
-  const double v1132 = v583 * v1130;
-  const double v1133 = v584 * v1130;
-  const double v1134 = v585 * v1130;
-  const double v1135 = v586 * v1130;
-  const double v1136 = v587 * v1130;
-  const double v1137 = v588 * v1130;
-  const double v1138 = v1128 - v1132;
-  const double v1139 = v1129 - v1133;
-  const double v1140 = v1130 - v1134;
-  const double v1141 = v1113 - v1135;
-  const double v1142 = v1110 - v1136;
-  const double v1143 = v1116 - v1137;
-  const double v1144 = v425 * v1142;
-  const double v1145 = v426 * v1141;
-  const double v1146 = v1145 - v1144;
-  const double v1147 = v426 * v1142;
-  const double v1148 = v425 * v1141;
-  const double v1149 = v1147 + v1148;
-  const double v1150 = 0.0825 * v1149;
-  const double v1151 = 0.0825 * v1143;
-  const double v1152 = v425 * v1139;
-  const double v1153 = v426 * v1138;
-  const double v1154 = v1153 - v1152;
-  const double v1155 = v426 * v1139;
-  const double v1156 = v425 * v1138;
-  const double v1157 = v1155 + v1156;
-  const double v1158 = v1140 + v1150;
-  const double v1159 = v1157 - v1151;
-
-  // column 5, panda_link3: Delta_D^-1
-  const double v1160 = v757 * v1159;
-
-  // column 5, panda_link2: psi K
-  const double v1161 = v758 * v1159;
-  const double v1162 = v759 * v1159;
-  const double v1163 = v760 * v1159;
-  const double v1164 = v761 * v1159;
-  const double v1165 = v762 * v1159;
-  const double v1166 = v1154 - v1161;
-  const double v1167 = v1158 + v1162;
-  const double v1168 = v1159 - v1163;
-  const double v1169 = v1146 - v1164;
-  const double v1170 = v1143 + v1165;
-  const double v1171 = v631 * v1170;
-  const double v1172 = v632 * v1169;
-  const double v1173 = v1171 + v1172;
-  const double v1174 = v632 * v1170;
-  const double v1175 = v631 * v1169;
-  const double v1176 = v1175 - v1174;
-  const double v1177 = (-0.316) * v1176;
-  const double v1178 = (-0.316) * v1173;
-  const double v1179 = v631 * v1167;
-  const double v1180 = v632 * v1166;
-  const double v1181 = v1179 + v1180;
-  const double v1182 = v632 * v1167;
-  const double v1183 = v631 * v1166;
-  const double v1184 = v1183 - v1182;
-  const double v1185 = v1177 + v1181;
-  const double v1186 = v1184 - v1178;
-
-  // column 5, panda_link2: Delta_D^-1
-  const double v1187 = v897 * v1186;
-
-  // column 5, panda_link1: psi K
-  const double v1188 = v898 * v1186;
-  const double v1189 = v899 * v1186;
-  const double v1190 = v1185 - v1188;
-  const double v1191 = v1168 + v1189;
-  const double v1192 = v794 * v1191;
-  const double v1193 = v793 * v1190;
-  const double v1194 = v1192 - v1193;
-
-  // column 5, panda_link1: Delta_D^-1
-  const double v1195 = v916 * v1194;
-  const double v1196 = -v1195;
-
   // column 6, panda_link6: psi K
-  const double v1197 = v4 * v81;
-  const double v1198 = v5 * v80;
-  const double v1199 = v1198 - v1197;
-  const double v1200 = v5 * v81;
-  const double v1201 = v4 * v80;
-  const double v1202 = v1200 + v1201;
-  const double v1203 = 0.088 * v1202;
-  const double v1204 = v4 * v78;
-  const double v1205 = v5 * v77;
-  const double v1206 = v1205 - v1204;
-  const double v1207 = v5 * v78;
-  const double v1208 = v4 * v77;
-  const double v1209 = v1207 + v1208;
-  const double v1210 = v79 + v1203;
+  const double v1099 = v4 * v81;
+  const double v1100 = v5 * v80;
+  const double v1101 = v1100 - v1099;
+  const double v1102 = v5 * v81;
+  const double v1103 = v4 * v80;
+  const double v1104 = v1102 + v1103;
+  const double v1105 = 0.088 * v1104;
+  const double v1106 = v4 * v78;
+  const double v1107 = v5 * v77;
+  const double v1108 = v1107 - v1106;
+  const double v1109 = v5 * v78;
+  const double v1110 = v4 * v77;
+  const double v1111 = v1109 + v1110;
+  const double v1112 = v79 + v1105;
 
   // column 6, panda_link6: Delta_D^-1
-  const double v1211 = v227 * v1209;
+  const double v1113 = v227 * v1111;
 
   // column 6, panda_link5: psi K
-  const double v1212 = v228 * v1209;
-  const double v1213 = v229 * v1209;
-  const double v1214 = v230 * v1209;
-  const double v1215 = v231 * v1209;
-  const double v1216 = v232 * v1209;
-  const double v1217 = v233 * v1209;
-  const double v1218 = v1206 - v1212;
-  const double v1219 = v1210 + v1213;
-  const double v1220 = v1209 - v1214;
-  const double v1221 = v1199 - v1215;
-  const double v1222 = v1202 - v1217;
-  const double v1223 = v112 * v1216;
-  const double v1224 = v113 * v1221;
-  const double v1225 = v1223 + v1224;
-  const double v1226 = v113 * v1216;
-  const double v1227 = v112 * v1221;
-  const double v1228 = v1227 - v1226;
-  const double v1229 = v112 * v1219;
-  const double v1230 = v113 * v1218;
-  const double v1231 = v1229 + v1230;
-  const double v1232 = v113 * v1219;
-  const double v1233 = v112 * v1218;
-  const double v1234 = v1233 - v1232;
+  const double v1114 = v228 * v1111;
+  const double v1115 = v229 * v1111;
+  const double v1116 = v230 * v1111;
+  const double v1117 = v231 * v1111;
+  const double v1118 = v232 * v1111;
+  const double v1119 = v233 * v1111;
+  const double v1120 = v1108 - v1114;
+  const double v1121 = v1112 + v1115;
+  const double v1122 = v1111 - v1116;
+  const double v1123 = v1101 - v1117;
+  const double v1124 = v1104 - v1119;
+  const double v1125 = v112 * v1118;
+  const double v1126 = v113 * v1123;
+  const double v1127 = v1125 + v1126;
+  const double v1128 = v113 * v1118;
+  const double v1129 = v112 * v1123;
+  const double v1130 = v1129 - v1128;
+  const double v1131 = v112 * v1121;
+  const double v1132 = v113 * v1120;
+  const double v1133 = v1131 + v1132;
+  const double v1134 = v113 * v1121;
+  const double v1135 = v112 * v1120;
+  const double v1136 = v1135 - v1134;
+
+  // column 6, panda_link4: psi K ... column 5, panda_link4: psi K: 2 steps alike, side by side
+  const soa_p2 p1_0 = v377 * soa_p2{v1136, v1097};
+  const soa_p2 p1_1 = v378 * soa_p2{v1136, v1097};
+  const soa_p2 p1_2 = v379 * soa_p2{v1136, v1097};
+  const soa_p2 p1_3 = v380 * soa_p2{v1136, v1097};
+  const soa_p2 p1_4 = v381 * soa_p2{v1136, v1097};
+  const soa_p2 p1_5 = v382 * soa_p2{v1136, v1097};
+  const soa_p2 p1_6 = soa_p2{v1133, v1094} - p1_0;
+  const soa_p2 p1_7 = soa_p2{v1122, v230} + p1_1;
+  const soa_p2 p1_8 = soa_p2{v1136, v1097} - p1_2;
+  const soa_p2 p1_9 = soa_p2{v1127, v1088} - p1_3;
+  const soa_p2 p1_10 = soa_p2{v1124, v233} + p1_4;
+  const soa_p2 p1_11 = soa_p2{v1130, v1091} - p1_5;
+  const soa_p2 p1_12 = v273 * p1_10;
+  const soa_p2 p1_13 = v274 * p1_9;
+  const soa_p2 p1_14 = p1_12 + p1_13;
+  const soa_p2 p1_15 = v274 * p1_10;
+  const soa_p2 p1_16 = v273 * p1_9;
+  const soa_p2 p1_17 = p1_15 - p1_16;
+  const soa_p2 p1_18 = p1_17 * 0.384;
+  const soa_p2 p1_19 = p1_17 * (-0.0825);
+  const soa_p2 p1_20 = p1_14 * 0.384;
+  const soa_p2 p1_21 = p1_11 * (-0.0825);
+  const soa_p2 p1_22 = p1_21 - p1_20;
+  const soa_p2 p1_23 = v273 * p1_7;
+  const soa_p2 p1_24 = v274 * p1_6;
+  const soa_p2 p1_25 = p1_23 + p1_24;
+  const soa_p2 p1_26 = v274 * p1_7;
+  const soa_p2 p1_27 = v273 * p1_6;
+  const soa_p2 p1_28 = p1_26 - p1_27;
+  const soa_p2 p1_29 = p1_18 + p1_25;
+  const soa_p2 p1_30 = p1_8 - p1_19;
+  const soa_p2 p1_31 = p1_22 + p1_28;
+
+  // column 6, panda_link4: Delta_D^-1 ... column 5, panda_link4: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p2_0 = v582 * p1_31;
+
+  // column 6, panda_link3: psi K ... column 5, panda_link3: psi K: 2 steps alike, side by side
+  const soa_p2 p3_0 = v583 * p1_31;
+  const soa_p2 p3_1 = v584 * p1_31;
+  const soa_p2 p3_2 = v585 * p1_31;
+  const soa_p2 p3_3 = v586 * p1_31;
+  const soa_p2 p3_4 = v587 * p1_31;
+  const soa_p2 p3_5 = v588 * p1_31;
+  const soa_p2 p3_6 = p1_29 - p3_0;
+  const soa_p2 p3_7 = p1_30 - p3_1;
+  const soa_p2 p3_8 = p1_31 - p3_2;
+  const soa_p2 p3_9 = p1_14 - p3_3;
+  const soa_p2 p3_10 = p1_11 - p3_4;
+  const soa_p2 p3_11 = p1_17 - p3_5;
+  const soa_p2 p3_12 = v425 * p3_10;
+  const soa_p2 p3_13 = v426 * p3_9;
+  const soa_p2 p3_14 = p3_13 - p3_12;
+  const soa_p2 p3_15 = v426 * p3_10;
+  const soa_p2 p3_16 = v425 * p3_9;
+  const soa_p2 p3_17 = p3_15 + p3_16;
+  const soa_p2 p3_18 = p3_17 * 0.0825;
+  const soa_p2 p3_19 = p3_11 * 0.0825;
+  const soa_p2 p3_20 = v425 * p3_7;
+  const soa_p2 p3_21 = v426 * p3_6;
+  const soa_p2 p3_22 = p3_21 - p3_20;
+  const soa_p2 p3_23 = v426 * p3_7;
+  const soa_p2 p3_24 = v425 * p3_6;
+  const soa_p2 p3_25 = p3_23 + p3_24;
+  const soa_p2 p3_26 = p3_8 + p3_18;
+  const soa_p2 p3_27 = p3_25 - p3_19;
+
+  // column 6, panda_link3: Delta_D^-1 ... column 5, panda_link3: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p4_0 = v757 * p3_27;
+
+  // column 6, panda_link2: psi K ... column 5, panda_link2: psi K: 2 steps alike, side by side
+  const soa_p2 p5_0 = v758 * p3_27;
+  const soa_p2 p5_1 = v759 * p3_27;
+  const soa_p2 p5_2 = v760 * p3_27;
+  const soa_p2 p5_3 = v761 * p3_27;
+  const soa_p2 p5_4 = v762 * p3_27;
+  const soa_p2 p5_5 = p3_22 - p5_0;
+  const soa_p2 p5_6 = p3_26 + p5_1;
+  const soa_p2 p5_7 = p3_27 - p5_2;
+  const soa_p2 p5_8 = p3_14 - p5_3;
+  const soa_p2 p5_9 = p3_11 + p5_4;
+  const soa_p2 p5_10 = v631 * p5_9;
+  const soa_p2 p5_11 = v632 * p5_8;
+  const soa_p2 p5_12 = p5_10 + p5_11;
+  const soa_p2 p5_13 = v632 * p5_9;
+  const soa_p2 p5_14 = v631 * p5_8;
+  const soa_p2 p5_15 = p5_14 - p5_13;
+  const soa_p2 p5_16 = p5_15 * (-0.316);
+  const soa_p2 p5_17 = p5_12 * (-0.316);
+  const soa_p2 p5_18 = v631 * p5_6;
+  const soa_p2 p5_19 = v632 * p5_5;
+  const soa_p2 p5_20 = p5_18 + p5_19;
+  const soa_p2 p5_21 = v632 * p5_6;
+  const soa_p2 p5_22 = v631 * p5_5;
+  const soa_p2 p5_23 = p5_22 - p5_21;
+  const soa_p2 p5_24 = p5_16 + p5_20;
+  const soa_p2 p5_25 = p5_23 - p5_17;
+
+  // column 6, panda_link2: Delta_D^-1 ... column 5, panda_link2: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p6_0 = v897 * p5_25;
+
+  // column 6, panda_link1: psi K ... column 5, panda_link1: psi K: 2 steps alike, side by side
+  const soa_p2 p7_0 = v898 * p5_25;
+  const soa_p2 p7_1 = v899 * p5_25;
+  const soa_p2 p7_2 = p5_24 - p7_0;
+  const soa_p2 p7_3 = p5_7 + p7_1;
+  const soa_p2 p7_4 = v794 * p7_3;
+  const soa_p2 p7_5 = v793 * p7_2;
+  const soa_p2 p7_6 = p7_4 - p7_5;
+
+  // column 6, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p8_0 = v916 * p7_6;
+  const soa_p2 p8_1 = -p8_0;
 
   // column 6, panda_link5: Delta_D^-1
-  const double v1235 = v376 * v1234;
-
-  // column 6, panda_link4: psi K
-  const double v1236 = v377 * v1234;
-  const double v1237 = v378 * v1234;
-  const double v1238 = v379 * v1234;
-  const double v1239 = v380 * v1234;
-  const double v1240 = v381 * v1234;
-  const double v1241 = v382 * v1234;
-  const double v1242 = v1231 - v1236;
-  const double v1243 = v1220 + v1237;
-  const double v1244 = v1234 - v1238;
-  const double v1245 = v1225 - v1239;
-  const double v1246 = v1222 + v1240;
-  const double v1247 = v1228 - v1241;
-  const double v1248 = v273 * v1246;
-  const double v1249 = v274 * v1245;
-  const double v1250 = v1248 + v1249;
-  const double v1251 = v274 * v1246;
-  const double v1252 = v273 * v1245;
-  const double v1253 = v1251 - v1252;
-  const double v1254 = 0.384 * v1253;
-  const double v1255 = (-0.0825) * v1253;
-  const double v1256 = 0.384 * v1250;
-  const double v1257 = (-0.0825) * v1247;
-  const double v1258 = v1257 - v1256;
-  const double v1259 = v273 * v1243;
-  const double v1260 = v274 * v1242;
-  const double v1261 = v1259 + v1260;
-  const double v1262 = v274 * v1243;
-  const double v1263 = v273 * v1242;
-  const double v1264 = v1262 - v1263;
-  const double v1265 = v1254 + v1261;
-  const double v1266 = v1244 - v1255;
-  const double v1267 = v1258 + v1264;
-
-  // column 6, panda_link4: Delta_D^-1
-  const double v1268 = v582 * v1267;
-
-  // column 6, panda_link3: psi K
-  const double v1269 = v583 * v1267;
-  const double v1270 = v584 * v1267;
-  const double v1271 = v585 * v1267;
-  const double v1272 = v586 * v1267;
-  const double v1273 = v587 * v1267;
-  const double v1274 = v588 * v1267;
-  const double v1275 = v1265 - v1269;
-  const double v1276 = v1266 - v1270;
-  const double v1277 = v1267 - v1271;
-  const double v1278 = v1250 - v1272;
-  const double v1279 = v1247 - v1273;
-  const double v1280 = v1253 - v1274;
-  const double v1281 = v425 * v1279;
-  const double v1282 = v426 * v1278;
-  const double v1283 = v1282 - v1281;
-  const double v1284 = v426 * v1279;
-  const double v1285 = v425 * v1278;
-  const double v1286 = v1284 + v1285;
-  const double v1287 = 0.0825 * v1286;
-  const double v1288 = 0.0825 * v1280;
-  const double v1289 = v425 * v1276;
-  const double v1290 = v426 * v1275;
-  const double v1291 = v1290 - v1289;
-  const double v1292 = v426 * v1276;
-  const double v1293 = v425 * v1275;
-  const double v1294 = v1292 + v1293;
-  const double v1295 = v1277 + v1287;
-  const double v1296 = v1294 - v1288;
-
-  // column 6, panda_link3: Delta_D^-1
-  const double v1297 = v757 * v1296;
-
-  // column 6, panda_link2: psi K
-  const double v1298 = v758 * v1296;
-  const double v1299 = v759 * v1296;
-  const double v1300 = v760 * v1296;
-  const double v1301 = v761 * v1296;
-  const double v1302 = v762 * v1296;
-  const double v1303 = v1291 - v1298;
-  const double v1304 = v1295 + v1299;
-  const double v1305 = v1296 - v1300;
-  const double v1306 = v1283 - v1301;
-  const double v1307 = v1280 + v1302;
-  const double v1308 = v631 * v1307;
-  const double v1309 = v632 * v1306;
-  const double v1310 = v1308 + v1309;
-  const double v1311 = v632 * v1307;
-  const double v1312 = v631 * v1306;
-  const double v1313 = v1312 - v1311;
-  const double v1314 = (-0.316) * v1313;
-  const double v1315 = (-0.316) * v1310;
-  const double v1316 = v631 * v1304;
-  const double v1317 = v632 * v1303;
-  const double v1318 = v1316 + v1317;
-  const double v1319 = v632 * v1304;
-  const double v1320 = v631 * v1303;
-  const double v1321 = v1320 - v1319;
-  const double v1322 = v1314 + v1318;
-  const double v1323 = v1321 - v1315;
-
-  // column 6, panda_link2: Delta_D^-1
-  const double v1324 = v897 * v1323;
-
-  // column 6, panda_link1: psi K
-  const double v1325 = v898 * v1323;
-  const double v1326 = v899 * v1323;
-  const double v1327 = v1322 - v1325;
-  const double v1328 = v1305 + v1326;
-  const double v1329 = v794 * v1328;
-  const double v1330 = v793 * v1327;
-  const double v1331 = v1329 - v1330;
-
-  // column 6, panda_link1: Delta_D^-1
-  const double v1332 = v916 * v1331;
-  const double v1333 = -v1332;
+  const double v1333 = v376 * v1136;
 
   // column 7, panda_link6: psi K
   const double v1334 = 0.7071067811865475 * v4;
@@ -3226,701 +3123,448 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1345 = v4 * (-0.11695546160825494);
   const double v1346 = v1344 + v1345;
 
-  // column 7, panda_link6: Delta_D^-1
-  const double v1347 = v227 * v1346;
-
-  // column 7, panda_link5: psi K
-  const double v1348 = v228 * v1346;
-  const double v1349 = v229 * v1346;
-  const double v1350 = v230 * v1346;
-  const double v1351 = v231 * v1346;
-  const double v1352 = v232 * v1346;
-  const double v1353 = v233 * v1346;
-  const double v1354 = v1343 - v1348;
-  const double v1355 = v1340 + v1349;
-  const double v1356 = v1346 - v1350;
-  const double v1357 = v1336 - v1351;
-  const double v1358 = v1339 - v1353;
-  const double v1359 = v112 * v1352;
-  const double v1360 = v113 * v1357;
-  const double v1361 = v1359 + v1360;
-  const double v1362 = v113 * v1352;
-  const double v1363 = v112 * v1357;
-  const double v1364 = v1363 - v1362;
-  const double v1365 = v112 * v1355;
-  const double v1366 = v113 * v1354;
-  const double v1367 = v1365 + v1366;
-  const double v1368 = v113 * v1355;
-  const double v1369 = v112 * v1354;
-  const double v1370 = v1369 - v1368;
-
-  // column 7, panda_link5: Delta_D^-1
-  const double v1371 = v376 * v1370;
-
-  // column 7, panda_link4: psi K
-  const double v1372 = v377 * v1370;
-  const double v1373 = v378 * v1370;
-  const double v1374 = v379 * v1370;
-  const double v1375 = v380 * v1370;
-  const double v1376 = v381 * v1370;
-  const double v1377 = v382 * v1370;
-  const double v1378 = v1367 - v1372;
-  const double v1379 = v1356 + v1373;
-  const double v1380 = v1370 - v1374;
-  const double v1381 = v1361 - v1375;
-  const double v1382 = v1358 + v1376;
-  const double v1383 = v1364 - v1377;
-  const double v1384 = v273 * v1382;
-  const double v1385 = v274 * v1381;
-  const double v1386 = v1384 + v1385;
-  const double v1387 = v274 * v1382;
-  const double v1388 = v273 * v1381;
-  const double v1389 = v1387 - v1388;
-  const double v1390 = 0.384 * v1389;
-  const double v1391 = (-0.0825) * v1389;
-  const double v1392 = 0.384 * v1386;
-  const double v1393 = (-0.0825) * v1383;
-  const double v1394 = v1393 - v1392;
-  const double v1395 = v273 * v1379;
-  const double v1396 = v274 * v1378;
-  const double v1397 = v1395 + v1396;
-  const double v1398 = v274 * v1379;
-  const double v1399 = v273 * v1378;
-  const double v1400 = v1398 - v1399;
-  const double v1401 = v1390 + v1397;
-  const double v1402 = v1380 - v1391;
-  const double v1403 = v1394 + v1400;
-
-  // column 7, panda_link4: Delta_D^-1
-  const double v1404 = v582 * v1403;
-
-  // column 7, panda_link3: psi K
-  const double v1405 = v583 * v1403;
-  const double v1406 = v584 * v1403;
-  const double v1407 = v585 * v1403;
-  const double v1408 = v586 * v1403;
-  const double v1409 = v587 * v1403;
-  const double v1410 = v588 * v1403;
-  const double v1411 = v1401 - v1405;
-  const double v1412 = v1402 - v1406;
-  const double v1413 = v1403 - v1407;
-  const double v1414 = v1386 - v1408;
-  const double v1415 = v1383 - v1409;
-  const double v1416 = v1389 - v1410;
-  const double v1417 = v425 * v1415;
-  const double v1418 = v426 * v1414;
-  const double v1419 = v1418 - v1417;
-  const double v1420 = v426 * v1415;
-  const double v1421 = v425 * v1414;
-  const double v1422 = v1420 + v1421;
-  const double v1423 = 0.0825 * v1422;
-  const double v1424 = 0.0825 * v1416;
-  const double v1425 = v425 * v1412;
-  const double v1426 = v426 * v1411;
-  const double v1427 = v1426 - v1425;
-  const double v1428 = v426 * v1412;
-  const double v1429 = v425 * v1411;
-  const double v1430 = v1428 + v1429;
-  const double v1431 = v1413 + v1423;
-  const double v1432 = v1430 - v1424;
-
-  // column 7, panda_link3: Delta_D^-1
-  const double v1433 = v757 * v1432;
-
-  // column 7, panda_link2: psi K
-  const double v1434 = v758 * v1432;
-  const double v1435 = v759 * v1432;
-  const double v1436 = v760 * v1432;
-  const double v1437 = v761 * v1432;
-  const double v1438 = v762 * v1432;
-  const double v1439 = v1427 - v1434;
-  const double v1440 = v1431 + v1435;
-  const double v1441 = v1432 - v1436;
-  const double v1442 = v1419 - v1437;
-  const double v1443 = v1416 + v1438;
-  const double v1444 = v631 * v1443;
-  const double v1445 = v632 * v1442;
-  const double v1446 = v1444 + v1445;
-  const double v1447 = v632 * v1443;
-  const double v1448 = v631 * v1442;
-  const double v1449 = v1448 - v1447;
-  const double v1450 = (-0.316) * v1449;
-  const double v1451 = (-0.316) * v1446;
-  const double v1452 = v631 * v1440;
-  const double v1453 = v632 * v1439;
-  const double v1454 = v1452 + v1453;
-  const double v1455 = v632 * v1440;
-  const double v1456 = v631 * v1439;
-  const double v1457 = v1456 - v1455;
-  const double v1458 = v1450 + v1454;
-  const double v1459 = v1457 - v1451;
-
-  // column 7, panda_link2: Delta_D^-1
-  const double v1460 = v897 * v1459;
-
-  // column 7, panda_link1: psi K
-  const double v1461 = v898 * v1459;
-  const double v1462 = v899 * v1459;
-  const double v1463 = v1458 - v1461;
-  const double v1464 = v1441 + v1462;
-  const double v1465 = v794 * v1464;
-  const double v1466 = v793 * v1463;
-  const double v1467 = v1465 - v1466;
-
-  // column 7, panda_link1: Delta_D^-1
-  const double v1468 = v916 * v1467;
-  const double v1469 = -v1468;
-
   // column 8, panda_link6: psi K
-  const double v1470 = v4 * (-0.7071067811865475);
-  const double v1471 = v5 * (-0.7071067811865476);
-  const double v1472 = v1471 - v1470;
-  const double v1473 = v5 * (-0.7071067811865475);
-  const double v1474 = v4 * (-0.7071067811865476);
-  const double v1475 = v1473 + v1474;
-  const double v1476 = 0.088 * v1475;
-  const double v1477 = v4 * (-0.11695546160825496);
-  const double v1478 = v5 * 0.11695546160825494;
-  const double v1479 = v1478 - v1477;
-  const double v1480 = v5 * (-0.11695546160825496);
-  const double v1481 = v4 * 0.11695546160825494;
-  const double v1482 = v1480 + v1481;
+  const double v1347 = v4 * (-0.7071067811865475);
+  const double v1348 = v5 * (-0.7071067811865476);
+  const double v1349 = v1348 - v1347;
+  const double v1350 = v5 * (-0.7071067811865475);
+  const double v1351 = v4 * (-0.7071067811865476);
+  const double v1352 = v1350 + v1351;
+  const double v1353 = 0.088 * v1352;
+  const double v1354 = v4 * (-0.11695546160825496);
+  const double v1355 = v5 * 0.11695546160825494;
+  const double v1356 = v1355 - v1354;
+  const double v1357 = v5 * (-0.11695546160825496);
+  const double v1358 = v4 * 0.11695546160825494;
+  const double v1359 = v1357 + v1358;
 
-  // column 8, panda_link6: Delta_D^-1
-  const double v1483 = v227 * v1482;
+  // column 7, panda_link6: Delta_D^-1 ... column 8, panda_link6: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p9_0 = v227 * soa_p2{v1346, v1359};
 
-  // column 8, panda_link5: psi K
-  const double v1484 = v228 * v1482;
-  const double v1485 = v229 * v1482;
-  const double v1486 = v230 * v1482;
-  const double v1487 = v231 * v1482;
-  const double v1488 = v232 * v1482;
-  const double v1489 = v233 * v1482;
-  const double v1490 = v1479 - v1484;
-  const double v1491 = v1476 + v1485;
-  const double v1492 = v1482 - v1486;
-  const double v1493 = v1472 - v1487;
-  const double v1494 = v1475 - v1489;
-  const double v1495 = v112 * v1488;
-  const double v1496 = v113 * v1493;
-  const double v1497 = v1495 + v1496;
-  const double v1498 = v113 * v1488;
-  const double v1499 = v112 * v1493;
-  const double v1500 = v1499 - v1498;
-  const double v1501 = v112 * v1491;
-  const double v1502 = v113 * v1490;
-  const double v1503 = v1501 + v1502;
-  const double v1504 = v113 * v1491;
-  const double v1505 = v112 * v1490;
-  const double v1506 = v1505 - v1504;
+  // column 7, panda_link5: psi K ... column 8, panda_link5: psi K: 2 steps alike, side by side
+  const soa_p2 p10_0 = v228 * soa_p2{v1346, v1359};
+  const soa_p2 p10_1 = v229 * soa_p2{v1346, v1359};
+  const soa_p2 p10_2 = v230 * soa_p2{v1346, v1359};
+  const soa_p2 p10_3 = v231 * soa_p2{v1346, v1359};
+  const soa_p2 p10_4 = v232 * soa_p2{v1346, v1359};
+  const soa_p2 p10_5 = v233 * soa_p2{v1346, v1359};
+  const soa_p2 p10_6 = soa_p2{v1343, v1356} - p10_0;
+  const soa_p2 p10_7 = soa_p2{v1340, v1353} + p10_1;
+  const soa_p2 p10_8 = soa_p2{v1346, v1359} - p10_2;
+  const soa_p2 p10_9 = soa_p2{v1336, v1349} - p10_3;
+  const soa_p2 p10_10 = soa_p2{v1339, v1352} - p10_5;
+  const soa_p2 p10_11 = v112 * p10_4;
+  const soa_p2 p10_12 = v113 * p10_9;
+  const soa_p2 p10_13 = p10_11 + p10_12;
+  const soa_p2 p10_14 = v113 * p10_4;
+  const soa_p2 p10_15 = v112 * p10_9;
+  const soa_p2 p10_16 = p10_15 - p10_14;
+  const soa_p2 p10_17 = v112 * p10_7;
+  const soa_p2 p10_18 = v113 * p10_6;
+  const soa_p2 p10_19 = p10_17 + p10_18;
+  const soa_p2 p10_20 = v113 * p10_7;
+  const soa_p2 p10_21 = v112 * p10_6;
+  const soa_p2 p10_22 = p10_21 - p10_20;
 
-  // column 8, panda_link5: Delta_D^-1
-  const double v1507 = v376 * v1506;
+  // column 7, panda_link5: Delta_D^-1 ... column 8, panda_link5: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p11_0 = v376 * p10_22;
 
-  // column 8, panda_link4: psi K
-  const double v1508 = v377 * v1506;
-  const double v1509 = v378 * v1506;
-  const double v1510 = v379 * v1506;
-  const double v1511 = v380 * v1506;
-  const double v1512 = v381 * v1506;
-  const double v1513 = v382 * v1506;
-  const double v1514 = v1503 - v1508;
-  const double v1515 = v1492 + v1509;
-  const double v1516 = v1506 - v1510;
-  const double v1517 = v1497 - v1511;
-  const double v1518 = v1494 + v1512;
-  const double v1519 = v1500 - v1513;
-  const double v1520 = v273 * v1518;
-  const double v1521 = v274 * v1517;
-  const double v1522 = v1520 + v1521;
-  const double v1523 = v274 * v1518;
-  const double v1524 = v273 * v1517;
-  const double v1525 = v1523 - v1524;
-  const double v1526 = 0.384 * v1525;
-  const double v1527 = (-0.0825) * v1525;
-  const double v1528 = 0.384 * v1522;
-  const double v1529 = (-0.0825) * v1519;
-  const double v1530 = v1529 - v1528;
-  const double v1531 = v273 * v1515;
-  const double v1532 = v274 * v1514;
-  const double v1533 = v1531 + v1532;
-  const double v1534 = v274 * v1515;
-  const double v1535 = v273 * v1514;
-  const double v1536 = v1534 - v1535;
-  const double v1537 = v1526 + v1533;
-  const double v1538 = v1516 - v1527;
-  const double v1539 = v1530 + v1536;
+  // column 7, panda_link4: psi K ... column 8, panda_link4: psi K: 2 steps alike, side by side
+  const soa_p2 p12_0 = v377 * p10_22;
+  const soa_p2 p12_1 = v378 * p10_22;
+  const soa_p2 p12_2 = v379 * p10_22;
+  const soa_p2 p12_3 = v380 * p10_22;
+  const soa_p2 p12_4 = v381 * p10_22;
+  const soa_p2 p12_5 = v382 * p10_22;
+  const soa_p2 p12_6 = p10_19 - p12_0;
+  const soa_p2 p12_7 = p10_8 + p12_1;
+  const soa_p2 p12_8 = p10_22 - p12_2;
+  const soa_p2 p12_9 = p10_13 - p12_3;
+  const soa_p2 p12_10 = p10_10 + p12_4;
+  const soa_p2 p12_11 = p10_16 - p12_5;
+  const soa_p2 p12_12 = v273 * p12_10;
+  const soa_p2 p12_13 = v274 * p12_9;
+  const soa_p2 p12_14 = p12_12 + p12_13;
+  const soa_p2 p12_15 = v274 * p12_10;
+  const soa_p2 p12_16 = v273 * p12_9;
+  const soa_p2 p12_17 = p12_15 - p12_16;
+  const soa_p2 p12_18 = p12_17 * 0.384;
+  const soa_p2 p12_19 = p12_17 * (-0.0825);
+  const soa_p2 p12_20 = p12_14 * 0.384;
+  const soa_p2 p12_21 = p12_11 * (-0.0825);
+  const soa_p2 p12_22 = p12_21 - p12_20;
+  const soa_p2 p12_23 = v273 * p12_7;
+  const soa_p2 p12_24 = v274 * p12_6;
+  const soa_p2 p12_25 = p12_23 + p12_24;
+  const soa_p2 p12_26 = v274 * p12_7;
+  const soa_p2 p12_27 = v273 * p12_6;
+  const soa_p2 p12_28 = p12_26 - p12_27;
+  const soa_p2 p12_29 = p12_18 + p12_25;
+  const soa_p2 p12_30 = p12_8 - p12_19;
+  const soa_p2 p12_31 = p12_22 + p12_28;
 
-  // column 8, panda_link4: Delta_D^-1
-  const double v1540 = v582 * v1539;
+  // column 7, panda_link4: Delta_D^-1 ... column 8, panda_link4: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p13_0 = v582 * p12_31;
 
-  // column 8, panda_link3: psi K
-  const double v1541 = v583 * v1539;
-  const double v1542 = v584 * v1539;
-  const double v1543 = v585 * v1539;
-  const double v1544 = v586 * v1539;
-  const double v1545 = v587 * v1539;
-  const double v1546 = v588 * v1539;
-  const double v1547 = v1537 - v1541;
-  const double v1548 = v1538 - v1542;
-  const double v1549 = v1539 - v1543;
-  const double v1550 = v1522 - v1544;
-  const double v1551 = v1519 - v1545;
-  const double v1552 = v1525 - v1546;
-  const double v1553 = v425 * v1551;
-  const double v1554 = v426 * v1550;
-  const double v1555 = v1554 - v1553;
-  const double v1556 = v426 * v1551;
-  const double v1557 = v425 * v1550;
-  const double v1558 = v1556 + v1557;
-  const double v1559 = 0.0825 * v1558;
-  const double v1560 = 0.0825 * v1552;
-  const double v1561 = v425 * v1548;
-  const double v1562 = v426 * v1547;
-  const double v1563 = v1562 - v1561;
-  const double v1564 = v426 * v1548;
-  const double v1565 = v425 * v1547;
-  const double v1566 = v1564 + v1565;
-  const double v1567 = v1549 + v1559;
-  const double v1568 = v1566 - v1560;
+  // column 7, panda_link3: psi K ... column 8, panda_link3: psi K: 2 steps alike, side by side
+  const soa_p2 p14_0 = v583 * p12_31;
+  const soa_p2 p14_1 = v584 * p12_31;
+  const soa_p2 p14_2 = v585 * p12_31;
+  const soa_p2 p14_3 = v586 * p12_31;
+  const soa_p2 p14_4 = v587 * p12_31;
+  const soa_p2 p14_5 = v588 * p12_31;
+  const soa_p2 p14_6 = p12_29 - p14_0;
+  const soa_p2 p14_7 = p12_30 - p14_1;
+  const soa_p2 p14_8 = p12_31 - p14_2;
+  const soa_p2 p14_9 = p12_14 - p14_3;
+  const soa_p2 p14_10 = p12_11 - p14_4;
+  const soa_p2 p14_11 = p12_17 - p14_5;
+  const soa_p2 p14_12 = v425 * p14_10;
+  const soa_p2 p14_13 = v426 * p14_9;
+  const soa_p2 p14_14 = p14_13 - p14_12;
+  const soa_p2 p14_15 = v426 * p14_10;
+  const soa_p2 p14_16 = v425 * p14_9;
+  const soa_p2 p14_17 = p14_15 + p14_16;
+  const soa_p2 p14_18 = p14_17 * 0.0825;
+  const soa_p2 p14_19 = p14_11 * 0.0825;
+  const soa_p2 p14_20 = v425 * p14_7;
+  const soa_p2 p14_21 = v426 * p14_6;
+  const soa_p2 p14_22 = p14_21 - p14_20;
+  const soa_p2 p14_23 = v426 * p14_7;
+  const soa_p2 p14_24 = v425 * p14_6;
+  const soa_p2 p14_25 = p14_23 + p14_24;
+  const soa_p2 p14_26 = p14_8 + p14_18;
+  const soa_p2 p14_27 = p14_25 - p14_19;
 
-  // column 8, panda_link3: Delta_D^-1
-  const double v1569 = v757 * v1568;
+  // column 7, panda_link3: Delta_D^-1 ... column 8, panda_link3: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p15_0 = v757 * p14_27;
 
-  // column 8, panda_link2: psi K
-  const double v1570 = v758 * v1568;
-  const double v1571 = v759 * v1568;
-  const double v1572 = v760 * v1568;
-  const double v1573 = v761 * v1568;
-  const double v1574 = v762 * v1568;
-  const double v1575 = v1563 - v1570;
-  const double v1576 = v1567 + v1571;
-  const double v1577 = v1568 - v1572;
-  const double v1578 = v1555 - v1573;
-  const double v1579 = v1552 + v1574;
-  const double v1580 = v631 * v1579;
-  const double v1581 = v632 * v1578;
-  const double v1582 = v1580 + v1581;
-  const double v1583 = v632 * v1579;
-  const double v1584 = v631 * v1578;
-  const double v1585 = v1584 - v1583;
-  const double v1586 = (-0.316) * v1585;
-  const double v1587 = (-0.316) * v1582;
-  const double v1588 = v631 * v1576;
-  const double v1589 = v632 * v1575;
-  const double v1590 = v1588 + v1589;
-  const double v1591 = v632 * v1576;
-  const double v1592 = v631 * v1575;
-  const double v1593 = v1592 - v1591;
-  const double v1594 = v1586 + v1590;
-  const double v1595 = v1593 - v1587;
+  // column 7, panda_link2: psi K ... column 8, panda_link2: psi K: 2 steps alike, side by side
+  const soa_p2 p16_0 = v758 * p14_27;
+  const soa_p2 p16_1 = v759 * p14_27;
+  const soa_p2 p16_2 = v760 * p14_27;
+  const soa_p2 p16_3 = v761 * p14_27;
+  const soa_p2 p16_4 = v762 * p14_27;
+  const soa_p2 p16_5 = p14_22 - p16_0;
+  const soa_p2 p16_6 = p14_26 + p16_1;
+  const soa_p2 p16_7 = p14_27 - p16_2;
+  const soa_p2 p16_8 = p14_14 - p16_3;
+  const soa_p2 p16_9 = p14_11 + p16_4;
+  const soa_p2 p16_10 = v631 * p16_9;
+  const soa_p2 p16_11 = v632 * p16_8;
+  const soa_p2 p16_12 = p16_10 + p16_11;
+  const soa_p2 p16_13 = v632 * p16_9;
+  const soa_p2 p16_14 = v631 * p16_8;
+  const soa_p2 p16_15 = p16_14 - p16_13;
+  const soa_p2 p16_16 = p16_15 * (-0.316);
+  const soa_p2 p16_17 = p16_12 * (-0.316);
+  const soa_p2 p16_18 = v631 * p16_6;
+  const soa_p2 p16_19 = v632 * p16_5;
+  const soa_p2 p16_20 = p16_18 + p16_19;
+  const soa_p2 p16_21 = v632 * p16_6;
+  const soa_p2 p16_22 = v631 * p16_5;
+  const soa_p2 p16_23 = p16_22 - p16_21;
+  const soa_p2 p16_24 = p16_16 + p16_20;
+  const soa_p2 p16_25 = p16_23 - p16_17;
 
-  // column 8, panda_link2: Delta_D^-1
-  const double v1596 = v897 * v1595;
+  // column 7, panda_link2: Delta_D^-1 ... column 8, panda_link2: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p17_0 = v897 * p16_25;
 
-  // column 8, panda_link1: psi K
-  const double v1597 = v898 * v1595;
-  const double v1598 = v899 * v1595;
-  const double v1599 = v1594 - v1597;
-  const double v1600 = v1577 + v1598;
-  const double v1601 = v794 * v1600;
-  const double v1602 = v793 * v1599;
-  const double v1603 = v1601 - v1602;
+  // column 7, panda_link1: psi K ... column 8, panda_link1: psi K: 2 steps alike, side by side
+  const soa_p2 p18_0 = v898 * p16_25;
+  const soa_p2 p18_1 = v899 * p16_25;
+  const soa_p2 p18_2 = p16_24 - p18_0;
+  const soa_p2 p18_3 = p16_7 + p18_1;
+  const soa_p2 p18_4 = v794 * p18_3;
+  const soa_p2 p18_5 = v793 * p18_2;
+  const soa_p2 p18_6 = p18_4 - p18_5;
 
-  // column 8, panda_link1: Delta_D^-1
-  const double v1604 = v916 * v1603;
-  const double v1605 = -v1604;
+  // column 7, panda_link1: Delta_D^-1 ... column 8, panda_link1: Delta_D^-1: 2 steps alike, side by side
+  const soa_p2 p19_0 = v916 * p18_6;
+  const soa_p2 p19_1 = -p19_0;
 
   // column 1, panda_link2: Gram (A e_i)* W (A e_j)
   const double v1606 = v919 * v920;
   const double v1607 = v897 + v1606;
 
-  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1608 = v919 * v945;
-  const double v1609 = v937 + v1608;
-  const double v1610 = -v1609;
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 2, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p20_0 = v919 * p0_0;
+  const soa_p2 p20_1 = soa_p2{v988, v937} + p20_0;
+  const soa_p2 p20_2 = -p20_1;
 
   // column 2, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1611 = v944 * v945;
-  const double v1612 = v936 * v937;
-  const double v1613 = v1611 + v1612;
-  const double v1614 = v757 + v1613;
+  const double v1614 = v944 * p0_0[1];
+  const double v1615 = v936 * v937;
+  const double v1616 = v1614 + v1615;
+  const double v1617 = v757 + v1616;
 
-  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1615 = v919 * v998;
-  const double v1616 = v990 + v1615;
-  const double v1617 = -v1616;
-
-  // column 3, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1618 = v944 * v998;
-  const double v1619 = v936 * v990;
-  const double v1620 = v1618 + v1619;
-  const double v1621 = v1620 - v963;
+  // column 3, panda_link3: Gram (A e_i)* W (A e_j) ... column 4, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p21_0 = v944 * soa_p2{p0_0[0], v1084};
+  const soa_p2 p21_1 = v936 * soa_p2{v988, v1076};
+  const soa_p2 p21_2 = p21_0 + p21_1;
+  const soa_p2 p21_3 = p21_2 - soa_p2{v961, v1049};
 
   // column 3, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1622 = v997 * v998;
-  const double v1623 = v989 * v990;
-  const double v1624 = v1622 + v1623;
-  const double v1625 = v962 * v963;
-  const double v1626 = v1624 + v1625;
-  const double v1627 = v582 + v1626;
+  const double v1626 = v995 * p0_0[0];
+  const double v1627 = v987 * v988;
+  const double v1628 = v1626 + v1627;
+  const double v1629 = v960 * v961;
+  const double v1630 = v1628 + v1629;
+  const double v1631 = v582 + v1630;
 
   // column 4, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1628 = v919 * v1084;
-  const double v1629 = v1076 + v1628;
-  const double v1630 = -v1629;
+  const double v1632 = v919 * v1084;
+  const double v1633 = v1076 + v1632;
+  const double v1634 = -v1633;
 
-  // column 4, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1631 = v944 * v1084;
-  const double v1632 = v936 * v1076;
-  const double v1633 = v1631 + v1632;
-  const double v1634 = v1633 - v1049;
-
-  // column 4, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1635 = v997 * v1084;
-  const double v1636 = v989 * v1076;
-  const double v1637 = v1635 + v1636;
-  const double v1638 = v962 * v1049;
-  const double v1639 = v1637 + v1638;
-  const double v1640 = v1639 - v1020;
+  // column 4, panda_link4: Gram (A e_i)* W (A e_j) ... column 5, panda_link4: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p22_0 = v995 * soa_p2{v1084, p8_0[1]};
+  const soa_p2 p22_1 = v987 * soa_p2{v1076, p6_0[1]};
+  const soa_p2 p22_2 = p22_0 + p22_1;
+  const soa_p2 p22_3 = v960 * soa_p2{v1049, p4_0[1]};
+  const soa_p2 p22_4 = p22_2 + p22_3;
+  const soa_p2 p22_5 = p22_4 - soa_p2{v1020, p2_0[1]};
 
   // column 4, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1641 = v1083 * v1084;
-  const double v1642 = v1075 * v1076;
-  const double v1643 = v1641 + v1642;
-  const double v1644 = v1048 * v1049;
-  const double v1645 = v1643 + v1644;
-  const double v1646 = v1019 * v1020;
-  const double v1647 = v1645 + v1646;
-  const double v1648 = v376 + v1647;
+  const double v1647 = v1083 * v1084;
+  const double v1648 = v1075 * v1076;
+  const double v1649 = v1647 + v1648;
+  const double v1650 = v1048 * v1049;
+  const double v1651 = v1649 + v1650;
+  const double v1652 = v1019 * v1020;
+  const double v1653 = v1651 + v1652;
+  const double v1654 = v376 + v1653;
 
-  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1649 = v919 * v1195;
-  const double v1650 = v1187 + v1649;
-  const double v1651 = -v1650;
+  // column 6, panda_link2: Gram (A e_i)* W (A e_j) ... column 5, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p23_0 = v919 * p8_0;
+  const soa_p2 p23_1 = p6_0 + p23_0;
+  const soa_p2 p23_2 = -p23_1;
 
-  // column 5, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1652 = v944 * v1195;
-  const double v1653 = v936 * v1187;
-  const double v1654 = v1652 + v1653;
-  const double v1655 = v1654 - v1160;
+  // column 5, panda_link3: Gram (A e_i)* W (A e_j) ... column 6, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p24_0 = v944 * soa_shuffle<1, 0>(p8_0);
+  const soa_p2 p24_1 = v936 * soa_shuffle<1, 0>(p6_0);
+  const soa_p2 p24_2 = p24_0 + p24_1;
+  const soa_p2 p24_3 = p24_2 - soa_shuffle<1, 0>(p4_0);
 
-  // column 5, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1656 = v997 * v1195;
-  const double v1657 = v989 * v1187;
-  const double v1658 = v1656 + v1657;
-  const double v1659 = v962 * v1160;
-  const double v1660 = v1658 + v1659;
-  const double v1661 = v1660 - v1131;
-
-  // column 5, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1662 = v1083 * v1195;
-  const double v1663 = v1075 * v1187;
-  const double v1664 = v1662 + v1663;
-  const double v1665 = v1048 * v1160;
-  const double v1666 = v1664 + v1665;
-  const double v1667 = v1019 * v1131;
-  const double v1668 = v1666 + v1667;
-  const double v1669 = v1668 - v1098;
+  // column 5, panda_link5: Gram (A e_i)* W (A e_j) ... column 6, panda_link5: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p25_0 = v1083 * soa_shuffle<1, 0>(p8_0);
+  const soa_p2 p25_1 = v1075 * soa_shuffle<1, 0>(p6_0);
+  const soa_p2 p25_2 = p25_0 + p25_1;
+  const soa_p2 p25_3 = v1048 * soa_shuffle<1, 0>(p4_0);
+  const soa_p2 p25_4 = p25_2 + p25_3;
+  const soa_p2 p25_5 = v1019 * soa_shuffle<1, 0>(p2_0);
+  const soa_p2 p25_6 = p25_4 + p25_5;
+  const soa_p2 p25_7 = p25_6 - soa_p2{v1098, v1333};
 
   // column 5, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1670 = v1194 * v1195;
-  const double v1671 = v1186 * v1187;
-  const double v1672 = v1670 + v1671;
-  const double v1673 = v1159 * v1160;
-  const double v1674 = v1672 + v1673;
-  const double v1675 = v1130 * v1131;
-  const double v1676 = v1674 + v1675;
-  const double v1677 = v1097 * v1098;
-  const double v1678 = v1676 + v1677;
-  const double v1679 = v227 + v1678;
-
-  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1680 = v919 * v1332;
-  const double v1681 = v1324 + v1680;
-  const double v1682 = -v1681;
-
-  // column 6, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1683 = v944 * v1332;
-  const double v1684 = v936 * v1324;
-  const double v1685 = v1683 + v1684;
-  const double v1686 = v1685 - v1297;
-
-  // column 6, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1687 = v997 * v1332;
-  const double v1688 = v989 * v1324;
+  const double v1685 = p7_6[1] * p8_0[1];
+  const double v1686 = p5_25[1] * p6_0[1];
+  const double v1687 = v1685 + v1686;
+  const double v1688 = p3_27[1] * p4_0[1];
   const double v1689 = v1687 + v1688;
-  const double v1690 = v962 * v1297;
+  const double v1690 = p1_31[1] * p2_0[1];
   const double v1691 = v1689 + v1690;
-  const double v1692 = v1691 - v1268;
+  const double v1692 = v1097 * v1098;
+  const double v1693 = v1691 + v1692;
+  const double v1694 = v227 + v1693;
 
-  // column 6, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1693 = v1083 * v1332;
-  const double v1694 = v1075 * v1324;
-  const double v1695 = v1693 + v1694;
-  const double v1696 = v1048 * v1297;
-  const double v1697 = v1695 + v1696;
-  const double v1698 = v1019 * v1268;
-  const double v1699 = v1697 + v1698;
-  const double v1700 = v1699 - v1235;
+  // column 6, panda_link4: Gram (A e_i)* W (A e_j) ... column 7, panda_link4: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p26_0 = v995 * soa_p2{p8_0[0], p19_0[0]};
+  const soa_p2 p26_1 = v987 * soa_p2{p6_0[0], p17_0[0]};
+  const soa_p2 p26_2 = p26_0 + p26_1;
+  const soa_p2 p26_3 = v960 * soa_p2{p4_0[0], p15_0[0]};
+  const soa_p2 p26_4 = p26_2 + p26_3;
+  const soa_p2 p26_5 = p26_4 - soa_p2{p2_0[0], p13_0[0]};
 
-  // column 6, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1701 = v1194 * v1332;
-  const double v1702 = v1186 * v1324;
-  const double v1703 = v1701 + v1702;
-  const double v1704 = v1159 * v1297;
-  const double v1705 = v1703 + v1704;
-  const double v1706 = v1130 * v1268;
-  const double v1707 = v1705 + v1706;
-  const double v1708 = v1097 * v1235;
-  const double v1709 = v1707 + v1708;
-  const double v1710 = v1709 - v1211;
+  // column 6, panda_link6: Gram (A e_i)* W (A e_j) ... column 7, panda_link6: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p27_0 = p7_6[1] * soa_p2{p8_0[0], p19_0[0]};
+  const soa_p2 p27_1 = p5_25[1] * soa_p2{p6_0[0], p17_0[0]};
+  const soa_p2 p27_2 = p27_0 + p27_1;
+  const soa_p2 p27_3 = p3_27[1] * soa_p2{p4_0[0], p15_0[0]};
+  const soa_p2 p27_4 = p27_2 + p27_3;
+  const soa_p2 p27_5 = p1_31[1] * soa_p2{p2_0[0], p13_0[0]};
+  const soa_p2 p27_6 = p27_4 + p27_5;
+  const soa_p2 p27_7 = v1097 * soa_p2{v1333, p11_0[0]};
+  const soa_p2 p27_8 = p27_6 + p27_7;
+  const soa_p2 p27_9 = p27_8 - soa_p2{v1113, p9_0[0]};
 
   // column 6, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1711 = v1331 * v1332;
-  const double v1712 = v1323 * v1324;
-  const double v1713 = v1711 + v1712;
-  const double v1714 = v1296 * v1297;
-  const double v1715 = v1713 + v1714;
-  const double v1716 = v1267 * v1268;
-  const double v1717 = v1715 + v1716;
-  const double v1718 = v1234 * v1235;
-  const double v1719 = v1717 + v1718;
-  const double v1720 = v1209 * v1211;
-  const double v1721 = v1719 + v1720;
-  const double v1722 = v76 + v1721;
+  const double v1727 = p7_6[0] * p8_0[0];
+  const double v1728 = p5_25[0] * p6_0[0];
+  const double v1729 = v1727 + v1728;
+  const double v1730 = p3_27[0] * p4_0[0];
+  const double v1731 = v1729 + v1730;
+  const double v1732 = p1_31[0] * p2_0[0];
+  const double v1733 = v1731 + v1732;
+  const double v1734 = v1136 * v1333;
+  const double v1735 = v1733 + v1734;
+  const double v1736 = v1111 * v1113;
+  const double v1737 = v1735 + v1736;
+  const double v1738 = v76 + v1737;
 
-  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1723 = v919 * v1468;
-  const double v1724 = v1460 + v1723;
-  const double v1725 = -v1724;
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j) ... column 8, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p28_0 = v919 * p19_0;
+  const soa_p2 p28_1 = p17_0 + p28_0;
+  const soa_p2 p28_2 = -p28_1;
 
-  // column 7, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1726 = v944 * v1468;
-  const double v1727 = v936 * v1460;
-  const double v1728 = v1726 + v1727;
-  const double v1729 = v1728 - v1433;
+  // column 7, panda_link3: Gram (A e_i)* W (A e_j) ... column 8, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p29_0 = v944 * p19_0;
+  const soa_p2 p29_1 = v936 * p17_0;
+  const soa_p2 p29_2 = p29_0 + p29_1;
+  const soa_p2 p29_3 = p29_2 - p15_0;
 
-  // column 7, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1730 = v997 * v1468;
-  const double v1731 = v989 * v1460;
-  const double v1732 = v1730 + v1731;
-  const double v1733 = v962 * v1433;
-  const double v1734 = v1732 + v1733;
-  const double v1735 = v1734 - v1404;
+  // column 7, panda_link5: Gram (A e_i)* W (A e_j) ... column 8, panda_link5: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p30_0 = v1083 * p19_0;
+  const soa_p2 p30_1 = v1075 * p17_0;
+  const soa_p2 p30_2 = p30_0 + p30_1;
+  const soa_p2 p30_3 = v1048 * p15_0;
+  const soa_p2 p30_4 = p30_2 + p30_3;
+  const soa_p2 p30_5 = v1019 * p13_0;
+  const soa_p2 p30_6 = p30_4 + p30_5;
+  const soa_p2 p30_7 = p30_6 - p11_0;
 
-  // column 7, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1736 = v1083 * v1468;
-  const double v1737 = v1075 * v1460;
-  const double v1738 = v1736 + v1737;
-  const double v1739 = v1048 * v1433;
-  const double v1740 = v1738 + v1739;
-  const double v1741 = v1019 * v1404;
-  const double v1742 = v1740 + v1741;
-  const double v1743 = v1742 - v1371;
+  // column 7, panda_link7: Gram (A e_i)* W (A e_j) ... column 8, panda_link7: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p31_0 = p7_6[0] * p19_0;
+  const soa_p2 p31_1 = p5_25[0] * p17_0;
+  const soa_p2 p31_2 = p31_0 + p31_1;
+  const soa_p2 p31_3 = p3_27[0] * p15_0;
+  const soa_p2 p31_4 = p31_2 + p31_3;
+  const soa_p2 p31_5 = p1_31[0] * p13_0;
+  const soa_p2 p31_6 = p31_4 + p31_5;
+  const soa_p2 p31_7 = v1136 * p11_0;
+  const soa_p2 p31_8 = p31_6 + p31_7;
+  const soa_p2 p31_9 = v1111 * p9_0;
+  const soa_p2 p31_10 = p31_8 + p31_9;
 
-  // column 7, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1744 = v1194 * v1468;
-  const double v1745 = v1186 * v1460;
-  const double v1746 = v1744 + v1745;
-  const double v1747 = v1159 * v1433;
-  const double v1748 = v1746 + v1747;
-  const double v1749 = v1130 * v1404;
-  const double v1750 = v1748 + v1749;
-  const double v1751 = v1097 * v1371;
-  const double v1752 = v1750 + v1751;
-  const double v1753 = v1752 - v1347;
-
-  // column 7, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1754 = v1331 * v1468;
-  const double v1755 = v1323 * v1460;
-  const double v1756 = v1754 + v1755;
-  const double v1757 = v1296 * v1433;
-  const double v1758 = v1756 + v1757;
-  const double v1759 = v1267 * v1404;
-  const double v1760 = v1758 + v1759;
-  const double v1761 = v1234 * v1371;
-  const double v1762 = v1760 + v1761;
-  const double v1763 = v1209 * v1347;
-  const double v1764 = v1762 + v1763;
-
-  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j)
-  const double v1765 = v1467 * v1468;
-  const double v1766 = v1459 * v1460;
-  const double v1767 = v1765 + v1766;
-  const double v1768 = v1432 * v1433;
-  const double v1769 = v1767 + v1768;
-  const double v1770 = v1403 * v1404;
-  const double v1771 = v1769 + v1770;
-  const double v1772 = v1370 * v1371;
-  const double v1773 = v1771 + v1772;
-  const double v1774 = v1346 * v1347;
-  const double v1775 = v1773 + v1774;
-  const double v1776 = v1775 + 66.66666666666667;
-
-  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1777 = v919 * v1604;
-  const double v1778 = v1596 + v1777;
-  const double v1779 = -v1778;
-
-  // column 8, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1780 = v944 * v1604;
-  const double v1781 = v936 * v1596;
-  const double v1782 = v1780 + v1781;
-  const double v1783 = v1782 - v1569;
+  // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j) ... column 8, panda_rightfinger: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p32_0 = p18_6 * p19_0;
+  const soa_p2 p32_1 = p16_25 * p17_0;
+  const soa_p2 p32_2 = p32_0 + p32_1;
+  const soa_p2 p32_3 = p14_27 * p15_0;
+  const soa_p2 p32_4 = p32_2 + p32_3;
+  const soa_p2 p32_5 = p12_31 * p13_0;
+  const soa_p2 p32_6 = p32_4 + p32_5;
+  const soa_p2 p32_7 = p10_22 * p11_0;
+  const soa_p2 p32_8 = p32_6 + p32_7;
+  const soa_p2 p32_9 = soa_p2{v1346, v1359} * p9_0;
+  const soa_p2 p32_10 = p32_8 + p32_9;
+  const soa_p2 p32_11 = p32_10 + 66.66666666666667;
 
   // column 8, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1784 = v997 * v1604;
-  const double v1785 = v989 * v1596;
-  const double v1786 = v1784 + v1785;
-  const double v1787 = v962 * v1569;
-  const double v1788 = v1786 + v1787;
-  const double v1789 = v1788 - v1540;
-
-  // column 8, panda_link5: Gram (A e_i)* W (A e_j)
-  const double v1790 = v1083 * v1604;
-  const double v1791 = v1075 * v1596;
-  const double v1792 = v1790 + v1791;
-  const double v1793 = v1048 * v1569;
-  const double v1794 = v1792 + v1793;
-  const double v1795 = v1019 * v1540;
-  const double v1796 = v1794 + v1795;
-  const double v1797 = v1796 - v1507;
+  const double v1815 = v995 * p19_0[1];
+  const double v1816 = v987 * p17_0[1];
+  const double v1817 = v1815 + v1816;
+  const double v1818 = v960 * p15_0[1];
+  const double v1819 = v1817 + v1818;
+  const double v1820 = v1819 - p13_0[1];
 
   // column 8, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1798 = v1194 * v1604;
-  const double v1799 = v1186 * v1596;
-  const double v1800 = v1798 + v1799;
-  const double v1801 = v1159 * v1569;
-  const double v1802 = v1800 + v1801;
-  const double v1803 = v1130 * v1540;
-  const double v1804 = v1802 + v1803;
-  const double v1805 = v1097 * v1507;
-  const double v1806 = v1804 + v1805;
-  const double v1807 = v1806 - v1483;
-
-  // column 8, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1808 = v1331 * v1604;
-  const double v1809 = v1323 * v1596;
-  const double v1810 = v1808 + v1809;
-  const double v1811 = v1296 * v1569;
-  const double v1812 = v1810 + v1811;
-  const double v1813 = v1267 * v1540;
-  const double v1814 = v1812 + v1813;
-  const double v1815 = v1234 * v1507;
-  const double v1816 = v1814 + v1815;
-  const double v1817 = v1209 * v1483;
-  const double v1818 = v1816 + v1817;
+  const double v1821 = p7_6[1] * p19_0[1];
+  const double v1822 = p5_25[1] * p17_0[1];
+  const double v1823 = v1821 + v1822;
+  const double v1824 = p3_27[1] * p15_0[1];
+  const double v1825 = v1823 + v1824;
+  const double v1826 = p1_31[1] * p13_0[1];
+  const double v1827 = v1825 + v1826;
+  const double v1828 = v1097 * p11_0[1];
+  const double v1829 = v1827 + v1828;
+  const double v1830 = v1829 - p9_0[1];
 
   // column 8, panda_leftfinger: Gram (A e_i)* W (A e_j)
-  const double v1819 = v1467 * v1604;
-  const double v1820 = v1459 * v1596;
-  const double v1821 = v1819 + v1820;
-  const double v1822 = v1432 * v1569;
-  const double v1823 = v1821 + v1822;
-  const double v1824 = v1403 * v1540;
-  const double v1825 = v1823 + v1824;
-  const double v1826 = v1370 * v1507;
-  const double v1827 = v1825 + v1826;
-  const double v1828 = v1346 * v1483;
-  const double v1829 = v1827 + v1828;
-
-  // column 8, panda_rightfinger: Gram (A e_i)* W (A e_j)
-  const double v1830 = v1603 * v1604;
-  const double v1831 = v1595 * v1596;
-  const double v1832 = v1830 + v1831;
-  const double v1833 = v1568 * v1569;
-  const double v1834 = v1832 + v1833;
-  const double v1835 = v1539 * v1540;
-  const double v1836 = v1834 + v1835;
-  const double v1837 = v1506 * v1507;
-  const double v1838 = v1836 + v1837;
-  const double v1839 = v1482 * v1483;
-  const double v1840 = v1838 + v1839;
-  const double v1841 = 66.66666666666667 + v1840;
+  const double v1831 = p18_6[0] * p19_0[1];
+  const double v1832 = p16_25[0] * p17_0[1];
+  const double v1833 = v1831 + v1832;
+  const double v1834 = p14_27[0] * p15_0[1];
+  const double v1835 = v1833 + v1834;
+  const double v1836 = p12_31[0] * p13_0[1];
+  const double v1837 = v1835 + v1836;
+  const double v1838 = p10_22[0] * p11_0[1];
+  const double v1839 = v1837 + v1838;
+  const double v1840 = v1346 * p9_0[1];
+  const double v1841 = v1839 + v1840;
 
   // output
   calMinv[0] = v916;
   calMinv[1] = v920;
-  calMinv[2] = v946;
-  calMinv[3] = v999;
+  calMinv[2] = p0_1[1];
+  calMinv[3] = p0_1[0];
   calMinv[4] = v1085;
-  calMinv[5] = v1196;
-  calMinv[6] = v1333;
-  calMinv[7] = v1469;
-  calMinv[8] = v1605;
+  calMinv[5] = p8_1[1];
+  calMinv[6] = p8_1[0];
+  calMinv[7] = p19_1[0];
+  calMinv[8] = p19_1[1];
   calMinv[9] = v920;
   calMinv[10] = v1607;
-  calMinv[11] = v1610;
-  calMinv[12] = v1617;
-  calMinv[13] = v1630;
-  calMinv[14] = v1651;
-  calMinv[15] = v1682;
-  calMinv[16] = v1725;
-  calMinv[17] = v1779;
-  calMinv[18] = v946;
-  calMinv[19] = v1610;
-  calMinv[20] = v1614;
-  calMinv[21] = v1621;
-  calMinv[22] = v1634;
-  calMinv[23] = v1655;
-  calMinv[24] = v1686;
-  calMinv[25] = v1729;
-  calMinv[26] = v1783;
-  calMinv[27] = v999;
-  calMinv[28] = v1617;
-  calMinv[29] = v1621;
-  calMinv[30] = v1627;
-  calMinv[31] = v1640;
-  calMinv[32] = v1661;
-  calMinv[33] = v1692;
-  calMinv[34] = v1735;
-  calMinv[35] = v1789;
+  calMinv[11] = p20_2[1];
+  calMinv[12] = p20_2[0];
+  calMinv[13] = v1634;
+  calMinv[14] = p23_2[1];
+  calMinv[15] = p23_2[0];
+  calMinv[16] = p28_2[0];
+  calMinv[17] = p28_2[1];
+  calMinv[18] = p0_1[1];
+  calMinv[19] = p20_2[1];
+  calMinv[20] = v1617;
+  calMinv[21] = p21_3[0];
+  calMinv[22] = p21_3[1];
+  calMinv[23] = p24_3[0];
+  calMinv[24] = p24_3[1];
+  calMinv[25] = p29_3[0];
+  calMinv[26] = p29_3[1];
+  calMinv[27] = p0_1[0];
+  calMinv[28] = p20_2[0];
+  calMinv[29] = p21_3[0];
+  calMinv[30] = v1631;
+  calMinv[31] = p22_5[0];
+  calMinv[32] = p22_5[1];
+  calMinv[33] = p26_5[0];
+  calMinv[34] = p26_5[1];
+  calMinv[35] = v1820;
   calMinv[36] = v1085;
-  calMinv[37] = v1630;
-  calMinv[38] = v1634;
-  calMinv[39] = v1640;
-  calMinv[40] = v1648;
-  calMinv[41] = v1669;
-  calMinv[42] = v1700;
-  calMinv[43] = v1743;
-  calMinv[44] = v1797;
-  calMinv[45] = v1196;
-  calMinv[46] = v1651;
-  calMinv[47] = v1655;
-  calMinv[48] = v1661;
-  calMinv[49] = v1669;
-  calMinv[50] = v1679;
-  calMinv[51] = v1710;
-  calMinv[52] = v1753;
-  calMinv[53] = v1807;
-  calMinv[54] = v1333;
-  calMinv[55] = v1682;
-  calMinv[56] = v1686;
-  calMinv[57] = v1692;
-  calMinv[58] = v1700;
-  calMinv[59] = v1710;
-  calMinv[60] = v1722;
-  calMinv[61] = v1764;
-  calMinv[62] = v1818;
-  calMinv[63] = v1469;
-  calMinv[64] = v1725;
-  calMinv[65] = v1729;
-  calMinv[66] = v1735;
-  calMinv[67] = v1743;
-  calMinv[68] = v1753;
-  calMinv[69] = v1764;
-  calMinv[70] = v1776;
-  calMinv[71] = v1829;
-  calMinv[72] = v1605;
-  calMinv[73] = v1779;
-  calMinv[74] = v1783;
-  calMinv[75] = v1789;
-  calMinv[76] = v1797;
-  calMinv[77] = v1807;
-  calMinv[78] = v1818;
-  calMinv[79] = v1829;
-  calMinv[80] = v1841;
+  calMinv[37] = v1634;
+  calMinv[38] = p21_3[1];
+  calMinv[39] = p22_5[0];
+  calMinv[40] = v1654;
+  calMinv[41] = p25_7[0];
+  calMinv[42] = p25_7[1];
+  calMinv[43] = p30_7[0];
+  calMinv[44] = p30_7[1];
+  calMinv[45] = p8_1[1];
+  calMinv[46] = p23_2[1];
+  calMinv[47] = p24_3[0];
+  calMinv[48] = p22_5[1];
+  calMinv[49] = p25_7[0];
+  calMinv[50] = v1694;
+  calMinv[51] = p27_9[0];
+  calMinv[52] = p27_9[1];
+  calMinv[53] = v1830;
+  calMinv[54] = p8_1[0];
+  calMinv[55] = p23_2[0];
+  calMinv[56] = p24_3[1];
+  calMinv[57] = p26_5[0];
+  calMinv[58] = p25_7[1];
+  calMinv[59] = p27_9[0];
+  calMinv[60] = v1738;
+  calMinv[61] = p31_10[0];
+  calMinv[62] = p31_10[1];
+  calMinv[63] = p19_1[0];
+  calMinv[64] = p28_2[0];
+  calMinv[65] = p29_3[0];
+  calMinv[66] = p26_5[1];
+  calMinv[67] = p30_7[0];
+  calMinv[68] = p27_9[1];
+  calMinv[69] = p31_10[0];
+  calMinv[70] = p32_11[0];
+  calMinv[71] = v1841;
+  calMinv[72] = p19_1[1];
+  calMinv[73] = p28_2[1];
+  calMinv[74] = p29_3[1];
+  calMinv[75] = v1820;
+  calMinv[76] = p30_7[1];
+  calMinv[77] = v1830;
+  calMinv[78] = p31_10[1];
+  calMinv[79] = v1841;
+  calMinv[80] = p32_11[1];
 }
 #endif
 

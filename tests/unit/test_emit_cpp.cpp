@@ -190,14 +190,16 @@ TEST_CASE("generated C++ compiles warning-free and equals the generic runtime", 
 
 namespace {
 
-// In the generated sources, the most values one soa_p4{...} puts together in the packs of
-// `steps` steps ("N steps alike, side by side" up to the next blank line); 0 when none does.
-std::size_t widest_put_together(const std::string& sources, int steps) {
+// In the generated sources, the most values one `type`{...} (soa_p4 or soa_p2) puts
+// together in the packs of `steps` steps ("N steps alike, side by side" up to the next
+// blank line); 0 when none does.
+std::size_t widest_put_together(const std::string& sources, int steps, const std::string& type = "soa_p4") {
   const std::string head = fmt::format(": {} steps alike, side by side\n", steps);
+  const std::string put = type + "{";
   std::size_t widest = 0;
   for (std::size_t at = sources.find(head); at != std::string::npos; at = sources.find(head, at + 1)) {
     const std::size_t end = std::min(sources.find("\n\n", at), sources.size());
-    for (std::size_t v = sources.find("soa_p4{", at); v < end; v = sources.find("soa_p4{", v + 1)) {
+    for (std::size_t v = sources.find(put, at); v < end; v = sources.find(put, v + 1)) {
       const std::size_t close = sources.find('}', v);
       widest = std::max<std::size_t>(widest, 1 + std::count(sources.begin() + v, sources.begin() + close, ','));
     }
@@ -223,16 +225,19 @@ TEST_CASE(
   for (const auto& [robot, id, options] :
        {std::tuple{&panda, "panda_packs", o}, std::tuple{&tree, "tree6_packs", lanes}}) {
     const std::string all = generate(*robot, robot->default_tips(), id, options).files.all_sources();
-    // Both forms in the sources, the compiler takes one: packs with AVX, the scalar form
-    // without.
+    // Both forms in the sources, the compiler takes one: packs of four with AVX, of two
+    // (SSE2's vectors) without.
     CHECK_THAT(all, Catch::Contains("#if defined(__AVX__)\n") && Catch::Contains("#if !defined(__AVX__)\n") &&
                         Catch::Contains("soa_store(w + ") && Catch::Contains("soa_load(w + ") &&
-                        Catch::Contains("soa_shuffle<"));
+                        Catch::Contains("soa_shuffle<") && Catch::Contains("const soa_p4 p") &&
+                        Catch::Contains("const soa_p2 p"));
     if (options.lane_min_ops == 1) CHECK_THAT(all, Catch::Contains("soa_store(g + "));
     // A pack of N steps puts at most N values together: the lanes past them stay zero (two
     // values are two instructions; with the last repeated into the upper half, five).
     CHECK(widest_put_together(all, 2) == 2);
     CHECK(widest_put_together(all, 3) <= 3);
+    CHECK(widest_put_together(all, 2, "soa_p2") == 2);
+    CHECK(widest_put_together(all, 3, "soa_p2") == 0);  // no pack of two holds three steps
     check_against_runtime(*robot, robot->default_tips(), id, options);
     if (__builtin_cpu_supports("avx")) {
       check_against_runtime(*robot, robot->default_tips(), id, options, "-mavx");  // no FMA: the same bits
@@ -244,10 +249,16 @@ TEST_CASE(
       WARN("this CPU has no AVX: the packs' vector form is compiled, not run");
     }
   }
+  // Packs of four only (--step-lanes-without-avx 1): the form without AVX is scalar.
+  emit::CppOptions four_only = o;
+  four_only.step_lanes_without_avx = 1;
+  CHECK_THAT(generate(panda, panda.default_tips(), "panda_four_only", four_only).files.all_sources(),
+             Catch::Contains("const soa_p4 p") && Catch::Contains("#if !defined(__AVX__)\n") &&
+                 !Catch::Contains("const soa_p2 p"));
   // Without packs (--step-lanes 1): no vector form, nothing conditional.
   o.step_lanes = 1;
   CHECK_THAT(generate(panda, panda.default_tips(), "panda_no_packs", o).files.all_sources(),
-             !Catch::Contains("soa_p4") && !Catch::Contains("defined(__AVX__)"));
+             !Catch::Contains("soa_p4") && !Catch::Contains("soa_p2") && !Catch::Contains("defined(__AVX__)"));
 }
 
 TEST_CASE("the size report counts the lines a build compiles: one form of each kernel with packs", "[emit-cpp]") {
