@@ -1196,9 +1196,12 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.code = &u.steps.program;
   };
   // The lanes of the packs of a kernel's two forms (< 2: none; no packs at all when the
-  // AVX form may have none).
+  // AVX form may have none). In a large set the form without AVX stays scalar: g++ takes
+  // longer over vector code, and there its time is the limit (the 100-body tree's sources
+  // took 32.0 s of CPU with packs of two against 22.5 s: docs/performance.md, "Packs of two").
   const int wide_packs = options.step_lanes >= 2 ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
-  const int narrow_packs = wide_packs >= 2 ? std::min({options.step_lanes_without_avx, wide_packs, 2}) : 0;
+  const int narrow_packs =
+      wide_packs >= 2 && !body_loops ? std::min({options.step_lanes_without_avx, wide_packs, 2}) : 0;
   const int base = sharing.base;
   int shared_size = 0;
   for (const specialise::SharedProgram& sp : sharing.programs)

@@ -94,9 +94,10 @@
 //     a kernel comes twice, each definition under `#if defined(__AVX__)` and `#if
 //     !defined(__AVX__)`: without AVX, g++ passes 4-wide vectors through memory, so there
 //     the kernel is planned again with packs of `step_lanes_without_avx` (2: `soa_p2`, two
-//     doubles, an SSE2 register; the same operations per lane, so the same bits), or
-//     written without packs. The compiler compiles one of the two. Shared programs get
-//     packs the same way (and come twice the same way); loops only in a large set.
+//     doubles, an SSE2 register; the same operations per lane, so the same bits), or, in
+//     a large set, written without packs. The compiler compiles one of the two. Shared
+//     programs get packs the same way (and come twice the same way); loops only in a large
+//     set.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
 //   code), or named soa_p4, soa_p2, soa_load, soa_store or soa_shuffle, are refused.
@@ -249,9 +250,10 @@ struct CppOptions {
   // matrix 7%; docs/performance.md).
   int step_lanes = 4;
   // Where the compiler targets no AVX, the kernels with packs come in a second form with
-  // packs of this many lanes (2: SSE2's two doubles; < 2: that form without packs). Why:
-  // at the default flags Baxter's loop ran its forward dynamics in 0.64 of the time and
-  // its inverse dynamics in 0.59 with them (docs/performance.md, "Packs of two").
+  // packs of this many lanes (2: SSE2's two doubles; < 2: that form without packs), except
+  // in a large set (`large_set_ops`), where g++'s time is the limit. Why: at the default
+  // flags Baxter's loop ran its forward dynamics in 0.66 of the time and its inverse
+  // dynamics in 0.40 with them (docs/performance.md, "Packs of two").
   int step_lanes_without_avx = 2;
   int step_lane_min_ops = 0;
   int lane_max_steps = 20000;
