@@ -407,6 +407,15 @@ template <int a, int b>
 )";
 }
 
+// The packs one form of a kernel may have: how many steps the planner puts together (< 2:
+// none), and the lanes of the vector type they are written in, which the form's
+// preprocessor branch defines (soa_p4 under AVX, soa_p2 elsewhere): a pack of fewer steps
+// leaves the vector's last lanes unused.
+struct PackForm {
+  int lanes = 0;
+  int width = 4;
+};
+
 // A function of generated code computing one ScalarProgram: a kernel, or a program several
 // kernels share (specialise::share). How its Input nodes and outputs are spelled differs:
 // a kernel reads its ports and the shared programs' outputs (`s`), a shared program its
@@ -437,7 +446,7 @@ struct Unit {
   bool gathers() const { return !dots.factor_of.empty(); }  // factors are stored into g
   specialise::StepLoops steps;  // when not empty, `code` is steps.program: its loops are parts of their own
   bool packed = false;          // ...or, packs (step_loops.hpp): vector steps inside the parts
-  int pack_width = 4;           // ...of this many lanes: soa_p4 (AVX) or soa_p2
+  int pack_width = 4;           // ...in vectors of this many lanes: soa_p4 (AVX) or soa_p2
   std::string pack_type() const { return fmt::format("soa_p{}", pack_width); }
   bool packs_in(int k) const {  // part k computes a pack
     if (!packed) return false;
@@ -593,10 +602,10 @@ private:
   std::vector<int> lane_;
 
   // A pack (specialise/step_loops.hpp): its 2 to W alike steps side by side, one soa_p4
-  // (W = 4) or soa_p2 (W = 2) operation per node of the step, lane k instance k (lanes past the instances compute on
-  // zeros where the lanes' values are put together, else on what their source vector's
-  // lanes hold: values nothing reads, possibly infinite or NaN; with floating-point traps
-  // enabled, turn packs off). An operand every lane reads alike is one scalar (a
+  // (W = 4) or soa_p2 (W = 2) operation per node of the step, lane k instance k (lanes
+  // past the instances compute on zeros where the lanes' values are put together, else on
+  // what their source vector's lanes hold: values nothing reads, possibly infinite or NaN;
+  // with floating-point traps enabled, turn packs off). An operand every lane reads alike is one scalar (a
   // broadcast); lanes of one earlier pack, its vector (from this part's registers, or its
   // block of slots in w), shuffled when out of place; anything else, the lanes' values put
   // together, the lanes past the instances left zero (two values are two instructions;
@@ -1149,11 +1158,11 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
-  // `ops`: the operations a call runs (a kernel's, shared ones too); `pack`: the lanes of
-  // the packs this form may have (< 2: none).
-  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_loop, int pack) {
+  // `ops`: the operations a call runs (a kernel's, shared ones too); `pack`: the packs this
+  // form may have.
+  const auto with_loops = [&](Unit& u, const ScalarProgram& code, long ops, bool may_loop, const PackForm& pack) {
     const bool loops = may_loop && options.loop_min_ops > 0 && ops >= options.loop_min_ops;
-    const bool packs = pack >= 2 && ops >= options.step_lane_min_ops;
+    const bool packs = pack.lanes >= 2 && ops >= options.step_lane_min_ops;
     if (!loops && !packs) return;
     std::vector<int> input_group;  // per input: its array's group
     std::map<std::string, int> group_of;
@@ -1165,7 +1174,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
       specialise::LoopOptions lo;
       lo.input_group = input_group;
       if (as_packs) {
-        lo.pack = pack;
+        lo.pack = pack.lanes;
         lo.min_size = 1;  // a one-operation step between packs keeps its values in vectors
         lo.vary = true;   // then steps of several bodies, their literals and input entries differing
       } else {
@@ -1189,19 +1198,18 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     if (u.steps.empty() && packs) u.steps = plan(packed = true);
     if (u.steps.empty()) return;
     u.packed = packed;
-    u.pack_width = pack;
+    u.pack_width = pack.width;
     u.dots = specialise::renumbered(u.dots, u.steps.new_of);
     if (!u.lanes.groups.empty()) u.lanes = specialise::renumbered(u.lanes, u.steps.new_of);
     if (!u.columns.columns.empty()) u.columns = specialise::renumbered(u.columns, u.steps.new_of);
     u.code = &u.steps.program;
   };
-  // The lanes of the packs of a kernel's two forms (< 2: none; no packs at all when the
-  // AVX form may have none). In a large set the form without AVX stays scalar: g++ takes
-  // longer over vector code, and there its time is the limit (the 100-body tree's sources
-  // took 32.0 s of CPU with packs of two against 22.5 s: docs/performance.md, "Packs of two").
-  const int wide_packs = options.step_lanes >= 2 ? std::min(options.step_lanes, specialise::kMaxLanes) : 0;
-  const int narrow_packs =
-      wide_packs >= 2 && !body_loops ? std::min({options.step_lanes_without_avx, wide_packs, 2}) : 0;
+  // The packs of a kernel's two forms (none at all when the AVX form may have none). In a
+  // large set the form without AVX stays scalar: g++ takes longer over vector code
+  // (docs/performance.md, "Packs of two"), and there its time is the limit.
+  const PackForm wide_packs{options.step_lanes >= 2 ? std::min(options.step_lanes, specialise::kMaxLanes) : 0, 4};
+  const PackForm narrow_packs{
+      wide_packs.lanes >= 2 && !body_loops ? std::min({options.step_lanes_without_avx, wide_packs.lanes, 2}) : 0, 2};
   const int base = sharing.base;
   int shared_size = 0;
   for (const specialise::SharedProgram& sp : sharing.programs)
@@ -1318,7 +1326,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   std::vector<int> shared_slots;
   std::vector<int> shared_reads;  // per program: 1 + the largest kernel-input index it reads
   std::vector<Unit> shared_units(2 * sharing.programs.size());
-  const auto emit_shared = [&](std::size_t j, Unit& u, int pack) {
+  const auto emit_shared = [&](std::size_t j, Unit& u, const PackForm& pack) {
     const specialise::SharedProgram& sp = sharing.programs[j];
     u.name = fmt::format("shared{}", j);
     u.code = &sp.code;
@@ -1363,7 +1371,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
 
   // Kernels: NAME(ports..., out) and the extern "C" entry point. Kernel k into u: its
   // definitions, the kernel's own last; packs of `pack` lanes.
-  const auto emit_kernel = [&](std::size_t k, Unit& u, int pack) {
+  const auto emit_kernel = [&](std::size_t k, Unit& u, const PackForm& pack) {
     const Kernel& kernel = kernels[k];
     const specialise::FactoredKernel& f = sharing.kernels[k];
     u.name = kernel.name;

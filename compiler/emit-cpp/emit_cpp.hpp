@@ -250,8 +250,9 @@ struct CppOptions {
   // matrix 7%; docs/performance.md).
   int step_lanes = 4;
   // Where the compiler targets no AVX, the kernels with packs come in a second form with
-  // packs of this many lanes (2: SSE2's two doubles; < 2: that form without packs), except
-  // in a large set (`large_set_ops`), where g++'s time is the limit. Why: at the default
+  // packs of this many lanes (2: SSE2's two doubles; < 2: that form without packs; never
+  // more than step_lanes), except in a large set (`large_set_ops`), where g++'s time is the
+  // limit. Why: at the default
   // flags Baxter's loop ran its forward dynamics in 0.66 of the time and its inverse
   // dynamics in 0.40 with them (docs/performance.md, "Packs of two").
   int step_lanes_without_avx = 2;

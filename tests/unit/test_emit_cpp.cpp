@@ -255,6 +255,14 @@ TEST_CASE(
   CHECK_THAT(generate(panda, panda.default_tips(), "panda_four_only", four_only).files.all_sources(),
              Catch::Contains("const soa_p4 p") && Catch::Contains("#if !defined(__AVX__)\n") &&
                  !Catch::Contains("const soa_p2 p"));
+  // Packs of fewer steps (--step-lanes 2 or 3) are written in each form's own vector type,
+  // the only one its preprocessor branch defines: soa_p4 with AVX, soa_p2 without.
+  for (const int lanes : {2, 3}) {
+    emit::CppOptions fewer = o;
+    fewer.step_lanes = lanes;
+    CHECK_THAT(generate(panda, panda.default_tips(), "panda_fewer", fewer).files.all_sources(),
+               Catch::Contains("const soa_p4 p") && Catch::Contains("const soa_p2 p") && !Catch::Contains("soa_p3"));
+  }
   // Without packs (--step-lanes 1): no vector form, nothing conditional.
   o.step_lanes = 1;
   CHECK_THAT(generate(panda, panda.default_tips(), "panda_no_packs", o).files.all_sources(),
