@@ -612,6 +612,37 @@ private:
   // the last repeated into the upper half, five). Each position's values go to w as one
   // block, to g as one store where packed_factors put them side by side, else lane by
   // lane.
+  // Node t of pack l, a sum or difference, on its spelled operands a and b (signed_sum's
+  // order): `a + b`, `a - b` or `b - a` when every step has the same signs, else each
+  // operand whose sign differs from step to step times a vector of +1 and -1 (0 in the
+  // lanes past the steps). A product by -1 is exact, so each lane's result is its step's
+  // to the bit (also where the compiler contracts it into a fused multiply-add).
+  std::string signed_sum(const specialise::StepLoops::Loop& l, int t, const std::string& a,
+                         const std::string& b) const {
+    std::array<std::array<bool, specialise::kMaxLanes>, 2> minus{};
+    for (int k = 0; k < l.instances; ++k) {
+      const specialise::SignedSum s = specialise::signed_sum(p_, p_.nodes[l.first + k * l.size + t]);
+      minus[0][k] = s.minus[0];
+      minus[1][k] = s.minus[1];
+    }
+    const auto alike = [&](int which) {
+      return std::all_of(minus[which].begin(), minus[which].begin() + l.instances,
+                         [&](bool m) { return m == minus[which][0]; });
+    };
+    if (alike(0) && alike(1)) {
+      SOA_ASSERT(!(minus[0][0] && minus[1][0]), "emit-cpp: a sum with both operands negated");
+      return minus[0][0] ? fmt::format("{} - {}", b, a) : fmt::format("{} {} {}", a, minus[1][0] ? '-' : '+', b);
+    }
+    const auto term = [&](int which, const std::string& v) {
+      if (alike(which)) return minus[which][0] ? fmt::format("-{}", v) : v;
+      std::array<const char*, specialise::kMaxLanes> signs{};
+      for (int k = 0; k < l.instances; ++k) signs[k] = minus[which][k] ? "-1.0" : "1.0";
+      return fmt::format("{} * {}{{{}}}", v, u_.pack_type(),
+                         fmt::join(signs.begin(), signs.begin() + l.instances, ", "));
+    };
+    return fmt::format("{} + {}", term(0, a), term(1, b));
+  }
+
   std::string pack(const specialise::StepLoops::Loop& l, int id) {
     const specialise::Partition& plan = u_.parts;
     const int width = u_.pack_width;
@@ -623,15 +654,21 @@ private:
     };
     std::string b = '\n' + comment("  // ", fmt::format("{} ... {}: {} steps alike, side by side", label_of(0),
                                                         label_of(l.instances - 1), l.instances));
+    // A sum or difference is read as a signed sum (specialise::signed_sum): the steps of a
+    // pack may differ in its signs.
+    const auto is_sum = [](const ScalarNode& n) { return n.op == ScalarOp::Add || n.op == ScalarOp::Sub; };
+    const auto operand_of = [&](const ScalarNode& n, int which) {
+      return is_sum(n) ? specialise::signed_sum(p_, n).x[which] : specialise::step_operand(p_, n, which);
+    };
     const auto operand = [&](int t, int which) {
       const ScalarNode& n = p_.nodes[node(0, t)];
-      const int x = specialise::step_operand(p_, n, which);
+      const int x = operand_of(n, which);
       if (x >= l.first && x < l.first + l.size) return fmt::format("p{}_{}", id, x - l.first);
       std::array<std::string, specialise::kMaxLanes> lanes;
       std::array<int, specialise::kMaxLanes> xs{};
       for (int k = 0; k < width; ++k) {
         const ScalarNode& nk = p_.nodes[node(std::min(k, l.instances - 1), t)];
-        xs[k] = specialise::step_operand(p_, nk, which);
+        xs[k] = operand_of(nk, which);
         lanes[k] = value(xs[k]);
       }
       if (std::all_of(lanes.begin(), lanes.begin() + width, [&](const std::string& v) { return v == lanes[0]; }))
@@ -670,7 +707,8 @@ private:
     for (int t = 0; t < l.size; ++t) {
       const ScalarNode& n = p_.nodes[node(0, t)];
       const std::string a = operand(t, 0), c = specialise::arity(n.op) == 2 ? operand(t, 1) : std::string();
-      b += fmt::format("  const {} p{}_{} = {};\n", type, id, t, arithmetic(n.op, a, c));
+      b += fmt::format("  const {} p{}_{} = {};\n", type, id, t,
+                       is_sum(n) ? signed_sum(l, t, a, c) : arithmetic(n.op, a, c));
       // The lanes' factors side by side in g (packed_factors): one vector store.
       const int f0 = u_.gathers() ? u_.dots.factor_of[node(0, t)] : -1;
       bool factors = f0 >= 0 && u_.dots.factors.size() >= static_cast<std::size_t>(f0 + width);

@@ -26,13 +26,16 @@ struct Facts {
   std::vector<int> outputs;   // output positions holding it
 };
 
-Facts facts_of(const ScalarProgram& p, const DotTable& dots) {
+Facts facts_of(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options) {
   const int size = static_cast<int>(p.nodes.size());
   const auto removed = [&](int i) { return !dots.removed.empty() && dots.removed[i]; };
+  // Packs of bodies leave negations out of the steps: the same step at two bodies may negate
+  // different entries (the signs of their frames), and a negation left out reads its lane.
+  const auto alone = [&](int i) { return options.pack > 0 && options.vary && p.nodes[i].op == ScalarOp::Neg; };
   Facts f;
   f.region.assign(size, -1);
   for (int i = 0; i < size; ++i)
-    if (is_op(p.nodes[i]) && !removed(i)) f.region[i] = p.nodes[i].label;
+    if (is_op(p.nodes[i]) && !removed(i) && !alone(i)) f.region[i] = p.nodes[i].label;
   f.outside.assign(size, 0);
   for (int i = 0; i < size; ++i) {
     const ScalarNode& n = p.nodes[i];
@@ -55,9 +58,12 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
   externals.clear();
   for (int i : nodes) {
     const ScalarNode& n = p.nodes[i];
-    sig.push_back(static_cast<std::uint64_t>(n.op));
+    // Packs of bodies: a sum and a difference alike, as signed sums (signed_sum).
+    const bool signed_sum_ = options.pack > 0 && options.vary && (n.op == ScalarOp::Add || n.op == ScalarOp::Sub);
+    const SignedSum sum = signed_sum_ ? signed_sum(p, n) : SignedSum{};
+    sig.push_back(static_cast<std::uint64_t>(signed_sum_ ? ScalarOp::Add : n.op));
     for (int which = 0; which < arity(n.op); ++which) {
-      const int x = step_operand(p, n, which);
+      const int x = signed_sum_ ? sum.x[which] : step_operand(p, n, which);
       const ScalarNode& o = p.nodes[x];
       if (o.op == ScalarOp::Const) {
         std::uint64_t bits = 0;
@@ -216,7 +222,7 @@ std::vector<int> pack_order(const ScalarProgram& p, const std::vector<std::vecto
 
 StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOptions& options) {
   const int size = static_cast<int>(p.nodes.size());
-  const Facts f = facts_of(p, dots);
+  const Facts f = facts_of(p, dots, options);
 
   // The steps, their signatures, and the sets of alike steps worth a loop.
   std::vector<std::vector<int>> steps(p.labels.size());
@@ -267,6 +273,34 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   std::sort(sets.begin(), sets.end(), [&](const auto& x, const auto& y) { return steps[x[0]][0] < steps[y[0]][0]; });
   for (auto& s : sets) std::sort(s.begin(), s.end(), [&](int x, int y) { return steps[x][0] < steps[y][0]; });
 
+  // Packs: a set whose steps read one another's values (a sweep's step at each body of a
+  // chain, reading its parent's) is cut into sets that do not, each step joining the first
+  // that none of its steps it reads is in (the steps in program order: a step reads only
+  // earlier ones).
+  if (options.pack > 0) {
+    std::vector<int> member_of(p.labels.size(), -1);
+    std::vector<std::vector<int>> cut;
+    for (const std::vector<int>& set : sets) {
+      const std::size_t first = cut.size();
+      for (int r : set) {
+        std::set<int> read;  // the sets of `cut` holding a step r reads
+        for (int i : steps[r]) {
+          const ScalarNode& n = p.nodes[i];
+          for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+            if (x >= 0 && f.region[x] >= 0 && f.region[x] != r && member_of[f.region[x]] >= static_cast<int>(first))
+              read.insert(member_of[f.region[x]]);
+        }
+        std::size_t c = first;
+        while (c < cut.size() && read.count(static_cast<int>(c))) ++c;
+        if (c == cut.size()) cut.emplace_back();
+        cut[c].push_back(r);
+        member_of[r] = static_cast<int>(c);
+      }
+    }
+    sets.clear();
+    for (std::vector<int>& set : cut)
+      if (set.size() >= 2) sets.push_back(std::move(set));
+  }
   // A set whose steps read one another's values is not a loop; per-body loops take reads of
   // an earlier step of the set (the instances run in order).
   std::vector<int> set_of_region(p.labels.size(), -1), place(p.labels.size(), -1);

@@ -43,7 +43,11 @@
 //   left are matched again up to their literals and up to which input of one group they
 //   read (each lane its own, as its own values): the same step at several bodies, such as
 //   the sensitivity recursion's world-frame products, whose operands are dense and alike
-//   at every body of a joint type. As for every pack, no step of a pack reads another's.
+//   at every body of a joint type. A sum and a difference match there too, as signed sums
+//   of the same operands (signed_sum): the tracer folds a constant's sign into the
+//   operation that reads it, so the same step at two bodies whose frames differ by a
+//   signed permutation differs in its additions' signs. As for every pack, no step of a
+//   pack reads another's.
 // - The reordered program computes the same values (operations are not changed, only
 //   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
 //   No loops: the program is p unchanged.
@@ -95,6 +99,29 @@ inline int step_operand(const ScalarProgram& p, const ScalarNode& n, int which) 
   const bool swap = (n.op == ScalarOp::Add || n.op == ScalarOp::Mul) && p.nodes[n.a].op == ScalarOp::Const &&
                     p.nodes[n.b].op != ScalarOp::Const;
   return (which == 0) != swap ? n.a : n.b;
+}
+
+// A sum or difference as packs of bodies match it (see the contract): its operands in
+// step_operand's order, except that a value of n's own step comes first (two of them: the
+// earlier first), each with its sign. `a - b` at one body and `b + a` at another, the
+// same step whose constants' signs differ, become the same two operands with signs
+// differing lane by lane; a lane computing `sign_a a + sign_b b` gets the scalar result to
+// the bit (a sign change is exact and rounding is symmetric).
+struct SignedSum {
+  int x[2] = {-1, -1};
+  bool minus[2] = {false, false};
+};
+inline SignedSum signed_sum(const ScalarProgram& p, const ScalarNode& n) {
+  SignedSum s;
+  s.x[0] = step_operand(p, n, 0);
+  s.x[1] = step_operand(p, n, 1);
+  s.minus[1] = n.op == ScalarOp::Sub;  // step_operand keeps a difference's order
+  const auto own = [&](int x) { return arity(p.nodes[x].op) > 0 && p.nodes[x].label == n.label; };
+  if ((own(s.x[1]) && !own(s.x[0])) || (own(s.x[0]) && own(s.x[1]) && s.x[1] < s.x[0])) {
+    std::swap(s.x[0], s.x[1]);
+    std::swap(s.minus[0], s.minus[1]);
+  }
+  return s;
 }
 
 // The table `t` of the program p, for the program reordered by new_of (node i of p is node

@@ -63,7 +63,7 @@
 //       loops: inward, outward
 //     1251 ops: 681 mul, 245 add, 305 sub, 1 neg, 7 div, 0 sqrt, 6 sin, 6 cos
 //
-// Source 2 of 4 (3160 operations); compile and link all 4: the functions of one kernel may be in several
+// Source 2 of 4 (3463 operations); compile and link all 4: the functions of one kernel may be in several
 #ifndef SOA_GEN_NO_EIGEN
 #define SOA_GEN_NO_EIGEN
 #endif
@@ -207,6 +207,334 @@ typedef const double* __restrict soa_own_in;
 #else
 typedef double* soa_own;
 typedef const double* soa_own_in;
+#endif
+#if !defined(__AVX__)
+
+// J
+void jacobian(const double* q, double* J) {
+
+  // sin and cos of the joint angles, all at once: one vectorised loop
+  const double soa_angle[8] = {q[1], q[2], q[3], q[4], q[5], q[6], 0.0, 0.0};
+  double soa_sin[8], soa_cos[8];
+  soa_sincos_n(soa_angle, soa_sin, soa_cos, 8);
+
+  // panda_link2: kinematics
+  const double v0 = soa_sin[0];
+  const double v1 = soa_cos[0];
+
+  // panda_link3: kinematics
+  const double v2 = soa_sin[1];
+  const double v3 = soa_cos[1];
+
+  // panda_link4: kinematics
+  const double v4 = soa_sin[2];
+  const double v5 = soa_cos[2];
+
+  // panda_link5: kinematics
+  const double v6 = soa_sin[3];
+  const double v7 = soa_cos[3];
+
+  // panda_link6: kinematics
+  const double v8 = soa_sin[4];
+  const double v9 = soa_cos[4];
+
+  // panda_link7: kinematics
+  const double v10 = soa_sin[5];
+  const double v11 = soa_cos[5];
+
+  // column 0, panda_link3: phi* H*
+  const double v12 = v0 * (-0.316);
+  const double v13 = v2 * v12;
+  const double v14 = v3 * v12;
+  const double v15 = v0 * v3;
+  const double v16 = v0 * v2;
+
+  // column 0, panda_link4: phi* H*
+  const double v17 = v1 * 0.0825;
+  const double v18 = v16 * 0.0825;
+  const double v19 = v17 - v14;
+  const double v20 = v4 * v18;
+  const double v21 = v5 * v13;
+  const double v22 = v20 + v21;
+  const double v23 = v5 * v18;
+  const double v24 = v4 * v13;
+  const double v25 = v24 - v23;
+  const double v26 = v1 * v4;
+  const double v27 = v5 * v15;
+  const double v28 = v26 - v27;
+  const double v29 = v1 * v5;
+  const double v30 = v4 * v15;
+  const double v31 = v29 + v30;
+
+  // column 1, panda_link3: phi* H*
+  const double v32 = v3 * 0.316;
+  const double v33 = v2 * 0.316;
+
+  // column 1, panda_link4: phi* H*
+  const double v34 = v3 * 0.0825;
+  const double v35 = v4 * v34;
+  const double v36 = v5 * v32;
+  const double v37 = v36 - v35;
+  const double v38 = v5 * v34;
+  const double v39 = v4 * v32;
+  const double v40 = v38 + v39;
+  const double v41 = v2 * v5;
+  const double v42 = v2 * v4;
+
+  // column 0, panda_link5: phi* H* ... column 1, panda_link5: phi* H*: 2 steps alike, side by side
+  const soa_p2 p0_0 = soa_p2{v16, v3} * 0.384;
+  const soa_p2 p0_1 = soa_p2{v16, v3} * (-0.0825);
+  const soa_p2 p0_2 = soa_p2{v28, v41} * 0.384;
+  const soa_p2 p0_3 = soa_p2{v31, v42} * (-0.0825);
+  const soa_p2 p0_4 = p0_2 * soa_p2{-1.0, 1.0} + p0_3;
+  const soa_p2 p0_5 = p0_0 + soa_p2{v22, v37} * soa_p2{-1.0, 1.0};
+  const soa_p2 p0_6 = p0_1 * soa_p2{-1.0, 1.0} + soa_p2{v25, v40};
+  const soa_p2 p0_7 = p0_4 + soa_p2{v19, v33};
+  const soa_p2 p0_8 = v6 * p0_7;
+  const soa_p2 p0_9 = v7 * p0_5;
+  const soa_p2 p0_10 = p0_8 * soa_p2{1.0, -1.0} + p0_9;
+  const soa_p2 p0_11 = v7 * p0_7;
+  const soa_p2 p0_12 = v6 * p0_5;
+  const soa_p2 p0_13 = p0_11 + p0_12 * soa_p2{-1.0, 1.0};
+  const soa_p2 p0_14 = soa_p2{v6, v3} * soa_p2{v16, v6};
+  const soa_p2 p0_15 = v7 * soa_p2{v28, v41};
+  const soa_p2 p0_16 = p0_14 + p0_15;
+  const soa_p2 p0_17 = soa_p2{v7, v3} * soa_p2{v16, v7};
+  const soa_p2 p0_18 = v6 * soa_p2{v28, v41};
+  const soa_p2 p0_19 = p0_17 - p0_18;
+
+  // column 0, panda_link6: phi* H* ... column 1, panda_link6: phi* H*: 2 steps alike, side by side
+  const soa_p2 p1_0 = v8 * p0_6;
+  const soa_p2 p1_1 = v9 * p0_10;
+  const soa_p2 p1_2 = p1_0 * soa_p2{1.0, -1.0} + p1_1;
+  const soa_p2 p1_3 = v9 * p0_6;
+  const soa_p2 p1_4 = v8 * p0_10;
+  const soa_p2 p1_5 = p1_3 + p1_4 * soa_p2{-1.0, 1.0};
+  const soa_p2 p1_6 = v8 * soa_p2{v31, v42};
+  const soa_p2 p1_7 = v9 * p0_16;
+  const soa_p2 p1_8 = p1_6 * soa_p2{1.0, -1.0} + p1_7;
+  const soa_p2 p1_9 = v9 * soa_p2{v31, v42};
+  const soa_p2 p1_10 = v8 * p0_16;
+  const soa_p2 p1_11 = p1_9 + p1_10 * soa_p2{-1.0, 1.0};
+
+  // column 0, panda_link7: phi* H* ... column 1, panda_link7: phi* H*: 2 steps alike, side by side
+  const soa_p2 p2_0 = p0_19 * 0.088;
+  const soa_p2 p2_1 = p1_11 * 0.088;
+  const soa_p2 p2_2 = p2_0 * soa_p2{-1.0, 1.0} + p1_5;
+  const soa_p2 p2_3 = p2_1 + p0_13;
+  const soa_p2 p2_4 = v10 * p2_3;
+  const soa_p2 p2_5 = v11 * p1_2;
+  const soa_p2 p2_6 = p2_4 * soa_p2{-1.0, 1.0} + p2_5;
+  const soa_p2 p2_7 = v11 * p2_3;
+  const soa_p2 p2_8 = v10 * p1_2;
+  const soa_p2 p2_9 = p2_7 + p2_8 * soa_p2{1.0, -1.0};
+  const soa_p2 p2_10 = v10 * p0_19;
+  const soa_p2 p2_11 = v11 * p1_8;
+  const soa_p2 p2_12 = p2_11 - p2_10;
+  const soa_p2 p2_13 = v11 * p0_19;
+  const soa_p2 p2_14 = v10 * p1_8;
+  const soa_p2 p2_15 = p2_13 + p2_14;
+
+  // column 0, panda_link7: phi* H*
+  const double v139 = -p2_2[0];
+  const double v140 = -p1_11[0];
+
+  // column 0, panda_link7: B* ... column 1, panda_link7: B*: 2 steps alike, side by side
+  const soa_p2 p3_0 = p2_15 * 0.2104;
+  const soa_p2 p3_1 = p2_12 * 0.2104;
+  const soa_p2 p3_2 = p2_6 - p3_0;
+  const soa_p2 p3_3 = p3_1 * soa_p2{1.0, -1.0} + p2_9;
+  const soa_p2 p3_4 = p3_3 * (-0.7071067811865476);
+  const soa_p2 p3_5 = p3_2 * 0.7071067811865475;
+  const soa_p2 p3_6 = p3_4 * soa_p2{-1.0, 1.0} + p3_5;
+  const soa_p2 p3_7 = p3_3 * 0.7071067811865475;
+  const soa_p2 p3_8 = p3_2 * 0.7071067811865476;
+  const soa_p2 p3_9 = p3_7 * soa_p2{-1.0, 1.0} + p3_8;
+  const soa_p2 p3_10 = p2_15 * (-0.7071067811865476);
+  const soa_p2 p3_11 = p2_12 * 0.7071067811865475;
+  const soa_p2 p3_12 = p3_11 - p3_10;
+  const soa_p2 p3_13 = p2_15 * 0.7071067811865475;
+  const soa_p2 p3_14 = p2_12 * 0.7071067811865476;
+  const soa_p2 p3_15 = p3_14 - p3_13;
+
+  // column 2, panda_link5: phi* H*
+  const double v173 = v4 * 0.384;
+  const double v174 = v5 * (-0.0825);
+  const double v175 = v174 - v173;
+  const double v176 = (-0.0825) - v175;
+  const double v177 = v6 * v176;
+  const double v178 = v7 * v176;
+  const double v179 = v4 * v7;
+  const double v180 = v4 * v6;
+
+  // column 2, panda_link6: phi* H*
+  const double v181 = v9 * v177;
+  const double v182 = v8 * v177;
+  const double v183 = v5 * v8;
+  const double v184 = v9 * v179;
+  const double v185 = v183 + v184;
+  const double v186 = v5 * v9;
+  const double v187 = v8 * v179;
+  const double v188 = v186 - v187;
+
+  // column 2, panda_link7: phi* H*
+  const double v189 = 0.088 * v180;
+  const double v190 = 0.088 * v188;
+  const double v191 = v182 + v189;
+  const double v192 = v178 - v190;
+  const double v193 = v10 * v192;
+  const double v194 = v11 * v181;
+  const double v195 = v193 - v194;
+  const double v196 = v11 * v192;
+  const double v197 = v10 * v181;
+  const double v198 = v196 + v197;
+  const double v199 = -v191;
+  const double v200 = v10 * v180;
+  const double v201 = v11 * v185;
+  const double v202 = v200 + v201;
+  const double v203 = v11 * v180;
+  const double v204 = v10 * v185;
+  const double v205 = v203 - v204;
+  const double v206 = -v188;
+
+  // column 3, panda_link5: phi* H*
+  const double v207 = v7 * (-0.384);
+  const double v208 = v6 * (-0.384);
+
+  // column 3, panda_link6: phi* H*
+  const double v209 = v8 * (-0.0825);
+  const double v210 = v9 * v207;
+  const double v211 = v209 + v210;
+  const double v212 = v9 * (-0.0825);
+  const double v213 = v8 * v207;
+  const double v214 = v212 - v213;
+  const double v215 = v6 * v9;
+  const double v216 = v6 * v8;
+  const double v217 = -v216;
+
+  // column 3, panda_link7: phi* H*
+  const double v218 = v7 * 0.088;
+  const double v219 = 0.088 * v216;
+  const double v220 = v214 + v218;
+  const double v221 = v208 - v219;
+  const double v222 = v10 * v221;
+  const double v223 = v11 * v211;
+  const double v224 = v222 + v223;
+  const double v225 = v11 * v221;
+  const double v226 = v10 * v211;
+  const double v227 = v225 - v226;
+  const double v228 = -v220;
+  const double v229 = v7 * v10;
+  const double v230 = v11 * v215;
+  const double v231 = v229 - v230;
+  const double v232 = v7 * v11;
+  const double v233 = v10 * v215;
+  const double v234 = v232 + v233;
+
+  // column 3, panda_link7: B* ... column 2, panda_link7: B*: 2 steps alike, side by side
+  const soa_p2 p4_0 = soa_p2{v234, v205} * 0.2104;
+  const soa_p2 p4_1 = soa_p2{v231, v202} * 0.2104;
+  const soa_p2 p4_2 = p4_0 + soa_p2{v224, v195};
+  const soa_p2 p4_3 = soa_p2{v227, v198} - p4_1;
+  const soa_p2 p4_4 = p4_3 * (-0.7071067811865476);
+  const soa_p2 p4_5 = p4_2 * 0.7071067811865475;
+  const soa_p2 p4_6 = p4_4 + p4_5;
+  const soa_p2 p4_7 = p4_3 * 0.7071067811865475;
+  const soa_p2 p4_8 = p4_2 * 0.7071067811865476;
+  const soa_p2 p4_9 = p4_7 + p4_8;
+  const soa_p2 p4_10 = soa_p2{v234, v205} * (-0.7071067811865476);
+  const soa_p2 p4_11 = soa_p2{v231, v202} * 0.7071067811865475;
+  const soa_p2 p4_12 = p4_10 + p4_11;
+  const soa_p2 p4_13 = soa_p2{v234, v205} * 0.7071067811865475;
+  const soa_p2 p4_14 = soa_p2{v231, v202} * 0.7071067811865476;
+  const soa_p2 p4_15 = p4_13 + p4_14;
+
+  // column 4, panda_link7: phi* H*
+  const double v267 = v9 * 0.088;
+  const double v268 = v10 * v267;
+  const double v269 = v11 * v267;
+  const double v270 = v8 * v11;
+  const double v271 = v8 * v10;
+  const double v272 = -v9;
+
+  // column 4, panda_link7: B*
+  const double v273 = 0.2104 * v271;
+  const double v274 = 0.2104 * v270;
+  const double v275 = v268 + v273;
+  const double v276 = v269 + v274;
+  const double v277 = (-0.7071067811865476) * v276;
+  const double v278 = 0.7071067811865475 * v275;
+  const double v279 = v277 + v278;
+  const double v280 = -v279;
+  const double v281 = 0.7071067811865475 * v276;
+  const double v282 = 0.7071067811865476 * v275;
+  const double v283 = v281 + v282;
+  const double v284 = -v283;
+  const double v285 = (-0.7071067811865476) * v271;
+  const double v286 = 0.7071067811865475 * v270;
+  const double v287 = v286 - v285;
+  const double v288 = 0.7071067811865475 * v271;
+  const double v289 = 0.7071067811865476 * v270;
+  const double v290 = v289 - v288;
+
+  // column 5, panda_link7: B*
+  const double v291 = v10 * (-0.14877526676164962);
+  const double v292 = v11 * 0.1487752667616496;
+  const double v293 = v292 - v291;
+  const double v294 = v10 * 0.1487752667616496;
+  const double v295 = v11 * 0.14877526676164962;
+  const double v296 = v295 - v294;
+  const double v297 = v11 * (-0.7071067811865476);
+  const double v298 = v10 * 0.7071067811865475;
+  const double v299 = v297 + v298;
+  const double v300 = v11 * 0.7071067811865475;
+  const double v301 = v10 * 0.7071067811865476;
+  const double v302 = v300 + v301;
+
+  // output
+  J[0] = p3_12[0];
+  J[1] = p3_15[0];
+  J[2] = v140;
+  J[3] = p3_6[0];
+  J[4] = p3_9[0];
+  J[5] = v139;
+  J[6] = p3_12[1];
+  J[7] = p3_15[1];
+  J[8] = p1_11[1];
+  J[9] = p3_6[1];
+  J[10] = p3_9[1];
+  J[11] = p2_2[1];
+  J[12] = p4_12[1];
+  J[13] = p4_15[1];
+  J[14] = v206;
+  J[15] = p4_6[1];
+  J[16] = p4_9[1];
+  J[17] = v199;
+  J[18] = p4_12[0];
+  J[19] = p4_15[0];
+  J[20] = v217;
+  J[21] = p4_6[0];
+  J[22] = p4_9[0];
+  J[23] = v228;
+  J[24] = v287;
+  J[25] = v290;
+  J[26] = v272;
+  J[27] = v280;
+  J[28] = v284;
+  J[30] = v299;
+  J[31] = v302;
+  J[33] = v293;
+  J[34] = v296;
+
+  // outputs that are constants or inputs
+  J[29] = 0.0;
+  J[32] = 0.0;
+  J[35] = (-0.088);
+  J[36] = 0.0;
+  J[37] = 0.0;
+  J[38] = 1.0;
+  for (int i = 39; i < 54; ++i) J[i] = 0.0;
+}
 #endif
 #if defined(__AVX__)
 
@@ -1231,11 +1559,11 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p0_4 = v381 * soa_p4{v942, v966};
   const soa_p4 p0_5 = v382 * soa_p4{v942, v966};
   const soa_p4 p0_6 = soa_p4{v939, v963} - p0_0;
-  const soa_p4 p0_7 = soa_p4{v930, v954} + p0_1;
+  const soa_p4 p0_7 = p0_1 + soa_p4{v930, v954};
   const soa_p4 p0_8 = soa_p4{v942, v966} - p0_2;
   const soa_p4 p0_9 = soa_p4{v933, v957} - p0_3;
   const soa_p4 p0_10 = soa_p4{v928, v952} - p0_4;
-  const soa_p4 p0_11 = soa_p4{v936, v960} + p0_5;
+  const soa_p4 p0_11 = p0_5 + soa_p4{v936, v960};
   const soa_p4 p0_12 = v273 * p0_10;
   const soa_p4 p0_13 = v274 * p0_9;
   const soa_p4 p0_14 = p0_13 - p0_12;
@@ -1271,8 +1599,8 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p2_7 = p0_30 - p2_1;
   const soa_p4 p2_8 = p0_31 - p2_2;
   const soa_p4 p2_9 = p0_14 - p2_3;
-  const soa_p4 p2_10 = p0_11 + p2_4;
-  const soa_p4 p2_11 = p0_17 + p2_5;
+  const soa_p4 p2_10 = p2_4 + p0_11;
+  const soa_p4 p2_11 = p2_5 + p0_17;
   const soa_p4 p2_12 = v425 * p2_10;
   const soa_p4 p2_13 = v426 * p2_9;
   const soa_p4 p2_14 = p2_12 + p2_13;
@@ -1412,10 +1740,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p5_4 = v381 * soa_p4{v1162, v1190, v1128};
   const soa_p4 p5_5 = v382 * soa_p4{v1162, v1190, v1128};
   const soa_p4 p5_6 = soa_p4{v1159, v1187, v1125} - p5_0;
-  const soa_p4 p5_7 = soa_p4{v1148, v1176, v1114} + p5_1;
+  const soa_p4 p5_7 = p5_1 + soa_p4{v1148, v1176, v1114};
   const soa_p4 p5_8 = soa_p4{v1162, v1190, v1128} - p5_2;
   const soa_p4 p5_9 = soa_p4{v1153, v1181, v1119} - p5_3;
-  const soa_p4 p5_10 = soa_p4{v1150, v1178, v1116} + p5_4;
+  const soa_p4 p5_10 = p5_4 + soa_p4{v1150, v1178, v1116};
   const soa_p4 p5_11 = soa_p4{v1156, v1184, v1122} - p5_5;
   const soa_p4 p5_12 = v273 * p5_10;
   const soa_p4 p5_13 = v274 * p5_9;
@@ -1481,10 +1809,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p9_3 = v761 * p7_27;
   const soa_p4 p9_4 = v762 * p7_27;
   const soa_p4 p9_5 = p7_22 - p9_0;
-  const soa_p4 p9_6 = p7_26 + p9_1;
+  const soa_p4 p9_6 = p9_1 + p7_26;
   const soa_p4 p9_7 = p7_27 - p9_2;
   const soa_p4 p9_8 = p7_14 - p9_3;
-  const soa_p4 p9_9 = p7_11 + p9_4;
+  const soa_p4 p9_9 = p9_4 + p7_11;
   const soa_p4 p9_10 = v631 * p9_9;
   const soa_p4 p9_11 = v632 * p9_8;
   const soa_p4 p9_12 = p9_10 + p9_11;
@@ -1509,7 +1837,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p11_0 = v898 * p9_25;
   const soa_p4 p11_1 = v899 * p9_25;
   const soa_p4 p11_2 = p9_24 - p11_0;
-  const soa_p4 p11_3 = p9_7 + p11_1;
+  const soa_p4 p11_3 = p11_1 + p9_7;
   const soa_p4 p11_4 = v794 * p11_3;
   const soa_p4 p11_5 = v793 * p11_2;
   const soa_p4 p11_6 = p11_4 - p11_5;
@@ -1616,7 +1944,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p14_3 = v761 * soa_p4{p2_27[0], p2_27[1], v1570};
   const soa_p4 p14_4 = v762 * soa_p4{p2_27[0], p2_27[1], v1570};
   const soa_p4 p14_5 = soa_p4{p2_22[0], p2_22[1], v1565} - p14_0;
-  const soa_p4 p14_6 = soa_p4{p2_26[0], p2_26[1], v1569} + p14_1;
+  const soa_p4 p14_6 = p14_1 + soa_p4{p2_26[0], p2_26[1], v1569};
   const soa_p4 p14_7 = soa_p4{p2_27[0], p2_27[1], v1570} - p14_2;
   const soa_p4 p14_8 = soa_p4{p2_14[0], p2_14[1], v1557} - p14_3;
   const soa_p4 p14_9 = soa_p4{p2_11[0], p2_11[1], v1554} - p14_4;
@@ -1644,7 +1972,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p4 p16_0 = v898 * p14_25;
   const soa_p4 p16_1 = v899 * p14_25;
   const soa_p4 p16_2 = p14_24 - p16_0;
-  const soa_p4 p16_3 = p14_7 + p16_1;
+  const soa_p4 p16_3 = p16_1 + p14_7;
   const soa_p4 p16_4 = v794 * p16_3;
   const soa_p4 p16_5 = v793 * p16_2;
   const soa_p4 p16_6 = p16_4 - p16_5;

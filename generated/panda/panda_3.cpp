@@ -1307,6 +1307,7 @@ void inverse_dynamics(const double* q, const double* qd, const double* qdd, doub
   tau[7] = v600;
   tau[8] = v599;
 }
+#if defined(__AVX__)
 
 // J
 void jacobian(const double* q, double* J) {
@@ -1364,304 +1365,176 @@ void jacobian(const double* q, double* J) {
   const double v30 = v4 * v15;
   const double v31 = v29 + v30;
 
-  // column 0, panda_link5: phi* H*
-  const double v32 = v16 * 0.384;
-  const double v33 = v16 * (-0.0825);
-  const double v34 = v28 * 0.384;
-  const double v35 = v31 * (-0.0825);
-  const double v36 = v35 - v34;
-  const double v37 = v32 - v22;
-  const double v38 = v25 - v33;
-  const double v39 = v19 + v36;
-  const double v40 = v6 * v39;
-  const double v41 = v7 * v37;
-  const double v42 = v40 + v41;
-  const double v43 = v7 * v39;
-  const double v44 = v6 * v37;
-  const double v45 = v43 - v44;
-  const double v46 = v6 * v16;
-  const double v47 = v7 * v28;
-  const double v48 = v46 + v47;
-  const double v49 = v7 * v16;
-  const double v50 = v6 * v28;
-  const double v51 = v49 - v50;
-
-  // column 0, panda_link6: phi* H*
-  const double v52 = v8 * v38;
-  const double v53 = v9 * v42;
-  const double v54 = v52 + v53;
-  const double v55 = v9 * v38;
-  const double v56 = v8 * v42;
-  const double v57 = v55 - v56;
-  const double v58 = v8 * v31;
-  const double v59 = v9 * v48;
-  const double v60 = v58 + v59;
-  const double v61 = v9 * v31;
-  const double v62 = v8 * v48;
-  const double v63 = v61 - v62;
-
-  // column 0, panda_link7: phi* H*
-  const double v64 = v51 * 0.088;
-  const double v65 = v63 * 0.088;
-  const double v66 = v57 - v64;
-  const double v67 = v45 + v65;
-  const double v68 = v10 * v67;
-  const double v69 = v11 * v54;
-  const double v70 = v69 - v68;
-  const double v71 = v11 * v67;
-  const double v72 = v10 * v54;
-  const double v73 = v71 + v72;
-  const double v74 = -v66;
-  const double v75 = v10 * v51;
-  const double v76 = v11 * v60;
-  const double v77 = v76 - v75;
-  const double v78 = v11 * v51;
-  const double v79 = v10 * v60;
-  const double v80 = v78 + v79;
-  const double v81 = -v63;
-
-  // column 0, panda_link7: B*
-  const double v82 = v80 * 0.2104;
-  const double v83 = v77 * 0.2104;
-  const double v84 = v70 - v82;
-  const double v85 = v73 + v83;
-  const double v86 = v85 * (-0.7071067811865476);
-  const double v87 = 0.7071067811865475 * v84;
-  const double v88 = v87 - v86;
-  const double v89 = 0.7071067811865475 * v85;
-  const double v90 = 0.7071067811865476 * v84;
-  const double v91 = v90 - v89;
-  const double v92 = v80 * (-0.7071067811865476);
-  const double v93 = 0.7071067811865475 * v77;
-  const double v94 = v93 - v92;
-  const double v95 = 0.7071067811865475 * v80;
-  const double v96 = 0.7071067811865476 * v77;
-  const double v97 = v96 - v95;
-
   // column 1, panda_link3: phi* H*
-  const double v98 = v3 * 0.316;
-  const double v99 = v2 * 0.316;
+  const double v32 = v3 * 0.316;
+  const double v33 = v2 * 0.316;
 
   // column 1, panda_link4: phi* H*
-  const double v100 = v3 * 0.0825;
-  const double v101 = v4 * v100;
-  const double v102 = v5 * v98;
-  const double v103 = v102 - v101;
-  const double v104 = v5 * v100;
-  const double v105 = v4 * v98;
-  const double v106 = v104 + v105;
-  const double v107 = v2 * v5;
-  const double v108 = v2 * v4;
+  const double v34 = v3 * 0.0825;
+  const double v35 = v4 * v34;
+  const double v36 = v5 * v32;
+  const double v37 = v36 - v35;
+  const double v38 = v5 * v34;
+  const double v39 = v4 * v32;
+  const double v40 = v38 + v39;
+  const double v41 = v2 * v5;
+  const double v42 = v2 * v4;
 
-  // column 1, panda_link5: phi* H*
-  const double v109 = v3 * 0.384;
-  const double v110 = v3 * (-0.0825);
-  const double v111 = 0.384 * v107;
-  const double v112 = (-0.0825) * v108;
-  const double v113 = v111 + v112;
-  const double v114 = v103 + v109;
-  const double v115 = v106 + v110;
-  const double v116 = v99 + v113;
-  const double v117 = v6 * v116;
-  const double v118 = v7 * v114;
-  const double v119 = v118 - v117;
-  const double v120 = v7 * v116;
-  const double v121 = v6 * v114;
-  const double v122 = v120 + v121;
-  const double v123 = v3 * v6;
-  const double v124 = v7 * v107;
-  const double v125 = v123 + v124;
-  const double v126 = v3 * v7;
-  const double v127 = v6 * v107;
-  const double v128 = v126 - v127;
+  // column 0, panda_link5: phi* H* ... column 1, panda_link5: phi* H*: 2 steps alike, side by side
+  const soa_p4 p0_0 = soa_p4{v16, v3} * 0.384;
+  const soa_p4 p0_1 = soa_p4{v16, v3} * (-0.0825);
+  const soa_p4 p0_2 = soa_p4{v28, v41} * 0.384;
+  const soa_p4 p0_3 = soa_p4{v31, v42} * (-0.0825);
+  const soa_p4 p0_4 = p0_2 * soa_p4{-1.0, 1.0} + p0_3;
+  const soa_p4 p0_5 = p0_0 + soa_p4{v22, v37} * soa_p4{-1.0, 1.0};
+  const soa_p4 p0_6 = p0_1 * soa_p4{-1.0, 1.0} + soa_p4{v25, v40};
+  const soa_p4 p0_7 = p0_4 + soa_p4{v19, v33};
+  const soa_p4 p0_8 = v6 * p0_7;
+  const soa_p4 p0_9 = v7 * p0_5;
+  const soa_p4 p0_10 = p0_8 * soa_p4{1.0, -1.0} + p0_9;
+  const soa_p4 p0_11 = v7 * p0_7;
+  const soa_p4 p0_12 = v6 * p0_5;
+  const soa_p4 p0_13 = p0_11 + p0_12 * soa_p4{-1.0, 1.0};
+  const soa_p4 p0_14 = soa_p4{v6, v3} * soa_p4{v16, v6};
+  const soa_p4 p0_15 = v7 * soa_p4{v28, v41};
+  const soa_p4 p0_16 = p0_14 + p0_15;
+  const soa_p4 p0_17 = soa_p4{v7, v3} * soa_p4{v16, v7};
+  const soa_p4 p0_18 = v6 * soa_p4{v28, v41};
+  const soa_p4 p0_19 = p0_17 - p0_18;
 
-  // column 1, panda_link6: phi* H*
-  const double v129 = v8 * v115;
-  const double v130 = v9 * v119;
-  const double v131 = v130 - v129;
-  const double v132 = v9 * v115;
-  const double v133 = v8 * v119;
-  const double v134 = v132 + v133;
-  const double v135 = v8 * v108;
-  const double v136 = v9 * v125;
-  const double v137 = v136 - v135;
-  const double v138 = v9 * v108;
-  const double v139 = v8 * v125;
-  const double v140 = v138 + v139;
+  // column 0, panda_link6: phi* H* ... column 1, panda_link6: phi* H*: 2 steps alike, side by side
+  const soa_p4 p1_0 = v8 * p0_6;
+  const soa_p4 p1_1 = v9 * p0_10;
+  const soa_p4 p1_2 = p1_0 * soa_p4{1.0, -1.0} + p1_1;
+  const soa_p4 p1_3 = v9 * p0_6;
+  const soa_p4 p1_4 = v8 * p0_10;
+  const soa_p4 p1_5 = p1_3 + p1_4 * soa_p4{-1.0, 1.0};
+  const soa_p4 p1_6 = v8 * soa_p4{v31, v42};
+  const soa_p4 p1_7 = v9 * p0_16;
+  const soa_p4 p1_8 = p1_6 * soa_p4{1.0, -1.0} + p1_7;
+  const soa_p4 p1_9 = v9 * soa_p4{v31, v42};
+  const soa_p4 p1_10 = v8 * p0_16;
+  const soa_p4 p1_11 = p1_9 + p1_10 * soa_p4{-1.0, 1.0};
 
-  // column 1, panda_link7: phi* H*
-  const double v141 = 0.088 * v128;
-  const double v142 = 0.088 * v140;
-  const double v143 = v134 + v141;
-  const double v144 = v122 + v142;
-  const double v145 = v10 * v144;
-  const double v146 = v11 * v131;
-  const double v147 = v145 + v146;
-  const double v148 = v11 * v144;
-  const double v149 = v10 * v131;
-  const double v150 = v148 - v149;
-  const double v151 = v10 * v128;
-  const double v152 = v11 * v137;
-  const double v153 = v152 - v151;
-  const double v154 = v11 * v128;
-  const double v155 = v10 * v137;
-  const double v156 = v154 + v155;
-
-  // column 1, panda_link7: B*
-  const double v157 = 0.2104 * v156;
-  const double v158 = 0.2104 * v153;
-  const double v159 = v147 - v157;
-  const double v160 = v150 - v158;
-  const double v161 = (-0.7071067811865476) * v160;
-  const double v162 = 0.7071067811865475 * v159;
-  const double v163 = v161 + v162;
-  const double v164 = 0.7071067811865475 * v160;
-  const double v165 = 0.7071067811865476 * v159;
-  const double v166 = v164 + v165;
-  const double v167 = (-0.7071067811865476) * v156;
-  const double v168 = 0.7071067811865475 * v153;
-  const double v169 = v168 - v167;
-  const double v170 = 0.7071067811865475 * v156;
-  const double v171 = 0.7071067811865476 * v153;
-  const double v172 = v171 - v170;
+  // column 0, panda_link7: phi* H*
+  const double v107 = -p1_11[0];
 
   // column 2, panda_link5: phi* H*
-  const double v173 = v4 * 0.384;
-  const double v174 = v5 * (-0.0825);
-  const double v175 = v174 - v173;
-  const double v176 = (-0.0825) - v175;
-  const double v177 = v6 * v176;
-  const double v178 = v7 * v176;
-  const double v179 = v4 * v7;
-  const double v180 = v4 * v6;
+  const double v108 = v4 * 0.384;
+  const double v109 = v5 * (-0.0825);
+  const double v110 = v109 - v108;
+  const double v111 = (-0.0825) - v110;
+  const double v112 = v6 * v111;
+  const double v113 = v7 * v111;
+  const double v114 = v4 * v7;
+  const double v115 = v4 * v6;
 
   // column 2, panda_link6: phi* H*
-  const double v181 = v9 * v177;
-  const double v182 = v8 * v177;
-  const double v183 = v5 * v8;
-  const double v184 = v9 * v179;
-  const double v185 = v183 + v184;
-  const double v186 = v5 * v9;
-  const double v187 = v8 * v179;
-  const double v188 = v186 - v187;
+  const double v116 = v9 * v112;
+  const double v117 = v8 * v112;
+  const double v118 = v5 * v8;
+  const double v119 = v9 * v114;
+  const double v120 = v118 + v119;
+  const double v121 = v5 * v9;
+  const double v122 = v8 * v114;
+  const double v123 = v121 - v122;
 
   // column 2, panda_link7: phi* H*
-  const double v189 = 0.088 * v180;
-  const double v190 = 0.088 * v188;
-  const double v191 = v182 + v189;
-  const double v192 = v178 - v190;
-  const double v193 = v10 * v192;
-  const double v194 = v11 * v181;
-  const double v195 = v193 - v194;
-  const double v196 = v11 * v192;
-  const double v197 = v10 * v181;
-  const double v198 = v196 + v197;
-  const double v199 = -v191;
-  const double v200 = v10 * v180;
-  const double v201 = v11 * v185;
-  const double v202 = v200 + v201;
-  const double v203 = v11 * v180;
-  const double v204 = v10 * v185;
-  const double v205 = v203 - v204;
-  const double v206 = -v188;
-
-  // column 2, panda_link7: B*
-  const double v207 = 0.2104 * v205;
-  const double v208 = 0.2104 * v202;
-  const double v209 = v195 + v207;
-  const double v210 = v198 - v208;
-  const double v211 = (-0.7071067811865476) * v210;
-  const double v212 = 0.7071067811865475 * v209;
-  const double v213 = v211 + v212;
-  const double v214 = 0.7071067811865475 * v210;
-  const double v215 = 0.7071067811865476 * v209;
-  const double v216 = v214 + v215;
-  const double v217 = (-0.7071067811865476) * v205;
-  const double v218 = 0.7071067811865475 * v202;
-  const double v219 = v217 + v218;
-  const double v220 = 0.7071067811865475 * v205;
-  const double v221 = 0.7071067811865476 * v202;
-  const double v222 = v220 + v221;
+  const double v124 = -v123;
 
   // column 3, panda_link5: phi* H*
-  const double v223 = v7 * (-0.384);
-  const double v224 = v6 * (-0.384);
+  const double v125 = v7 * (-0.384);
+  const double v126 = v6 * (-0.384);
 
   // column 3, panda_link6: phi* H*
-  const double v225 = v8 * (-0.0825);
-  const double v226 = v9 * v223;
-  const double v227 = v225 + v226;
-  const double v228 = v9 * (-0.0825);
-  const double v229 = v8 * v223;
-  const double v230 = v228 - v229;
-  const double v231 = v6 * v9;
-  const double v232 = v6 * v8;
-  const double v233 = -v232;
+  const double v127 = v8 * (-0.0825);
+  const double v128 = v9 * v125;
+  const double v129 = v127 + v128;
+  const double v130 = v9 * (-0.0825);
+  const double v131 = v8 * v125;
+  const double v132 = v130 - v131;
+  const double v133 = v6 * v9;
+  const double v134 = v6 * v8;
+
+  // column 3, panda_link7: phi* H* ... column 2, panda_link7: phi* H*: 4 steps alike, side by side
+  const soa_p4 p2_0 = soa_p4{v7, p0_19[0], p0_19[1], v115} * 0.088;
+  const soa_p4 p2_1 = soa_p4{v134, p1_11[0], p1_11[1], v123} * 0.088;
+  const soa_p4 p2_2 = p2_0 * soa_p4{1.0, -1.0, 1.0, 1.0} + soa_p4{v132, p1_5[0], p1_5[1], v117};
+  const soa_p4 p2_3 = p2_1 * soa_p4{-1.0, 1.0, 1.0, -1.0} + soa_p4{v126, p0_13[0], p0_13[1], v113};
+  const soa_p4 p2_4 = v10 * p2_3;
+  const soa_p4 p2_5 = v11 * soa_p4{v129, p1_2[0], p1_2[1], v116};
+  const soa_p4 p2_6 = p2_4 * soa_p4{1.0, -1.0, 1.0, 1.0} + p2_5 * soa_p4{1.0, 1.0, 1.0, -1.0};
+  const soa_p4 p2_7 = v11 * p2_3;
+  const soa_p4 p2_8 = v10 * soa_p4{v129, p1_2[0], p1_2[1], v116};
+  const soa_p4 p2_9 = p2_7 + p2_8 * soa_p4{-1.0, 1.0, -1.0, 1.0};
+  const soa_p4 p2_10 = soa_p4{v7, v10, v10, v10} * soa_p4{v10, p0_19[0], p0_19[1], v115};
+  const soa_p4 p2_11 = v11 * soa_p4{v133, p1_8[0], p1_8[1], v120};
+  const soa_p4 p2_12 = p2_10 * soa_p4{1.0, -1.0, -1.0, 1.0} + p2_11 * soa_p4{-1.0, 1.0, 1.0, 1.0};
+  const soa_p4 p2_13 = soa_p4{v7, v11, v11, v11} * soa_p4{v11, p0_19[0], p0_19[1], v115};
+  const soa_p4 p2_14 = v10 * soa_p4{v133, p1_8[0], p1_8[1], v120};
+  const soa_p4 p2_15 = p2_13 + p2_14 * soa_p4{1.0, 1.0, 1.0, -1.0};
+
+  // column 0, panda_link7: phi* H*
+  const double v199 = -p2_2[1];
+
+  // column 2, panda_link7: phi* H*
+  const double v200 = -p2_2[3];
+
+  // column 3, panda_link7: B* ... column 2, panda_link7: B*: 2 steps alike, side by side
+  const soa_p4 p3_0 = soa_shuffle<0, 3, 3, 3>(p2_15) * 0.2104;
+  const soa_p4 p3_1 = soa_shuffle<0, 3, 3, 3>(p2_12) * 0.2104;
+  const soa_p4 p3_2 = p3_0 + soa_shuffle<0, 3, 3, 3>(p2_6);
+  const soa_p4 p3_3 = soa_shuffle<0, 3, 3, 3>(p2_9) - p3_1;
+  const soa_p4 p3_4 = p3_3 * (-0.7071067811865476);
+  const soa_p4 p3_5 = p3_2 * 0.7071067811865475;
+  const soa_p4 p3_6 = p3_4 + p3_5;
+  const soa_p4 p3_7 = p3_3 * 0.7071067811865475;
+  const soa_p4 p3_8 = p3_2 * 0.7071067811865476;
+  const soa_p4 p3_9 = p3_7 + p3_8;
+  const soa_p4 p3_10 = soa_shuffle<0, 3, 3, 3>(p2_15) * (-0.7071067811865476);
+  const soa_p4 p3_11 = soa_shuffle<0, 3, 3, 3>(p2_12) * 0.7071067811865475;
+  const soa_p4 p3_12 = p3_10 + p3_11;
+  const soa_p4 p3_13 = soa_shuffle<0, 3, 3, 3>(p2_15) * 0.7071067811865475;
+  const soa_p4 p3_14 = soa_shuffle<0, 3, 3, 3>(p2_12) * 0.7071067811865476;
+  const soa_p4 p3_15 = p3_13 + p3_14;
+
+  // column 3, panda_link6: phi* H*
+  const double v233 = -v134;
 
   // column 3, panda_link7: phi* H*
-  const double v234 = v7 * 0.088;
-  const double v235 = 0.088 * v232;
-  const double v236 = v230 + v234;
-  const double v237 = v224 - v235;
-  const double v238 = v10 * v237;
-  const double v239 = v11 * v227;
-  const double v240 = v238 + v239;
-  const double v241 = v11 * v237;
-  const double v242 = v10 * v227;
-  const double v243 = v241 - v242;
-  const double v244 = -v236;
-  const double v245 = v7 * v10;
-  const double v246 = v11 * v231;
-  const double v247 = v245 - v246;
-  const double v248 = v7 * v11;
-  const double v249 = v10 * v231;
-  const double v250 = v248 + v249;
-
-  // column 3, panda_link7: B*
-  const double v251 = 0.2104 * v250;
-  const double v252 = 0.2104 * v247;
-  const double v253 = v240 + v251;
-  const double v254 = v243 - v252;
-  const double v255 = (-0.7071067811865476) * v254;
-  const double v256 = 0.7071067811865475 * v253;
-  const double v257 = v255 + v256;
-  const double v258 = 0.7071067811865475 * v254;
-  const double v259 = 0.7071067811865476 * v253;
-  const double v260 = v258 + v259;
-  const double v261 = (-0.7071067811865476) * v250;
-  const double v262 = 0.7071067811865475 * v247;
-  const double v263 = v261 + v262;
-  const double v264 = 0.7071067811865475 * v250;
-  const double v265 = 0.7071067811865476 * v247;
-  const double v266 = v264 + v265;
+  const double v234 = -p2_2[0];
 
   // column 4, panda_link7: phi* H*
-  const double v267 = v9 * 0.088;
-  const double v268 = v10 * v267;
-  const double v269 = v11 * v267;
-  const double v270 = v8 * v11;
-  const double v271 = v8 * v10;
-  const double v272 = -v9;
+  const double v235 = v9 * 0.088;
+  const double v236 = v10 * v235;
+  const double v237 = v11 * v235;
+  const double v238 = v8 * v11;
+  const double v239 = v8 * v10;
+
+  // column 4, panda_link7: B* ... column 1, panda_link7: B*: 3 steps alike, side by side
+  const soa_p4 p4_0 = soa_p4{v239, p2_15[1], p2_15[2]} * 0.2104;
+  const soa_p4 p4_1 = soa_p4{v238, p2_12[1], p2_12[2]} * 0.2104;
+  const soa_p4 p4_2 = p4_0 * soa_p4{1.0, -1.0, -1.0} + soa_p4{v236, p2_6[1], p2_6[2]};
+  const soa_p4 p4_3 = p4_1 * soa_p4{1.0, 1.0, -1.0} + soa_p4{v237, p2_9[1], p2_9[2]};
+  const soa_p4 p4_4 = p4_3 * (-0.7071067811865476);
+  const soa_p4 p4_5 = p4_2 * 0.7071067811865475;
+  const soa_p4 p4_6 = p4_4 * soa_p4{1.0, -1.0, 1.0} + p4_5;
+  const soa_p4 p4_7 = p4_3 * 0.7071067811865475;
+  const soa_p4 p4_8 = p4_2 * 0.7071067811865476;
+  const soa_p4 p4_9 = p4_7 * soa_p4{1.0, -1.0, 1.0} + p4_8;
+  const soa_p4 p4_10 = soa_p4{v239, p2_15[1], p2_15[2]} * (-0.7071067811865476);
+  const soa_p4 p4_11 = soa_p4{v238, p2_12[1], p2_12[2]} * 0.7071067811865475;
+  const soa_p4 p4_12 = p4_11 - p4_10;
+  const soa_p4 p4_13 = soa_p4{v239, p2_15[1], p2_15[2]} * 0.7071067811865475;
+  const soa_p4 p4_14 = soa_p4{v238, p2_12[1], p2_12[2]} * 0.7071067811865476;
+  const soa_p4 p4_15 = p4_14 - p4_13;
+
+  // column 4, panda_link7: phi* H*
+  const double v288 = -v9;
 
   // column 4, panda_link7: B*
-  const double v273 = 0.2104 * v271;
-  const double v274 = 0.2104 * v270;
-  const double v275 = v268 + v273;
-  const double v276 = v269 + v274;
-  const double v277 = (-0.7071067811865476) * v276;
-  const double v278 = 0.7071067811865475 * v275;
-  const double v279 = v277 + v278;
-  const double v280 = -v279;
-  const double v281 = 0.7071067811865475 * v276;
-  const double v282 = 0.7071067811865476 * v275;
-  const double v283 = v281 + v282;
-  const double v284 = -v283;
-  const double v285 = (-0.7071067811865476) * v271;
-  const double v286 = 0.7071067811865475 * v270;
-  const double v287 = v286 - v285;
-  const double v288 = 0.7071067811865475 * v271;
-  const double v289 = 0.7071067811865476 * v270;
-  const double v290 = v289 - v288;
+  const double v289 = -p4_6[0];
+  const double v290 = -p4_9[0];
 
   // column 5, panda_link7: B*
   const double v291 = v10 * (-0.14877526676164962);
@@ -1678,35 +1551,35 @@ void jacobian(const double* q, double* J) {
   const double v302 = v300 + v301;
 
   // output
-  J[0] = v94;
-  J[1] = v97;
-  J[2] = v81;
-  J[3] = v88;
-  J[4] = v91;
-  J[5] = v74;
-  J[6] = v169;
-  J[7] = v172;
-  J[8] = v140;
-  J[9] = v163;
-  J[10] = v166;
-  J[11] = v143;
-  J[12] = v219;
-  J[13] = v222;
-  J[14] = v206;
-  J[15] = v213;
-  J[16] = v216;
-  J[17] = v199;
-  J[18] = v263;
-  J[19] = v266;
+  J[0] = p4_12[1];
+  J[1] = p4_15[1];
+  J[2] = v107;
+  J[3] = p4_6[1];
+  J[4] = p4_9[1];
+  J[5] = v199;
+  J[6] = p4_12[2];
+  J[7] = p4_15[2];
+  J[8] = p1_11[1];
+  J[9] = p4_6[2];
+  J[10] = p4_9[2];
+  J[11] = p2_2[2];
+  J[12] = p3_12[1];
+  J[13] = p3_15[1];
+  J[14] = v124;
+  J[15] = p3_6[1];
+  J[16] = p3_9[1];
+  J[17] = v200;
+  J[18] = p3_12[0];
+  J[19] = p3_15[0];
   J[20] = v233;
-  J[21] = v257;
-  J[22] = v260;
-  J[23] = v244;
-  J[24] = v287;
-  J[25] = v290;
-  J[26] = v272;
-  J[27] = v280;
-  J[28] = v284;
+  J[21] = p3_6[0];
+  J[22] = p3_9[0];
+  J[23] = v234;
+  J[24] = p4_12[0];
+  J[25] = p4_15[0];
+  J[26] = v288;
+  J[27] = v289;
+  J[28] = v290;
   J[30] = v299;
   J[31] = v302;
   J[33] = v293;
@@ -1721,6 +1594,7 @@ void jacobian(const double* q, double* J) {
   J[38] = 1.0;
   for (int i = 39; i < 54; ++i) J[i] = 0.0;
 }
+#endif
 #if !defined(__AVX__)
 
 // J calM^-1 J*
@@ -2753,11 +2627,11 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p1_4 = v381 * soa_p2{v943, v968};
   const soa_p2 p1_5 = v382 * soa_p2{v943, v968};
   const soa_p2 p1_6 = soa_p2{v940, v965} - p1_0;
-  const soa_p2 p1_7 = soa_p2{v931, v956} + p1_1;
+  const soa_p2 p1_7 = p1_1 + soa_p2{v931, v956};
   const soa_p2 p1_8 = soa_p2{v943, v968} - p1_2;
   const soa_p2 p1_9 = soa_p2{v934, v959} - p1_3;
   const soa_p2 p1_10 = soa_p2{v929, v954} - p1_4;
-  const soa_p2 p1_11 = soa_p2{v937, v962} + p1_5;
+  const soa_p2 p1_11 = p1_5 + soa_p2{v937, v962};
   const soa_p2 p1_12 = v273 * p1_10;
   const soa_p2 p1_13 = v274 * p1_9;
   const soa_p2 p1_14 = p1_13 - p1_12;
@@ -2793,8 +2667,8 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p3_7 = p1_30 - p3_1;
   const soa_p2 p3_8 = p1_31 - p3_2;
   const soa_p2 p3_9 = p1_14 - p3_3;
-  const soa_p2 p3_10 = p1_11 + p3_4;
-  const soa_p2 p3_11 = p1_17 + p3_5;
+  const soa_p2 p3_10 = p3_4 + p1_11;
+  const soa_p2 p3_11 = p3_5 + p1_17;
   const soa_p2 p3_12 = v425 * p3_10;
   const soa_p2 p3_13 = v426 * p3_9;
   const soa_p2 p3_14 = p3_12 + p3_13;
@@ -2822,7 +2696,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p5_3 = v761 * p3_27;
   const soa_p2 p5_4 = v762 * p3_27;
   const soa_p2 p5_5 = p3_22 - p5_0;
-  const soa_p2 p5_6 = p3_26 + p5_1;
+  const soa_p2 p5_6 = p5_1 + p3_26;
   const soa_p2 p5_7 = p3_27 - p5_2;
   const soa_p2 p5_8 = p3_14 - p5_3;
   const soa_p2 p5_9 = p3_11 - p5_4;
@@ -2850,7 +2724,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p7_0 = v898 * p5_25;
   const soa_p2 p7_1 = v899 * p5_25;
   const soa_p2 p7_2 = p5_24 - p7_0;
-  const soa_p2 p7_3 = p5_7 + p7_1;
+  const soa_p2 p7_3 = p7_1 + p5_7;
   const soa_p2 p7_4 = v794 * p7_3;
   const soa_p2 p7_5 = v793 * p7_2;
   const soa_p2 p7_6 = p7_4 - p7_5;
@@ -3102,10 +2976,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p10_4 = v381 * soa_p2{v1332, v1361};
   const soa_p2 p10_5 = v382 * soa_p2{v1332, v1361};
   const soa_p2 p10_6 = soa_p2{v1329, v1358} - p10_0;
-  const soa_p2 p10_7 = soa_p2{v1318, v1347} + p10_1;
+  const soa_p2 p10_7 = p10_1 + soa_p2{v1318, v1347};
   const soa_p2 p10_8 = soa_p2{v1332, v1361} - p10_2;
   const soa_p2 p10_9 = soa_p2{v1323, v1352} - p10_3;
-  const soa_p2 p10_10 = soa_p2{v1320, v1349} + p10_4;
+  const soa_p2 p10_10 = p10_4 + soa_p2{v1320, v1349};
   const soa_p2 p10_11 = soa_p2{v1326, v1355} - p10_5;
   const soa_p2 p10_12 = v273 * p10_10;
   const soa_p2 p10_13 = v274 * p10_9;
@@ -3171,10 +3045,10 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p14_3 = v761 * p12_27;
   const soa_p2 p14_4 = v762 * p12_27;
   const soa_p2 p14_5 = p12_22 - p14_0;
-  const soa_p2 p14_6 = p12_26 + p14_1;
+  const soa_p2 p14_6 = p14_1 + p12_26;
   const soa_p2 p14_7 = p12_27 - p14_2;
   const soa_p2 p14_8 = p12_14 - p14_3;
-  const soa_p2 p14_9 = p12_11 + p14_4;
+  const soa_p2 p14_9 = p14_4 + p12_11;
   const soa_p2 p14_10 = v631 * p14_9;
   const soa_p2 p14_11 = v632 * p14_8;
   const soa_p2 p14_12 = p14_10 + p14_11;
@@ -3199,7 +3073,7 @@ void lambda(const double* q, double* Lambda) {
   const soa_p2 p16_0 = v898 * p14_25;
   const soa_p2 p16_1 = v899 * p14_25;
   const soa_p2 p16_2 = p14_24 - p16_0;
-  const soa_p2 p16_3 = p14_7 + p16_1;
+  const soa_p2 p16_3 = p16_1 + p14_7;
   const soa_p2 p16_4 = v794 * p16_3;
   const soa_p2 p16_5 = v793 * p16_2;
   const soa_p2 p16_6 = p16_4 - p16_5;

@@ -1324,14 +1324,22 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p1_0 = v898 * soa_p4{v977, v935, v1056};
   const soa_p4 p1_1 = v899 * soa_p4{v977, v935, v1056};
   const soa_p4 p1_2 = soa_p4{v976, v934, v1055} - p1_0;
-  const soa_p4 p1_3 = soa_p4{v959, v760, v1038} + p1_1;
+  const soa_p4 p1_3 = p1_1 + soa_p4{v959, v760, v1038};
   const soa_p4 p1_4 = v794 * p1_3;
   const soa_p4 p1_5 = v793 * p1_2;
   const soa_p4 p1_6 = p1_4 - p1_5;
 
   // column 3, panda_link1: Delta_D^-1 ... column 4, panda_link1: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p2_0 = v916 * p1_6;
-  const soa_p4 p2_1 = -p2_0;
+
+  // column 2, panda_link1: Delta_D^-1
+  const double v1081 = -p2_0[1];
+
+  // column 3, panda_link1: Delta_D^-1
+  const double v1082 = -p2_0[0];
+
+  // column 4, panda_link1: Delta_D^-1
+  const double v1083 = -p2_0[2];
 
   // column 5, panda_link5: psi K
   const double v1084 = v112 * v232;
@@ -1406,7 +1414,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p4_4 = v232 * soa_p4{v1126, v1139, v1108};
   const soa_p4 p4_5 = v233 * soa_p4{v1126, v1139, v1108};
   const soa_p4 p4_6 = soa_p4{v1123, v1136, v1105} - p4_0;
-  const soa_p4 p4_7 = soa_p4{v1120, v1133, v1113} + p4_1;
+  const soa_p4 p4_7 = p4_1 + soa_p4{v1120, v1133, v1113};
   const soa_p4 p4_8 = soa_p4{v1126, v1139, v1108} - p4_2;
   const soa_p4 p4_9 = soa_p4{v1116, v1129, v1098} - p4_3;
   const soa_p4 p4_10 = soa_p4{v1119, v1132, v1101} - p4_5;
@@ -1431,10 +1439,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p5_4 = v381 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
   const soa_p4 p5_5 = v382 * soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095};
   const soa_p4 p5_6 = soa_p4{p4_19[0], p4_19[1], p4_19[2], v1092} - p5_0;
-  const soa_p4 p5_7 = soa_p4{p4_8[0], p4_8[1], p4_8[2], v230} + p5_1;
+  const soa_p4 p5_7 = p5_1 + soa_p4{p4_8[0], p4_8[1], p4_8[2], v230};
   const soa_p4 p5_8 = soa_p4{p4_22[0], p4_22[1], p4_22[2], v1095} - p5_2;
   const soa_p4 p5_9 = soa_p4{p4_13[0], p4_13[1], p4_13[2], v1086} - p5_3;
-  const soa_p4 p5_10 = soa_p4{p4_10[0], p4_10[1], p4_10[2], v233} + p5_4;
+  const soa_p4 p5_10 = p5_4 + soa_p4{p4_10[0], p4_10[1], p4_10[2], v233};
   const soa_p4 p5_11 = soa_p4{p4_16[0], p4_16[1], p4_16[2], v1089} - p5_5;
   const soa_p4 p5_12 = v273 * p5_10;
   const soa_p4 p5_13 = v274 * p5_9;
@@ -1500,10 +1508,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p9_3 = v761 * p7_27;
   const soa_p4 p9_4 = v762 * p7_27;
   const soa_p4 p9_5 = p7_22 - p9_0;
-  const soa_p4 p9_6 = p7_26 + p9_1;
+  const soa_p4 p9_6 = p9_1 + p7_26;
   const soa_p4 p9_7 = p7_27 - p9_2;
   const soa_p4 p9_8 = p7_14 - p9_3;
-  const soa_p4 p9_9 = p7_11 + p9_4;
+  const soa_p4 p9_9 = p9_4 + p7_11;
   const soa_p4 p9_10 = v631 * p9_9;
   const soa_p4 p9_11 = v632 * p9_8;
   const soa_p4 p9_12 = p9_10 + p9_11;
@@ -1528,35 +1536,47 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p11_0 = v898 * p9_25;
   const soa_p4 p11_1 = v899 * p9_25;
   const soa_p4 p11_2 = p9_24 - p11_0;
-  const soa_p4 p11_3 = p9_7 + p11_1;
+  const soa_p4 p11_3 = p11_1 + p9_7;
   const soa_p4 p11_4 = v794 * p11_3;
   const soa_p4 p11_5 = v793 * p11_2;
   const soa_p4 p11_6 = p11_4 - p11_5;
 
   // column 7, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 4 steps alike, side by side
   const soa_p4 p12_0 = v916 * p11_6;
-  const soa_p4 p12_1 = -p12_0;
+
+  // column 5, panda_link1: Delta_D^-1
+  const double v1597 = -p12_0[3];
 
   // column 7, panda_link5: Delta_D^-1 ... column 6, panda_link5: Delta_D^-1: 3 steps alike, side by side
   const soa_p4 p13_0 = v376 * p4_22;
 
+  // column 6, panda_link1: Delta_D^-1
+  const double v1601 = -p12_0[2];
+
   // column 7, panda_link6: Delta_D^-1 ... column 8, panda_link6: Delta_D^-1: 2 steps alike, side by side
   const soa_p4 p14_0 = v227 * soa_p4{v1126, v1139};
 
-  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1606 = v919 * p0_0[0];
-  const double v1607 = v897 + v1606;
+  // column 7, panda_link1: Delta_D^-1
+  const double v1604 = -p12_0[0];
 
-  // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 4, panda_link2: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
-  const soa_p4 p15_0 = v919 * p2_0;
-  const soa_p4 p15_1 = soa_p4{v978, p0_0[1], p3_0[1]} + p15_0;
-  const soa_p4 p15_2 = -p15_1;
+  // column 8, panda_link1: Delta_D^-1
+  const double v1605 = -p12_0[1];
+
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 1, panda_link2: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
+  const soa_p4 p15_0 = v919 * soa_p4{p2_0[0], p2_0[1], p2_0[2], p0_0[0]};
+  const soa_p4 p15_1 = p15_0 + soa_p4{v978, p0_0[1], p3_0[1], v897};
+
+  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1614 = -p15_1[1];
 
   // column 2, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1617 = p1_6[1] * p2_0[1];
-  const double v1618 = v935 * p0_0[1];
-  const double v1619 = v1617 + v1618;
-  const double v1620 = v757 + v1619;
+  const double v1615 = p1_6[1] * p2_0[1];
+  const double v1616 = v935 * p0_0[1];
+  const double v1617 = v1615 + v1616;
+  const double v1618 = v757 + v1617;
+
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1619 = -p15_1[0];
 
   // column 3, panda_link3: Gram (A e_i)* W (A e_j) ... column 6, panda_link3: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
   const soa_p4 p16_0 = p1_6[1] * soa_p4{p2_0[0], p2_0[2], p12_0[3], p12_0[2]};
@@ -1565,12 +1585,15 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p16_3 = p16_2 - soa_p4{p0_0[2], p3_0[0], p8_0[3], p8_0[2]};
 
   // column 3, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1637 = p1_6[0] * p2_0[0];
-  const double v1638 = v977 * v978;
-  const double v1639 = v1637 + v1638;
-  const double v1640 = v951 * p0_0[2];
-  const double v1641 = v1639 + v1640;
-  const double v1642 = v582 + v1641;
+  const double v1636 = p1_6[0] * p2_0[0];
+  const double v1637 = v977 * v978;
+  const double v1638 = v1636 + v1637;
+  const double v1639 = v951 * p0_0[2];
+  const double v1640 = v1638 + v1639;
+  const double v1641 = v582 + v1640;
+
+  // column 4, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1642 = -p15_1[2];
 
   // column 4, panda_link4: Gram (A e_i)* W (A e_j) ... column 7, panda_link4: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
   const soa_p4 p17_0 = p1_6[0] * soa_p4{p2_0[2], p12_0[3], p12_0[2], p12_0[0]};
@@ -1592,8 +1615,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 
   // column 7, panda_link2: Gram (A e_i)* W (A e_j) ... column 5, panda_link2: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
   const soa_p4 p18_0 = v919 * p12_0;
-  const soa_p4 p18_1 = p10_0 + p18_0;
-  const soa_p4 p18_2 = -p18_1;
+  const soa_p4 p18_1 = p18_0 + p10_0;
+
+  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1683 = -p18_1[3];
 
   // column 5, panda_link5: Gram (A e_i)* W (A e_j) ... column 8, panda_link5: Gram (A e_i)* W (A e_j): 4 steps alike, side by side
   const soa_p4 p19_0 = p1_6[2] * soa_shuffle<3, 2, 0, 1>(p12_0);
@@ -1606,16 +1631,19 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p19_7 = p19_6 - soa_p4{p3_0[2], p13_0[2], p13_0[0], p13_0[1]};
 
   // column 5, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1719 = p11_6[3] * p12_0[3];
-  const double v1720 = p9_25[3] * p10_0[3];
-  const double v1721 = v1719 + v1720;
-  const double v1722 = p7_27[3] * p8_0[3];
-  const double v1723 = v1721 + v1722;
-  const double v1724 = p5_31[3] * p6_0[3];
-  const double v1725 = v1723 + v1724;
-  const double v1726 = v1095 * p3_0[2];
-  const double v1727 = v1725 + v1726;
-  const double v1728 = v227 + v1727;
+  const double v1716 = p11_6[3] * p12_0[3];
+  const double v1717 = p9_25[3] * p10_0[3];
+  const double v1718 = v1716 + v1717;
+  const double v1719 = p7_27[3] * p8_0[3];
+  const double v1720 = v1718 + v1719;
+  const double v1721 = p5_31[3] * p6_0[3];
+  const double v1722 = v1720 + v1721;
+  const double v1723 = v1095 * p3_0[2];
+  const double v1724 = v1722 + v1723;
+  const double v1725 = v227 + v1724;
+
+  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1726 = -p18_1[2];
 
   // column 6, panda_link6: Gram (A e_i)* W (A e_j) ... column 8, panda_link6: Gram (A e_i)* W (A e_j): 3 steps alike, side by side
   const soa_p4 p20_0 = p11_6[3] * soa_shuffle<2, 0, 1, 1>(p12_0);
@@ -1630,18 +1658,21 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p20_9 = p20_8 - soa_p4{p3_0[3], p14_0[0], p14_0[1]};
 
   // column 6, panda_link7: Gram (A e_i)* W (A e_j)
-  const double v1759 = p11_6[2] * p12_0[2];
-  const double v1760 = p9_25[2] * p10_0[2];
+  const double v1757 = p11_6[2] * p12_0[2];
+  const double v1758 = p9_25[2] * p10_0[2];
+  const double v1759 = v1757 + v1758;
+  const double v1760 = p7_27[2] * p8_0[2];
   const double v1761 = v1759 + v1760;
-  const double v1762 = p7_27[2] * p8_0[2];
+  const double v1762 = p5_31[2] * p6_0[2];
   const double v1763 = v1761 + v1762;
-  const double v1764 = p5_31[2] * p6_0[2];
+  const double v1764 = p4_22[2] * p13_0[2];
   const double v1765 = v1763 + v1764;
-  const double v1766 = p4_22[2] * p13_0[2];
+  const double v1766 = v1108 * p3_0[3];
   const double v1767 = v1765 + v1766;
-  const double v1768 = v1108 * p3_0[3];
-  const double v1769 = v1767 + v1768;
-  const double v1770 = v76 + v1769;
+  const double v1768 = v76 + v1767;
+
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1769 = -p18_1[0];
 
   // column 7, panda_link3: Gram (A e_i)* W (A e_j) ... column 8, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
   const soa_p4 p21_0 = p1_6[1] * p12_0;
@@ -1676,6 +1707,9 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p4 p23_10 = p23_8 + p23_9;
   const soa_p4 p23_11 = p23_10 + 66.66666666666667;
 
+  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1835 = -p18_1[1];
+
   // column 8, panda_link4: Gram (A e_i)* W (A e_j)
   const double v1836 = p1_6[0] * p12_0[1];
   const double v1837 = v977 * p10_0[1];
@@ -1687,42 +1721,42 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   // output
   calMinv[0] = v916;
   calMinv[1] = p0_0[0];
-  calMinv[2] = p2_1[1];
-  calMinv[3] = p2_1[0];
-  calMinv[4] = p2_1[2];
-  calMinv[5] = p12_1[3];
-  calMinv[6] = p12_1[2];
-  calMinv[7] = p12_1[0];
-  calMinv[8] = p12_1[1];
+  calMinv[2] = v1081;
+  calMinv[3] = v1082;
+  calMinv[4] = v1083;
+  calMinv[5] = v1597;
+  calMinv[6] = v1601;
+  calMinv[7] = v1604;
+  calMinv[8] = v1605;
   calMinv[9] = p0_0[0];
-  calMinv[10] = v1607;
-  calMinv[11] = p15_2[1];
-  calMinv[12] = p15_2[0];
-  calMinv[13] = p15_2[2];
-  calMinv[14] = p18_2[3];
-  calMinv[15] = p18_2[2];
-  calMinv[16] = p18_2[0];
-  calMinv[17] = p18_2[1];
-  calMinv[18] = p2_1[1];
-  calMinv[19] = p15_2[1];
-  calMinv[20] = v1620;
+  calMinv[10] = p15_1[3];
+  calMinv[11] = v1614;
+  calMinv[12] = v1619;
+  calMinv[13] = v1642;
+  calMinv[14] = v1683;
+  calMinv[15] = v1726;
+  calMinv[16] = v1769;
+  calMinv[17] = v1835;
+  calMinv[18] = v1081;
+  calMinv[19] = v1614;
+  calMinv[20] = v1618;
   calMinv[21] = p16_3[0];
   calMinv[22] = p16_3[1];
   calMinv[23] = p16_3[2];
   calMinv[24] = p16_3[3];
   calMinv[25] = p21_3[0];
   calMinv[26] = p21_3[1];
-  calMinv[27] = p2_1[0];
-  calMinv[28] = p15_2[0];
+  calMinv[27] = v1082;
+  calMinv[28] = v1619;
   calMinv[29] = p16_3[0];
-  calMinv[30] = v1642;
+  calMinv[30] = v1641;
   calMinv[31] = p17_5[0];
   calMinv[32] = p17_5[1];
   calMinv[33] = p17_5[2];
   calMinv[34] = p17_5[3];
   calMinv[35] = v1841;
-  calMinv[36] = p2_1[2];
-  calMinv[37] = p15_2[2];
+  calMinv[36] = v1083;
+  calMinv[37] = v1642;
   calMinv[38] = p16_3[1];
   calMinv[39] = p17_5[0];
   calMinv[40] = v1674;
@@ -1730,26 +1764,26 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   calMinv[42] = p19_7[1];
   calMinv[43] = p19_7[2];
   calMinv[44] = p19_7[3];
-  calMinv[45] = p12_1[3];
-  calMinv[46] = p18_2[3];
+  calMinv[45] = v1597;
+  calMinv[46] = v1683;
   calMinv[47] = p16_3[2];
   calMinv[48] = p17_5[1];
   calMinv[49] = p19_7[0];
-  calMinv[50] = v1728;
+  calMinv[50] = v1725;
   calMinv[51] = p20_9[0];
   calMinv[52] = p20_9[1];
   calMinv[53] = p20_9[2];
-  calMinv[54] = p12_1[2];
-  calMinv[55] = p18_2[2];
+  calMinv[54] = v1601;
+  calMinv[55] = v1726;
   calMinv[56] = p16_3[3];
   calMinv[57] = p17_5[2];
   calMinv[58] = p19_7[1];
   calMinv[59] = p20_9[0];
-  calMinv[60] = v1770;
+  calMinv[60] = v1768;
   calMinv[61] = p22_10[1];
   calMinv[62] = p22_10[2];
-  calMinv[63] = p12_1[0];
-  calMinv[64] = p18_2[0];
+  calMinv[63] = v1604;
+  calMinv[64] = v1769;
   calMinv[65] = p21_3[0];
   calMinv[66] = p17_5[3];
   calMinv[67] = p19_7[2];
@@ -1757,8 +1791,8 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   calMinv[69] = p22_10[1];
   calMinv[70] = p23_11[0];
   calMinv[71] = p22_10[0];
-  calMinv[72] = p12_1[1];
-  calMinv[73] = p18_2[1];
+  calMinv[72] = v1605;
+  calMinv[73] = v1835;
   calMinv[74] = p21_3[1];
   calMinv[75] = v1841;
   calMinv[76] = p19_7[3];
@@ -2826,7 +2860,12 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
 
   // column 3, panda_link1: Delta_D^-1 ... column 2, panda_link1: Delta_D^-1: 2 steps alike, side by side
   const soa_p2 p0_0 = v916 * soa_p2{v995, v944};
-  const soa_p2 p0_1 = -p0_0;
+
+  // column 2, panda_link1: Delta_D^-1
+  const double v998 = -p0_0[1];
+
+  // column 3, panda_link1: Delta_D^-1
+  const double v999 = -p0_0[0];
 
   // column 4, panda_link4: psi K
   const double v1000 = v273 * v381;
@@ -2999,10 +3038,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p1_4 = v381 * soa_p2{v1136, v1097};
   const soa_p2 p1_5 = v382 * soa_p2{v1136, v1097};
   const soa_p2 p1_6 = soa_p2{v1133, v1094} - p1_0;
-  const soa_p2 p1_7 = soa_p2{v1122, v230} + p1_1;
+  const soa_p2 p1_7 = p1_1 + soa_p2{v1122, v230};
   const soa_p2 p1_8 = soa_p2{v1136, v1097} - p1_2;
   const soa_p2 p1_9 = soa_p2{v1127, v1088} - p1_3;
-  const soa_p2 p1_10 = soa_p2{v1124, v233} + p1_4;
+  const soa_p2 p1_10 = p1_4 + soa_p2{v1124, v233};
   const soa_p2 p1_11 = soa_p2{v1130, v1091} - p1_5;
   const soa_p2 p1_12 = v273 * p1_10;
   const soa_p2 p1_13 = v274 * p1_9;
@@ -3068,10 +3107,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p5_3 = v761 * p3_27;
   const soa_p2 p5_4 = v762 * p3_27;
   const soa_p2 p5_5 = p3_22 - p5_0;
-  const soa_p2 p5_6 = p3_26 + p5_1;
+  const soa_p2 p5_6 = p5_1 + p3_26;
   const soa_p2 p5_7 = p3_27 - p5_2;
   const soa_p2 p5_8 = p3_14 - p5_3;
-  const soa_p2 p5_9 = p3_11 + p5_4;
+  const soa_p2 p5_9 = p5_4 + p3_11;
   const soa_p2 p5_10 = v631 * p5_9;
   const soa_p2 p5_11 = v632 * p5_8;
   const soa_p2 p5_12 = p5_10 + p5_11;
@@ -3096,17 +3135,22 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p7_0 = v898 * p5_25;
   const soa_p2 p7_1 = v899 * p5_25;
   const soa_p2 p7_2 = p5_24 - p7_0;
-  const soa_p2 p7_3 = p5_7 + p7_1;
+  const soa_p2 p7_3 = p7_1 + p5_7;
   const soa_p2 p7_4 = v794 * p7_3;
   const soa_p2 p7_5 = v793 * p7_2;
   const soa_p2 p7_6 = p7_4 - p7_5;
 
   // column 6, panda_link1: Delta_D^-1 ... column 5, panda_link1: Delta_D^-1: 2 steps alike, side by side
   const soa_p2 p8_0 = v916 * p7_6;
-  const soa_p2 p8_1 = -p8_0;
+
+  // column 5, panda_link1: Delta_D^-1
+  const double v1331 = -p8_0[1];
 
   // column 6, panda_link5: Delta_D^-1
-  const double v1333 = v376 * v1136;
+  const double v1332 = v376 * v1136;
+
+  // column 6, panda_link1: Delta_D^-1
+  const double v1333 = -p8_0[0];
 
   // column 7, panda_link6: psi K
   const double v1334 = 0.7071067811865475 * v4;
@@ -3149,7 +3193,7 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p10_4 = v232 * soa_p2{v1346, v1359};
   const soa_p2 p10_5 = v233 * soa_p2{v1346, v1359};
   const soa_p2 p10_6 = soa_p2{v1343, v1356} - p10_0;
-  const soa_p2 p10_7 = soa_p2{v1340, v1353} + p10_1;
+  const soa_p2 p10_7 = p10_1 + soa_p2{v1340, v1353};
   const soa_p2 p10_8 = soa_p2{v1346, v1359} - p10_2;
   const soa_p2 p10_9 = soa_p2{v1336, v1349} - p10_3;
   const soa_p2 p10_10 = soa_p2{v1339, v1352} - p10_5;
@@ -3177,10 +3221,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p12_4 = v381 * p10_22;
   const soa_p2 p12_5 = v382 * p10_22;
   const soa_p2 p12_6 = p10_19 - p12_0;
-  const soa_p2 p12_7 = p10_8 + p12_1;
+  const soa_p2 p12_7 = p12_1 + p10_8;
   const soa_p2 p12_8 = p10_22 - p12_2;
   const soa_p2 p12_9 = p10_13 - p12_3;
-  const soa_p2 p12_10 = p10_10 + p12_4;
+  const soa_p2 p12_10 = p12_4 + p10_10;
   const soa_p2 p12_11 = p10_16 - p12_5;
   const soa_p2 p12_12 = v273 * p12_10;
   const soa_p2 p12_13 = v274 * p12_9;
@@ -3246,10 +3290,10 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p16_3 = v761 * p14_27;
   const soa_p2 p16_4 = v762 * p14_27;
   const soa_p2 p16_5 = p14_22 - p16_0;
-  const soa_p2 p16_6 = p14_26 + p16_1;
+  const soa_p2 p16_6 = p16_1 + p14_26;
   const soa_p2 p16_7 = p14_27 - p16_2;
   const soa_p2 p16_8 = p14_14 - p16_3;
-  const soa_p2 p16_9 = p14_11 + p16_4;
+  const soa_p2 p16_9 = p16_4 + p14_11;
   const soa_p2 p16_10 = v631 * p16_9;
   const soa_p2 p16_11 = v632 * p16_8;
   const soa_p2 p16_12 = p16_10 + p16_11;
@@ -3274,56 +3318,64 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const soa_p2 p18_0 = v898 * p16_25;
   const soa_p2 p18_1 = v899 * p16_25;
   const soa_p2 p18_2 = p16_24 - p18_0;
-  const soa_p2 p18_3 = p16_7 + p18_1;
+  const soa_p2 p18_3 = p18_1 + p16_7;
   const soa_p2 p18_4 = v794 * p18_3;
   const soa_p2 p18_5 = v793 * p18_2;
   const soa_p2 p18_6 = p18_4 - p18_5;
 
   // column 7, panda_link1: Delta_D^-1 ... column 8, panda_link1: Delta_D^-1: 2 steps alike, side by side
   const soa_p2 p19_0 = v916 * p18_6;
-  const soa_p2 p19_1 = -p19_0;
 
-  // column 1, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1606 = v919 * v920;
-  const double v1607 = v897 + v1606;
+  // column 7, panda_link1: Delta_D^-1
+  const double v1604 = -p19_0[0];
+
+  // column 8, panda_link1: Delta_D^-1
+  const double v1605 = -p19_0[1];
+
+  // column 4, panda_link2: Gram (A e_i)* W (A e_j) ... column 1, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
+  const soa_p2 p20_0 = v919 * soa_p2{v1084, v920};
+  const soa_p2 p20_1 = p20_0 + soa_p2{v1076, v897};
 
   // column 3, panda_link2: Gram (A e_i)* W (A e_j) ... column 2, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p20_0 = v919 * p0_0;
-  const soa_p2 p20_1 = soa_p2{v988, v937} + p20_0;
-  const soa_p2 p20_2 = -p20_1;
+  const soa_p2 p21_0 = v919 * p0_0;
+  const soa_p2 p21_1 = p21_0 + soa_p2{v988, v937};
+
+  // column 2, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1614 = -p21_1[1];
 
   // column 2, panda_link3: Gram (A e_i)* W (A e_j)
-  const double v1614 = v944 * p0_0[1];
-  const double v1615 = v936 * v937;
-  const double v1616 = v1614 + v1615;
-  const double v1617 = v757 + v1616;
+  const double v1615 = v944 * p0_0[1];
+  const double v1616 = v936 * v937;
+  const double v1617 = v1615 + v1616;
+  const double v1618 = v757 + v1617;
+
+  // column 3, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1619 = -p21_1[0];
 
   // column 3, panda_link3: Gram (A e_i)* W (A e_j) ... column 4, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p21_0 = v944 * soa_p2{p0_0[0], v1084};
-  const soa_p2 p21_1 = v936 * soa_p2{v988, v1076};
-  const soa_p2 p21_2 = p21_0 + p21_1;
-  const soa_p2 p21_3 = p21_2 - soa_p2{v961, v1049};
+  const soa_p2 p22_0 = v944 * soa_p2{p0_0[0], v1084};
+  const soa_p2 p22_1 = v936 * soa_p2{v988, v1076};
+  const soa_p2 p22_2 = p22_0 + p22_1;
+  const soa_p2 p22_3 = p22_2 - soa_p2{v961, v1049};
 
   // column 3, panda_link4: Gram (A e_i)* W (A e_j)
-  const double v1626 = v995 * p0_0[0];
-  const double v1627 = v987 * v988;
-  const double v1628 = v1626 + v1627;
-  const double v1629 = v960 * v961;
+  const double v1628 = v995 * p0_0[0];
+  const double v1629 = v987 * v988;
   const double v1630 = v1628 + v1629;
-  const double v1631 = v582 + v1630;
+  const double v1631 = v960 * v961;
+  const double v1632 = v1630 + v1631;
+  const double v1633 = v582 + v1632;
 
   // column 4, panda_link2: Gram (A e_i)* W (A e_j)
-  const double v1632 = v919 * v1084;
-  const double v1633 = v1076 + v1632;
-  const double v1634 = -v1633;
+  const double v1634 = -p20_1[0];
 
   // column 4, panda_link4: Gram (A e_i)* W (A e_j) ... column 5, panda_link4: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p22_0 = v995 * soa_p2{v1084, p8_0[1]};
-  const soa_p2 p22_1 = v987 * soa_p2{v1076, p6_0[1]};
-  const soa_p2 p22_2 = p22_0 + p22_1;
-  const soa_p2 p22_3 = v960 * soa_p2{v1049, p4_0[1]};
-  const soa_p2 p22_4 = p22_2 + p22_3;
-  const soa_p2 p22_5 = p22_4 - soa_p2{v1020, p2_0[1]};
+  const soa_p2 p23_0 = v995 * soa_p2{v1084, p8_0[1]};
+  const soa_p2 p23_1 = v987 * soa_p2{v1076, p6_0[1]};
+  const soa_p2 p23_2 = p23_0 + p23_1;
+  const soa_p2 p23_3 = v960 * soa_p2{v1049, p4_0[1]};
+  const soa_p2 p23_4 = p23_2 + p23_3;
+  const soa_p2 p23_5 = p23_4 - soa_p2{v1020, p2_0[1]};
 
   // column 4, panda_link5: Gram (A e_i)* W (A e_j)
   const double v1647 = v1083 * v1084;
@@ -3336,57 +3388,62 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1654 = v376 + v1653;
 
   // column 6, panda_link2: Gram (A e_i)* W (A e_j) ... column 5, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p23_0 = v919 * p8_0;
-  const soa_p2 p23_1 = p6_0 + p23_0;
-  const soa_p2 p23_2 = -p23_1;
+  const soa_p2 p24_0 = v919 * p8_0;
+  const soa_p2 p24_1 = p24_0 + p6_0;
+
+  // column 5, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1659 = -p24_1[1];
 
   // column 5, panda_link3: Gram (A e_i)* W (A e_j) ... column 6, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p24_0 = v944 * soa_shuffle<1, 0>(p8_0);
-  const soa_p2 p24_1 = v936 * soa_shuffle<1, 0>(p6_0);
-  const soa_p2 p24_2 = p24_0 + p24_1;
-  const soa_p2 p24_3 = p24_2 - soa_shuffle<1, 0>(p4_0);
+  const soa_p2 p25_0 = v944 * soa_shuffle<1, 0>(p8_0);
+  const soa_p2 p25_1 = v936 * soa_shuffle<1, 0>(p6_0);
+  const soa_p2 p25_2 = p25_0 + p25_1;
+  const soa_p2 p25_3 = p25_2 - soa_shuffle<1, 0>(p4_0);
 
   // column 5, panda_link5: Gram (A e_i)* W (A e_j) ... column 6, panda_link5: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p25_0 = v1083 * soa_shuffle<1, 0>(p8_0);
-  const soa_p2 p25_1 = v1075 * soa_shuffle<1, 0>(p6_0);
-  const soa_p2 p25_2 = p25_0 + p25_1;
-  const soa_p2 p25_3 = v1048 * soa_shuffle<1, 0>(p4_0);
-  const soa_p2 p25_4 = p25_2 + p25_3;
-  const soa_p2 p25_5 = v1019 * soa_shuffle<1, 0>(p2_0);
-  const soa_p2 p25_6 = p25_4 + p25_5;
-  const soa_p2 p25_7 = p25_6 - soa_p2{v1098, v1333};
+  const soa_p2 p26_0 = v1083 * soa_shuffle<1, 0>(p8_0);
+  const soa_p2 p26_1 = v1075 * soa_shuffle<1, 0>(p6_0);
+  const soa_p2 p26_2 = p26_0 + p26_1;
+  const soa_p2 p26_3 = v1048 * soa_shuffle<1, 0>(p4_0);
+  const soa_p2 p26_4 = p26_2 + p26_3;
+  const soa_p2 p26_5 = v1019 * soa_shuffle<1, 0>(p2_0);
+  const soa_p2 p26_6 = p26_4 + p26_5;
+  const soa_p2 p26_7 = p26_6 - soa_p2{v1098, v1332};
 
   // column 5, panda_link6: Gram (A e_i)* W (A e_j)
-  const double v1685 = p7_6[1] * p8_0[1];
-  const double v1686 = p5_25[1] * p6_0[1];
-  const double v1687 = v1685 + v1686;
-  const double v1688 = p3_27[1] * p4_0[1];
-  const double v1689 = v1687 + v1688;
-  const double v1690 = p1_31[1] * p2_0[1];
-  const double v1691 = v1689 + v1690;
-  const double v1692 = v1097 * v1098;
-  const double v1693 = v1691 + v1692;
-  const double v1694 = v227 + v1693;
+  const double v1684 = p7_6[1] * p8_0[1];
+  const double v1685 = p5_25[1] * p6_0[1];
+  const double v1686 = v1684 + v1685;
+  const double v1687 = p3_27[1] * p4_0[1];
+  const double v1688 = v1686 + v1687;
+  const double v1689 = p1_31[1] * p2_0[1];
+  const double v1690 = v1688 + v1689;
+  const double v1691 = v1097 * v1098;
+  const double v1692 = v1690 + v1691;
+  const double v1693 = v227 + v1692;
+
+  // column 6, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1694 = -p24_1[0];
 
   // column 6, panda_link4: Gram (A e_i)* W (A e_j) ... column 7, panda_link4: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p26_0 = v995 * soa_p2{p8_0[0], p19_0[0]};
-  const soa_p2 p26_1 = v987 * soa_p2{p6_0[0], p17_0[0]};
-  const soa_p2 p26_2 = p26_0 + p26_1;
-  const soa_p2 p26_3 = v960 * soa_p2{p4_0[0], p15_0[0]};
-  const soa_p2 p26_4 = p26_2 + p26_3;
-  const soa_p2 p26_5 = p26_4 - soa_p2{p2_0[0], p13_0[0]};
+  const soa_p2 p27_0 = v995 * soa_p2{p8_0[0], p19_0[0]};
+  const soa_p2 p27_1 = v987 * soa_p2{p6_0[0], p17_0[0]};
+  const soa_p2 p27_2 = p27_0 + p27_1;
+  const soa_p2 p27_3 = v960 * soa_p2{p4_0[0], p15_0[0]};
+  const soa_p2 p27_4 = p27_2 + p27_3;
+  const soa_p2 p27_5 = p27_4 - soa_p2{p2_0[0], p13_0[0]};
 
   // column 6, panda_link6: Gram (A e_i)* W (A e_j) ... column 7, panda_link6: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p27_0 = p7_6[1] * soa_p2{p8_0[0], p19_0[0]};
-  const soa_p2 p27_1 = p5_25[1] * soa_p2{p6_0[0], p17_0[0]};
-  const soa_p2 p27_2 = p27_0 + p27_1;
-  const soa_p2 p27_3 = p3_27[1] * soa_p2{p4_0[0], p15_0[0]};
-  const soa_p2 p27_4 = p27_2 + p27_3;
-  const soa_p2 p27_5 = p1_31[1] * soa_p2{p2_0[0], p13_0[0]};
-  const soa_p2 p27_6 = p27_4 + p27_5;
-  const soa_p2 p27_7 = v1097 * soa_p2{v1333, p11_0[0]};
-  const soa_p2 p27_8 = p27_6 + p27_7;
-  const soa_p2 p27_9 = p27_8 - soa_p2{v1113, p9_0[0]};
+  const soa_p2 p28_0 = p7_6[1] * soa_p2{p8_0[0], p19_0[0]};
+  const soa_p2 p28_1 = p5_25[1] * soa_p2{p6_0[0], p17_0[0]};
+  const soa_p2 p28_2 = p28_0 + p28_1;
+  const soa_p2 p28_3 = p3_27[1] * soa_p2{p4_0[0], p15_0[0]};
+  const soa_p2 p28_4 = p28_2 + p28_3;
+  const soa_p2 p28_5 = p1_31[1] * soa_p2{p2_0[0], p13_0[0]};
+  const soa_p2 p28_6 = p28_4 + p28_5;
+  const soa_p2 p28_7 = v1097 * soa_p2{v1332, p11_0[0]};
+  const soa_p2 p28_8 = p28_6 + p28_7;
+  const soa_p2 p28_9 = p28_8 - soa_p2{v1113, p9_0[0]};
 
   // column 6, panda_link7: Gram (A e_i)* W (A e_j)
   const double v1727 = p7_6[0] * p8_0[0];
@@ -3396,59 +3453,64 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   const double v1731 = v1729 + v1730;
   const double v1732 = p1_31[0] * p2_0[0];
   const double v1733 = v1731 + v1732;
-  const double v1734 = v1136 * v1333;
+  const double v1734 = v1136 * v1332;
   const double v1735 = v1733 + v1734;
   const double v1736 = v1111 * v1113;
   const double v1737 = v1735 + v1736;
   const double v1738 = v76 + v1737;
 
   // column 7, panda_link2: Gram (A e_i)* W (A e_j) ... column 8, panda_link2: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p28_0 = v919 * p19_0;
-  const soa_p2 p28_1 = p17_0 + p28_0;
-  const soa_p2 p28_2 = -p28_1;
+  const soa_p2 p29_0 = v919 * p19_0;
+  const soa_p2 p29_1 = p29_0 + p17_0;
+
+  // column 7, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1743 = -p29_1[0];
 
   // column 7, panda_link3: Gram (A e_i)* W (A e_j) ... column 8, panda_link3: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p29_0 = v944 * p19_0;
-  const soa_p2 p29_1 = v936 * p17_0;
-  const soa_p2 p29_2 = p29_0 + p29_1;
-  const soa_p2 p29_3 = p29_2 - p15_0;
+  const soa_p2 p30_0 = v944 * p19_0;
+  const soa_p2 p30_1 = v936 * p17_0;
+  const soa_p2 p30_2 = p30_0 + p30_1;
+  const soa_p2 p30_3 = p30_2 - p15_0;
 
   // column 7, panda_link5: Gram (A e_i)* W (A e_j) ... column 8, panda_link5: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p30_0 = v1083 * p19_0;
-  const soa_p2 p30_1 = v1075 * p17_0;
-  const soa_p2 p30_2 = p30_0 + p30_1;
-  const soa_p2 p30_3 = v1048 * p15_0;
-  const soa_p2 p30_4 = p30_2 + p30_3;
-  const soa_p2 p30_5 = v1019 * p13_0;
-  const soa_p2 p30_6 = p30_4 + p30_5;
-  const soa_p2 p30_7 = p30_6 - p11_0;
+  const soa_p2 p31_0 = v1083 * p19_0;
+  const soa_p2 p31_1 = v1075 * p17_0;
+  const soa_p2 p31_2 = p31_0 + p31_1;
+  const soa_p2 p31_3 = v1048 * p15_0;
+  const soa_p2 p31_4 = p31_2 + p31_3;
+  const soa_p2 p31_5 = v1019 * p13_0;
+  const soa_p2 p31_6 = p31_4 + p31_5;
+  const soa_p2 p31_7 = p31_6 - p11_0;
 
   // column 7, panda_link7: Gram (A e_i)* W (A e_j) ... column 8, panda_link7: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p31_0 = p7_6[0] * p19_0;
-  const soa_p2 p31_1 = p5_25[0] * p17_0;
-  const soa_p2 p31_2 = p31_0 + p31_1;
-  const soa_p2 p31_3 = p3_27[0] * p15_0;
-  const soa_p2 p31_4 = p31_2 + p31_3;
-  const soa_p2 p31_5 = p1_31[0] * p13_0;
-  const soa_p2 p31_6 = p31_4 + p31_5;
-  const soa_p2 p31_7 = v1136 * p11_0;
-  const soa_p2 p31_8 = p31_6 + p31_7;
-  const soa_p2 p31_9 = v1111 * p9_0;
-  const soa_p2 p31_10 = p31_8 + p31_9;
+  const soa_p2 p32_0 = p7_6[0] * p19_0;
+  const soa_p2 p32_1 = p5_25[0] * p17_0;
+  const soa_p2 p32_2 = p32_0 + p32_1;
+  const soa_p2 p32_3 = p3_27[0] * p15_0;
+  const soa_p2 p32_4 = p32_2 + p32_3;
+  const soa_p2 p32_5 = p1_31[0] * p13_0;
+  const soa_p2 p32_6 = p32_4 + p32_5;
+  const soa_p2 p32_7 = v1136 * p11_0;
+  const soa_p2 p32_8 = p32_6 + p32_7;
+  const soa_p2 p32_9 = v1111 * p9_0;
+  const soa_p2 p32_10 = p32_8 + p32_9;
 
   // column 7, panda_leftfinger: Gram (A e_i)* W (A e_j) ... column 8, panda_rightfinger: Gram (A e_i)* W (A e_j): 2 steps alike, side by side
-  const soa_p2 p32_0 = p18_6 * p19_0;
-  const soa_p2 p32_1 = p16_25 * p17_0;
-  const soa_p2 p32_2 = p32_0 + p32_1;
-  const soa_p2 p32_3 = p14_27 * p15_0;
-  const soa_p2 p32_4 = p32_2 + p32_3;
-  const soa_p2 p32_5 = p12_31 * p13_0;
-  const soa_p2 p32_6 = p32_4 + p32_5;
-  const soa_p2 p32_7 = p10_22 * p11_0;
-  const soa_p2 p32_8 = p32_6 + p32_7;
-  const soa_p2 p32_9 = soa_p2{v1346, v1359} * p9_0;
-  const soa_p2 p32_10 = p32_8 + p32_9;
-  const soa_p2 p32_11 = p32_10 + 66.66666666666667;
+  const soa_p2 p33_0 = p18_6 * p19_0;
+  const soa_p2 p33_1 = p16_25 * p17_0;
+  const soa_p2 p33_2 = p33_0 + p33_1;
+  const soa_p2 p33_3 = p14_27 * p15_0;
+  const soa_p2 p33_4 = p33_2 + p33_3;
+  const soa_p2 p33_5 = p12_31 * p13_0;
+  const soa_p2 p33_6 = p33_4 + p33_5;
+  const soa_p2 p33_7 = p10_22 * p11_0;
+  const soa_p2 p33_8 = p33_6 + p33_7;
+  const soa_p2 p33_9 = soa_p2{v1346, v1359} * p9_0;
+  const soa_p2 p33_10 = p33_8 + p33_9;
+  const soa_p2 p33_11 = p33_10 + 66.66666666666667;
+
+  // column 8, panda_link2: Gram (A e_i)* W (A e_j)
+  const double v1814 = -p29_1[1];
 
   // column 8, panda_link4: Gram (A e_i)* W (A e_j)
   const double v1815 = v995 * p19_0[1];
@@ -3486,85 +3548,85 @@ void mass_matrix_inverse(const double* q, double* calMinv) {
   // output
   calMinv[0] = v916;
   calMinv[1] = v920;
-  calMinv[2] = p0_1[1];
-  calMinv[3] = p0_1[0];
+  calMinv[2] = v998;
+  calMinv[3] = v999;
   calMinv[4] = v1085;
-  calMinv[5] = p8_1[1];
-  calMinv[6] = p8_1[0];
-  calMinv[7] = p19_1[0];
-  calMinv[8] = p19_1[1];
+  calMinv[5] = v1331;
+  calMinv[6] = v1333;
+  calMinv[7] = v1604;
+  calMinv[8] = v1605;
   calMinv[9] = v920;
-  calMinv[10] = v1607;
-  calMinv[11] = p20_2[1];
-  calMinv[12] = p20_2[0];
+  calMinv[10] = p20_1[1];
+  calMinv[11] = v1614;
+  calMinv[12] = v1619;
   calMinv[13] = v1634;
-  calMinv[14] = p23_2[1];
-  calMinv[15] = p23_2[0];
-  calMinv[16] = p28_2[0];
-  calMinv[17] = p28_2[1];
-  calMinv[18] = p0_1[1];
-  calMinv[19] = p20_2[1];
-  calMinv[20] = v1617;
-  calMinv[21] = p21_3[0];
-  calMinv[22] = p21_3[1];
-  calMinv[23] = p24_3[0];
-  calMinv[24] = p24_3[1];
-  calMinv[25] = p29_3[0];
-  calMinv[26] = p29_3[1];
-  calMinv[27] = p0_1[0];
-  calMinv[28] = p20_2[0];
-  calMinv[29] = p21_3[0];
-  calMinv[30] = v1631;
-  calMinv[31] = p22_5[0];
-  calMinv[32] = p22_5[1];
-  calMinv[33] = p26_5[0];
-  calMinv[34] = p26_5[1];
+  calMinv[14] = v1659;
+  calMinv[15] = v1694;
+  calMinv[16] = v1743;
+  calMinv[17] = v1814;
+  calMinv[18] = v998;
+  calMinv[19] = v1614;
+  calMinv[20] = v1618;
+  calMinv[21] = p22_3[0];
+  calMinv[22] = p22_3[1];
+  calMinv[23] = p25_3[0];
+  calMinv[24] = p25_3[1];
+  calMinv[25] = p30_3[0];
+  calMinv[26] = p30_3[1];
+  calMinv[27] = v999;
+  calMinv[28] = v1619;
+  calMinv[29] = p22_3[0];
+  calMinv[30] = v1633;
+  calMinv[31] = p23_5[0];
+  calMinv[32] = p23_5[1];
+  calMinv[33] = p27_5[0];
+  calMinv[34] = p27_5[1];
   calMinv[35] = v1820;
   calMinv[36] = v1085;
   calMinv[37] = v1634;
-  calMinv[38] = p21_3[1];
-  calMinv[39] = p22_5[0];
+  calMinv[38] = p22_3[1];
+  calMinv[39] = p23_5[0];
   calMinv[40] = v1654;
-  calMinv[41] = p25_7[0];
-  calMinv[42] = p25_7[1];
-  calMinv[43] = p30_7[0];
-  calMinv[44] = p30_7[1];
-  calMinv[45] = p8_1[1];
-  calMinv[46] = p23_2[1];
-  calMinv[47] = p24_3[0];
-  calMinv[48] = p22_5[1];
-  calMinv[49] = p25_7[0];
-  calMinv[50] = v1694;
-  calMinv[51] = p27_9[0];
-  calMinv[52] = p27_9[1];
+  calMinv[41] = p26_7[0];
+  calMinv[42] = p26_7[1];
+  calMinv[43] = p31_7[0];
+  calMinv[44] = p31_7[1];
+  calMinv[45] = v1331;
+  calMinv[46] = v1659;
+  calMinv[47] = p25_3[0];
+  calMinv[48] = p23_5[1];
+  calMinv[49] = p26_7[0];
+  calMinv[50] = v1693;
+  calMinv[51] = p28_9[0];
+  calMinv[52] = p28_9[1];
   calMinv[53] = v1830;
-  calMinv[54] = p8_1[0];
-  calMinv[55] = p23_2[0];
-  calMinv[56] = p24_3[1];
-  calMinv[57] = p26_5[0];
-  calMinv[58] = p25_7[1];
-  calMinv[59] = p27_9[0];
+  calMinv[54] = v1333;
+  calMinv[55] = v1694;
+  calMinv[56] = p25_3[1];
+  calMinv[57] = p27_5[0];
+  calMinv[58] = p26_7[1];
+  calMinv[59] = p28_9[0];
   calMinv[60] = v1738;
-  calMinv[61] = p31_10[0];
-  calMinv[62] = p31_10[1];
-  calMinv[63] = p19_1[0];
-  calMinv[64] = p28_2[0];
-  calMinv[65] = p29_3[0];
-  calMinv[66] = p26_5[1];
-  calMinv[67] = p30_7[0];
-  calMinv[68] = p27_9[1];
-  calMinv[69] = p31_10[0];
-  calMinv[70] = p32_11[0];
+  calMinv[61] = p32_10[0];
+  calMinv[62] = p32_10[1];
+  calMinv[63] = v1604;
+  calMinv[64] = v1743;
+  calMinv[65] = p30_3[0];
+  calMinv[66] = p27_5[1];
+  calMinv[67] = p31_7[0];
+  calMinv[68] = p28_9[1];
+  calMinv[69] = p32_10[0];
+  calMinv[70] = p33_11[0];
   calMinv[71] = v1841;
-  calMinv[72] = p19_1[1];
-  calMinv[73] = p28_2[1];
-  calMinv[74] = p29_3[1];
+  calMinv[72] = v1605;
+  calMinv[73] = v1814;
+  calMinv[74] = p30_3[1];
   calMinv[75] = v1820;
-  calMinv[76] = p30_7[1];
+  calMinv[76] = p31_7[1];
   calMinv[77] = v1830;
-  calMinv[78] = p31_10[1];
+  calMinv[78] = p32_10[1];
   calMinv[79] = v1841;
-  calMinv[80] = p32_11[1];
+  calMinv[80] = p33_11[1];
 }
 #endif
 

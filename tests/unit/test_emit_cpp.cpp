@@ -396,6 +396,14 @@ TEST_CASE("kernels whose step loops would run a few columns each are written out
     check_kernels(tree, tree.default_tips(), decls, "tree1_wv", kCutUp, packs, "-mavx");  // no FMA: the same bits
   else
     WARN("this CPU has no AVX: the packs' vector form is compiled, not run");
+  // On the Panda's fixed base the same step at two bodies differs in its additions' signs
+  // (their frames differ by signed permutations, whose signs the tracer folds into the
+  // sums): side by side as signed sums, a vector of +1 and -1 per operand whose sign
+  // differs lane by lane, to the same bits.
+  const std::string signs = " * soa_p4{1.0, -1.0";
+  check_kernels(panda, panda.default_tips(), decls, "panda_w", kCutUp, signs);
+  if (__builtin_cpu_supports("avx"))
+    check_kernels(panda, panda.default_tips(), decls, "panda_wv", kCutUp, signs, "-mavx");
 }
 
 TEST_CASE("generated kernels of compliant grasps and stabilised welds compile warning-free and equal the runtime",

@@ -4,6 +4,7 @@
 // another, or that would have to run both before and after other code, do not become loops.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstring>
 #include <fmt/format.h>
 #include <random>
@@ -302,13 +303,20 @@ void check_packed(const StepLoops& s, const std::vector<int>& input_group = {}, 
       for (int t = 0; t < l.size; ++t) {
         const ScalarNode& n0 = p.nodes[l.first + t];
         const ScalarNode& nk = p.nodes[l.first + k * l.size + t];
-        REQUIRE(n0.op == nk.op);
+        // Packs of bodies: a sum and a difference alike, as signed sums of the same operands.
+        const auto sum = [](const ScalarNode& n) { return n.op == ScalarOp::Add || n.op == ScalarOp::Sub; };
+        const bool signed_sum = vary && sum(n0);
+        REQUIRE((n0.op == nk.op || (signed_sum && sum(nk))));
         REQUIRE(n0.op != ScalarOp::Sqrt);
         REQUIRE(n0.op != ScalarOp::Sin);
         REQUIRE(n0.op != ScalarOp::Cos);
         for (int which = 0; which < specialise::arity(n0.op); ++which) {
-          // In the order steps are matched in (a sum's or product's literal last).
-          const int x0 = specialise::step_operand(p, n0, which), xk = specialise::step_operand(p, nk, which);
+          // In the order steps are matched in (a sum's or product's literal last; a signed
+          // sum's own values first).
+          const auto operand = [&](const ScalarNode& n) {
+            return signed_sum ? specialise::signed_sum(p, n).x[which] : specialise::step_operand(p, n, which);
+          };
+          const int x0 = operand(n0), xk = operand(nk);
           const int base = l.first + k * l.size;
           const bool inside0 = x0 >= l.first && x0 < l.first + l.size;
           REQUIRE(inside0 == (xk >= base && xk < base + l.size));
@@ -360,6 +368,47 @@ TEST_CASE("a literal read first at one body and last at another does not tell al
   for (const StepLoops::Loop& l : s.loops) CHECK(l.instances == 4);
   check_packed(s, std::vector<int>(16, 0), true);
   std::mt19937_64 rng(13);
+  check_bits(b.p, {}, s, rng);
+}
+
+TEST_CASE("packs of bodies: a sum at one body and a difference at another go side by side as signed sums",
+          "[step-loops]") {
+  using test::ScalarBuilder;
+  // Four limbs' steps m = in_k * c_k, then m + in, m - in, in - m and m + in again: the
+  // same step at bodies whose constants' signs the tracer folded into the operation. As
+  // packs of bodies they are one pack of four (signed_sum: the step's own value m first,
+  // its sign and in's lane by lane); exactly alike they are not.
+  ScalarBuilder b(8);
+  const std::array<ScalarOp, 4> ops{ScalarOp::Add, ScalarOp::Sub, ScalarOp::Sub, ScalarOp::Add};
+  for (int limb = 0; limb < 4; ++limb) {
+    b.p.labels.push_back(fmt::format("limb {}", limb));
+    const int m = b.add(ScalarOp::Mul, b.in(limb), b.lit(1.0 + 0.25 * limb));
+    const int in = b.in(4 + limb);
+    const int y = b.add(ops[static_cast<std::size_t>(limb)], limb == 2 ? in : m, limb == 2 ? m : in);
+    b.p.nodes[static_cast<std::size_t>(m)].label = limb;
+    b.p.nodes[static_cast<std::size_t>(y)].label = limb;
+    b.p.outputs.push_back(y);
+  }
+  specialise::LoopOptions o;
+  o.pack = 4;
+  o.min_size = 1;
+  CHECK(specialise::step_loops(b.p, {}, o).empty());
+  o.vary = true;
+  const StepLoops s = specialise::step_loops(b.p, {}, o);
+  REQUIRE(s.loops.size() == 1);
+  CHECK(s.loops[0].instances == 4);
+  check_packed(s, std::vector<int>(8, 0), true);
+  // Lane by lane: m first, then in, with the signs each limb's operation gives them.
+  const std::array<std::array<bool, 2>, 4> minus{{{false, false}, {false, true}, {true, false}, {false, false}}};
+  for (int k = 0; k < 4; ++k) {
+    const ScalarNode& y = s.program.nodes[static_cast<std::size_t>(s.loops[0].first + k * s.loops[0].size + 1)];
+    const specialise::SignedSum sum = specialise::signed_sum(s.program, y);
+    CHECK(s.program.nodes[static_cast<std::size_t>(sum.x[0])].op == ScalarOp::Mul);
+    CHECK(s.program.nodes[static_cast<std::size_t>(sum.x[1])].op == ScalarOp::Input);
+    CHECK(sum.minus[0] == minus[static_cast<std::size_t>(k)][0]);
+    CHECK(sum.minus[1] == minus[static_cast<std::size_t>(k)][1]);
+  }
+  std::mt19937_64 rng(17);
   check_bits(b.p, {}, s, rng);
 }
 
