@@ -365,13 +365,15 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
       if (static_cast<int>(out.back().size()) == options.pack) out.emplace_back();
       out.back().push_back(r);
     }
-    // Two steps reading no pack: putting their values side by side costs about what the
-    // pack saves (the back-end's vectors start from scalars); they stay apart.
+    // Two small steps reading no pack: putting their values side by side costs about what
+    // the pack saves (the back-end's vectors start from scalars); they stay apart. Larger
+    // ones read few values for their operations (a body's world-frame inertia: its pose).
     std::set<int> sourced;
     for (const auto& [key, r] : source)
       if (key.first != std::numeric_limits<int>::max()) sourced.insert(r);
     for (std::size_t k = 0, n = out.size(); k < n; ++k)
-      if (out[k].size() == 2 && !sourced.count(out[k][0]) && !sourced.count(out[k][1])) {
+      if (out[k].size() == 2 && steps[out[k][0]].size() < static_cast<std::size_t>(options.pair_min_size) &&
+          !sourced.count(out[k][0]) && !sourced.count(out[k][1])) {
         out.push_back({out[k][1]});
         out[k].pop_back();
       }

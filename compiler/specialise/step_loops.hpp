@@ -74,6 +74,11 @@ struct LoopOptions {
   std::vector<int> input_group;  // per input: its group (vary only; empty: all inputs one group)
   // Packs of at most this many steps instead of loops (see the contract); 0: loops.
   int pack = 0;
+  // ...of two steps reading no earlier pack only from this many operations a step (smaller
+  // ones cost about what they save: their values are put together lane by lane). 32: the
+  // Panda's inverse dynamics' derivatives 0.93 of their time with pairs of the bodies'
+  // steps of the recursion (docs/performance.md, "Derivatives").
+  int pair_min_size = 32;
 };
 
 struct StepLoops {

@@ -485,7 +485,7 @@ TEST_CASE("packs: the columns' repeated steps four at a time, each lane reading 
   }
 }
 
-TEST_CASE("packs: two steps reading no pack stay apart; packs of at most the width asked", "[step-loops]") {
+TEST_CASE("packs: two small steps reading no pack stay apart; packs of at most the width asked", "[step-loops]") {
   using test::ScalarBuilder;
   // Steps y_k = (z_k * c) + 0.5 on computed z_k, as in the loops above: k = 0..n-1.
   const auto build = [](int n) {
@@ -507,6 +507,10 @@ TEST_CASE("packs: two steps reading no pack stay apart; packs of at most the wid
   specialise::LoopOptions o;
   o.pack = 4;
   CHECK(specialise::step_loops(build(2), {}, o).empty());
+  // Steps of at least pair_min_size operations (these have two) are worth a pair.
+  o.pair_min_size = 2;
+  CHECK(specialise::step_loops(build(2), {}, o).loops.size() == 1);
+  o.pair_min_size = specialise::LoopOptions{}.pair_min_size;
   // Unread steps in program order, four at a time; a pair of them left apart.
   for (const auto& [n, width, packs] :
        {std::tuple{3, 4, 1}, std::tuple{8, 4, 2}, std::tuple{9, 4, 2}, std::tuple{10, 4, 2}, std::tuple{6, 3, 2}}) {
