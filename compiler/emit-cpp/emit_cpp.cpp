@@ -601,17 +601,6 @@ private:
   std::vector<std::string> vector_;  // per node a pack computes here: its vector, and its lane in it
   std::vector<int> lane_;
 
-  // A pack (specialise/step_loops.hpp): its 2 to W alike steps side by side, one soa_p4
-  // (W = 4) or soa_p2 (W = 2) operation per node of the step, lane k instance k (lanes
-  // past the instances compute on zeros where the lanes' values are put together, else on
-  // what their source vector's lanes hold: values nothing reads, possibly infinite or NaN;
-  // with floating-point traps enabled, turn packs off). An operand every lane reads alike is one scalar (a
-  // broadcast); lanes of one earlier pack, its vector (from this part's registers, or its
-  // block of slots in w), shuffled when out of place; anything else, the lanes' values put
-  // together, the lanes past the instances left zero (two values are two instructions;
-  // the last repeated into the upper half, five). Each position's values go to w as one
-  // block, to g as one store where packed_factors put them side by side, else lane by
-  // lane.
   // Node t of pack l, a sum or difference, on its spelled operands a and b (signed_sum's
   // order): `a + b`, `a - b` or `b - a` when every step has the same signs, else each
   // operand whose sign differs from step to step times a vector of +1 and -1 (0 in the
@@ -643,6 +632,17 @@ private:
     return fmt::format("{} + {}", term(0, a), term(1, b));
   }
 
+  // A pack (specialise/step_loops.hpp): its 2 to W alike steps side by side, one soa_p4
+  // (W = 4) or soa_p2 (W = 2) operation per node of the step, lane k instance k (lanes
+  // past the instances compute on zeros where the lanes' values are put together, else on
+  // what their source vector's lanes hold: values nothing reads, possibly infinite or NaN;
+  // with floating-point traps enabled, turn packs off). An operand every lane reads alike is one scalar (a
+  // broadcast); lanes of one earlier pack, its vector (from this part's registers, or its
+  // block of slots in w), shuffled when out of place; anything else, the lanes' values put
+  // together, the lanes past the instances left zero (two values are two instructions;
+  // the last repeated into the upper half, five). Each position's values go to w as one
+  // block, to g as one store where packed_factors put them side by side, else lane by
+  // lane.
   std::string pack(const specialise::StepLoops::Loop& l, int id) {
     const specialise::Partition& plan = u_.parts;
     const int width = u_.pack_width;

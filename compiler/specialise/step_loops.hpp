@@ -121,7 +121,11 @@ inline SignedSum signed_sum(const ScalarProgram& p, const ScalarNode& n) {
   s.x[0] = step_operand(p, n, 0);
   s.x[1] = step_operand(p, n, 1);
   s.minus[1] = n.op == ScalarOp::Sub;  // step_operand keeps a difference's order
-  const auto own = [&](int x) { return arity(p.nodes[x].op) > 0 && p.nodes[x].label == n.label; };
+  // In n's step: an operation of its label, negations excepted (packs of bodies leave them
+  // out of the steps, and a back-end may move them past the step when it reorders).
+  const auto own = [&](int x) {
+    return arity(p.nodes[x].op) > 0 && p.nodes[x].op != ScalarOp::Neg && p.nodes[x].label == n.label;
+  };
   if ((own(s.x[1]) && !own(s.x[0])) || (own(s.x[0]) && own(s.x[1]) && s.x[1] < s.x[0])) {
     std::swap(s.x[0], s.x[1]);
     std::swap(s.minus[0], s.minus[1]);
