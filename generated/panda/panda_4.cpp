@@ -171,6 +171,8 @@ struct soa_sincos_pair {
 #if defined(__AVX__)
 // Packs: one step at one body for up to four columns side by side, one vector operation
 // (an AVX register) for four; soa_load, soa_store: four doubles of an array (any alignment).
+// Where the steps of a pack differ in a sum's signs, the operand is multiplied by a vector
+// of +1 and -1 (exact: each lane computes its own step's bits).
 typedef double soa_p4 __attribute__((vector_size(4 * sizeof(double))));
 [[maybe_unused]] static inline soa_p4 soa_load(const double* p) {
   soa_p4 v;
