@@ -658,7 +658,7 @@ private:
                                                         label_of(l.instances - 1), l.instances));
     // A sum or difference is read as a signed sum (specialise::signed_sum): the steps of a
     // pack may differ in its signs.
-    const auto is_sum = [](const ScalarNode& n) { return n.op == ScalarOp::Add || n.op == ScalarOp::Sub; };
+    using specialise::is_sum;
     const auto operand_of = [&](const ScalarNode& n, int which) {
       return is_sum(n) ? specialise::signed_sum(p_, n).x[which] : specialise::step_operand(p_, n, which);
     };

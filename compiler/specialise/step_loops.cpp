@@ -59,7 +59,7 @@ std::vector<std::uint64_t> signature(const ScalarProgram& p, const std::vector<i
   for (int i : nodes) {
     const ScalarNode& n = p.nodes[i];
     // Packs of bodies: a sum and a difference alike, as signed sums (signed_sum).
-    const bool signed_sum_ = options.pack > 0 && options.vary && (n.op == ScalarOp::Add || n.op == ScalarOp::Sub);
+    const bool signed_sum_ = options.pack > 0 && options.vary && is_sum(n);
     const SignedSum sum = signed_sum_ ? signed_sum(p, n) : SignedSum{};
     sig.push_back(static_cast<std::uint64_t>(signed_sum_ ? ScalarOp::Add : n.op));
     for (int which = 0; which < arity(n.op); ++which) {
@@ -301,8 +301,8 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     for (std::vector<int>& set : cut)
       if (set.size() >= 2) sets.push_back(std::move(set));
   }
-  // A set whose steps read one another's values is not a loop; per-body loops take reads of
-  // an earlier step of the set (the instances run in order).
+  // A set whose steps read one another's values is not a loop (packs: none, cut above);
+  // per-body loops take reads of an earlier step of the set (the instances run in order).
   std::vector<int> set_of_region(p.labels.size(), -1), place(p.labels.size(), -1);
   for (std::size_t c = 0; c < sets.size(); ++c)
     for (std::size_t k = 0; k < sets[c].size(); ++k) {

@@ -37,8 +37,11 @@
 //   reads its own); steps with Sqrt are left out. A set's steps are ordered so that those
 //   reading values of one earlier pack are packed together, in the order of the lanes they
 //   read (the first such operand of a step decides); the rest follow in program order.
-//   Steps of a set left alone are not a loop. A program whose packs would hold under 5% of
-//   its operations gets none.
+//   A set whose steps read one another's (a sweep's step along a chain) is first cut into
+//   sets that do not, each step joining the first that holds none of the steps it reads.
+//   Steps of a set left alone are not a loop, nor are two of under `pair_min_size`
+//   operations that read no pack. A program whose packs would hold under 5% of its
+//   operations gets none.
 // - Packs of bodies (options.pack with options.vary): after the exactly alike steps, those
 //   left are matched again up to their literals and up to which input of one group they
 //   read (each lane its own, as its own values): the same step at several bodies, such as
@@ -46,8 +49,9 @@
 //   at every body of a joint type. A sum and a difference match there too, as signed sums
 //   of the same operands (signed_sum): the tracer folds a constant's sign into the
 //   operation that reads it, so the same step at two bodies whose frames differ by a
-//   signed permutation differs in its additions' signs. As for every pack, no step of a
-//   pack reads another's.
+//   signed permutation differs in its additions' signs; negations are left out of the
+//   steps (two bodies negate different entries). As for every pack, no step of a pack
+//   reads another's.
 // - The reordered program computes the same values (operations are not changed, only
 //   moved): Input and Const nodes first, then the rest. Node i of p is node new_of[i].
 //   No loops: the program is p unchanged.
@@ -112,6 +116,7 @@ inline int step_operand(const ScalarProgram& p, const ScalarNode& n, int which) 
 // same step whose constants' signs differ, become the same two operands with signs
 // differing lane by lane; a lane computing `sign_a a + sign_b b` gets the scalar result to
 // the bit (a sign change is exact and rounding is symmetric).
+inline bool is_sum(const ScalarNode& n) { return n.op == ScalarOp::Add || n.op == ScalarOp::Sub; }
 struct SignedSum {
   int x[2] = {-1, -1};
   bool minus[2] = {false, false};

@@ -304,9 +304,8 @@ void check_packed(const StepLoops& s, const std::vector<int>& input_group = {}, 
         const ScalarNode& n0 = p.nodes[l.first + t];
         const ScalarNode& nk = p.nodes[l.first + k * l.size + t];
         // Packs of bodies: a sum and a difference alike, as signed sums of the same operands.
-        const auto sum = [](const ScalarNode& n) { return n.op == ScalarOp::Add || n.op == ScalarOp::Sub; };
-        const bool signed_sum = vary && sum(n0);
-        REQUIRE((n0.op == nk.op || (signed_sum && sum(nk))));
+        const bool signed_sum = vary && specialise::is_sum(n0);
+        REQUIRE((n0.op == nk.op || (signed_sum && specialise::is_sum(nk))));
         REQUIRE(n0.op != ScalarOp::Sqrt);
         REQUIRE(n0.op != ScalarOp::Sin);
         REQUIRE(n0.op != ScalarOp::Cos);
