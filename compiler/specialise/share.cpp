@@ -389,6 +389,31 @@ Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops) {
   return result;
 }
 
+Sharing reorder_outputs(Sharing sharing, int j, const std::vector<int>& order) {
+  SharedProgram& program = sharing.programs.at(static_cast<std::size_t>(j));
+  const int n = static_cast<int>(program.code.outputs.size());
+  std::vector<int> position(static_cast<std::size_t>(n), -1);  // old output position -> new
+  for (int p = 0; p < static_cast<int>(order.size()); ++p)
+    if (order[p] >= 0 && order[p] < n && position[order[p]] < 0) position[order[p]] = p;
+  if (static_cast<int>(order.size()) != n || std::find(position.begin(), position.end(), -1) != position.end())
+    throw InternalError("share: an output order that is not a permutation");
+  std::vector<int> outputs(static_cast<std::size_t>(n));
+  for (int p = 0; p < n; ++p) outputs[p] = program.code.outputs[order[p]];
+  program.code.outputs = std::move(outputs);
+  const int first = sharing.base + program.offset;
+  const auto renumber = [&](ScalarProgram& code) {
+    for (ScalarNode& node : code.nodes)
+      if (node.op == ScalarOp::Input && node.a >= first && node.a < first + n) {
+        node.a = first + position[node.a - first];
+        code.input_count = std::max(code.input_count, node.a + 1);  // 1 + the largest index read
+      }
+  };
+  for (std::size_t t = static_cast<std::size_t>(j) + 1; t < sharing.programs.size(); ++t)
+    renumber(sharing.programs[t].code);
+  for (FactoredKernel& k : sharing.kernels) renumber(k.code);
+  return sharing;
+}
+
 void evaluate(const Sharing& sharing, int k, const double* in, double* out) {
   const FactoredKernel& f = sharing.kernels.at(k);
   std::vector<double> array(in, in + f.own_inputs);

@@ -63,6 +63,13 @@ inline constexpr int kDefaultShareMinOps = 4000;
 
 Sharing share(const std::vector<const ScalarProgram*>& kernels, int min_ops);
 
+// Program j's outputs in another order: its output order[p] goes to position p (order is a
+// permutation of its output positions), and every later program and kernel reading them
+// reads them there. A back-end lays out the outputs for the way it reads them (emit-cpp:
+// the values of one pack side by side, moved with one vector store and load); evaluate()
+// below gives the same bits before and after.
+Sharing reorder_outputs(Sharing sharing, int j, const std::vector<int>& order);
+
 // Kernel k of the set, through its shared programs: what evaluate(original, in, out) gives.
 void evaluate(const Sharing& sharing, int k, const double* in, double* out);
 

@@ -14,6 +14,7 @@
 #include "specialise/print.hpp"
 #include "specialise/share.hpp"
 #include "specialise/specialise.hpp"
+#include "support/error.hpp"
 #include "support/pipeline.hpp"
 #include "support/scalar_builder.hpp"
 
@@ -349,6 +350,45 @@ TEST_CASE("what several kernels compute alike is shared, and every kernel keeps 
     CHECK(none.programs.empty());
     for (const auto& k : none.kernels) CHECK(k.uses.empty());
   }
+}
+
+TEST_CASE("a shared program's outputs laid out in another order: its readers read them there, to the bit",
+          "[specialise][share]") {
+  const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
+  const std::vector<int> tips = robot.default_tips();
+  const auto constants = exec::make_constants(robot, tips);
+  std::vector<specialise::ScalarProgram> code;
+  std::vector<exec::SweepProgram> sweeps;
+  for (const auto& k : lower::standard_kernels()) {
+    sweeps.push_back(test::kernel_program(k));
+    code.push_back(specialise::specialise(sweeps.back(), constants));
+  }
+  std::vector<const specialise::ScalarProgram*> programs;
+  for (const auto& p : code) programs.push_back(&p);
+  const specialise::Sharing before = specialise::share(programs, 50);
+  REQUIRE(before.programs.size() >= 2);  // a program reading another's outputs is renumbered too
+  specialise::Sharing after = before;
+  for (std::size_t j = 0; j < after.programs.size(); ++j) {
+    std::vector<int> order(after.programs[j].code.outputs.size());
+    for (std::size_t o = 0; o < order.size(); ++o) order[o] = static_cast<int>(order.size() - 1 - o);  // reversed
+    after = specialise::reorder_outputs(std::move(after), static_cast<int>(j), order);
+    CHECK(after.programs[j].code.outputs.front() == before.programs[j].code.outputs.back());
+    specialise::check(after.programs[j].code);
+  }
+  std::mt19937_64 rng(11);
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    INFO(lower::standard_kernels()[k].name);
+    specialise::check(after.kernels[k].code);
+    const std::vector<double> in = test::random_input(sweeps[k], robot, static_cast<int>(tips.size()), rng);
+    std::vector<double> was(code[k].outputs.size()), now(was.size());
+    specialise::evaluate(before, static_cast<int>(k), in.data(), was.data());
+    specialise::evaluate(after, static_cast<int>(k), in.data(), now.data());
+    CHECK(same_bits(now, was));
+  }
+  // An order that is not a permutation of the outputs is a bug of the caller.
+  std::vector<int> twice(before.programs[0].code.outputs.size(), 0);
+  CHECK_THROWS_AS(specialise::reorder_outputs(before, 0, twice), InternalError);
+  CHECK_THROWS_AS(specialise::reorder_outputs(before, 0, {}), InternalError);
 }
 
 TEST_CASE(
