@@ -458,6 +458,13 @@ struct Unit {
   }
 };
 
+// Operand `which` of a pack's step n, as the pack reads it: a sum or difference as a signed
+// sum (specialise::signed_sum; the steps of a pack may differ in its signs), else in the
+// order steps are matched in.
+int pack_operand(const ScalarProgram& p, const ScalarNode& n, int which) {
+  return specialise::is_sum(n) ? specialise::signed_sum(p, n).x[which] : specialise::step_operand(p, n, which);
+}
+
 // The right-hand side of an arithmetic operation on spelled operands (Sin and Cos are read
 // from their soa_sincos pair instead: PartWriter).
 std::string arithmetic(ScalarOp op, const std::string& a, const std::string& b) {
@@ -556,7 +563,21 @@ public:
     for (int o : plan.outputs[part_])
       if (specialise::arity(p_.nodes[p_.outputs[o]].op) > 0) outs.push_back(o);
     if (!outs.empty()) b += "\n  // output\n";
-    for (int o : outs) b += fmt::format("  {} = {};\n", u_.output(o), name_[p_.outputs[o]]);
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      // A pack's lanes at consecutive positions: one vector store.
+      const int o = outs[i], x = p_.outputs[o], width = u_.pack_width;
+      bool block = lane_[x] == 0 && i + width <= outs.size();
+      for (int k = 1; k < width && block; ++k) {
+        const int y = p_.outputs[outs[i + k]];
+        block = outs[i + k] == o + k && vector_[y] == vector_[x] && lane_[y] == k;
+      }
+      if (block) {
+        b += fmt::format("  soa_store({} + {}, {});\n", u_.out_array, u_.out_offset + o, vector_[x]);
+        i += width - 1;
+        continue;
+      }
+      b += fmt::format("  {} = {};\n", u_.output(o), name_[x]);
+    }
     if (whole) b += outputs_not_computed(u_);
     return b;
   }
@@ -656,12 +677,8 @@ private:
     };
     std::string b = '\n' + comment("  // ", fmt::format("{} ... {}: {} steps alike, side by side", label_of(0),
                                                         label_of(l.instances - 1), l.instances));
-    // A sum or difference is read as a signed sum (specialise::signed_sum): the steps of a
-    // pack may differ in its signs.
     using specialise::is_sum;
-    const auto operand_of = [&](const ScalarNode& n, int which) {
-      return is_sum(n) ? specialise::signed_sum(p_, n).x[which] : specialise::step_operand(p_, n, which);
-    };
+    const auto operand_of = [&](const ScalarNode& n, int which) { return pack_operand(p_, n, which); };
     const auto operand = [&](int t, int which) {
       const ScalarNode& n = p_.nodes[node(0, t)];
       const int x = operand_of(n, which);
@@ -703,6 +720,30 @@ private:
         for (int k = 0; k < l.instances; ++k) in_place = in_place && from[k] == k;
         if (in_place) return source;
         return fmt::format("soa_shuffle<{}>({})", fmt::join(from.begin(), from.begin() + width, ", "), source);
+      }
+      // Entries of the shared array s within one vector's width (laid out for the packs:
+      // lay_out_shared): one load, shuffled when out of place. The lanes past the instances
+      // read what follows (s is padded for them).
+      std::array<int, specialise::kMaxLanes> entry{};
+      bool shared = true;
+      for (int k = 0; k < l.instances && shared; ++k) {
+        const ScalarNode& in = p_.nodes[xs[k]];
+        shared = in.op == ScalarOp::Input && !u_.input[in.a].empty() && u_.input_place(in.a).first == "s";
+        if (shared) entry[k] = u_.input_place(in.a).second;
+      }
+      if (shared) {
+        const int at = *std::min_element(entry.begin(), entry.begin() + l.instances);
+        bool near = true, in_place = true;
+        for (int k = 0; k < l.instances; ++k) {
+          from[k] = entry[k] - at;
+          near = near && from[k] < width;
+          in_place = in_place && from[k] == k;
+        }
+        for (int k = l.instances; k < width; ++k) from[k] = from[l.instances - 1];
+        if (near && in_place) return fmt::format("soa_load(s + {})", at);
+        if (near)
+          return fmt::format("soa_shuffle<{}>(soa_load(s + {}))", fmt::join(from.begin(), from.begin() + width, ", "),
+                             at);
       }
       return fmt::format("{}{{{}}}", type, fmt::join(lanes.begin(), lanes.begin() + l.instances, ", "));
     };
@@ -1162,6 +1203,91 @@ specialise::DotTable packed_factors(const specialise::DotTable& t, const special
   return r;
 }
 
+// The shared values (entries of s: inputs from `base` on) that u's packs read lane by lane,
+// several different ones at a position: per list of the different entries in lane order,
+// `weight` added for each time.
+void shared_reads_of_packs(const Unit& u, int base, double weight, std::map<std::vector<int>, double>& reads) {
+  if (!u.packed) return;
+  const ScalarProgram& p = *u.code;
+  for (const specialise::StepLoops::Loop& l : u.steps.loops)
+    for (int t = 0; t < l.size; ++t) {
+      const ScalarNode& n0 = p.nodes[l.first + t];
+      for (int which = 0; which < specialise::arity(n0.op); ++which) {
+        std::vector<int> entries;
+        for (int k = 0; k < l.instances; ++k) {
+          const ScalarNode& in = p.nodes[pack_operand(p, p.nodes[l.first + k * l.size + t], which)];
+          if (in.op != ScalarOp::Input || in.a < base) break;
+          entries.push_back(in.a - base);
+        }
+        if (static_cast<int>(entries.size()) < l.instances) continue;
+        std::vector<int> different;
+        for (int e : entries)
+          if (std::find(different.begin(), different.end(), e) == different.end()) different.push_back(e);
+        if (different.size() >= 2) reads[different] += weight;
+      }
+    }
+}
+
+// The output positions of u (a packed unit) that one position of a pack computes, lane
+// after lane, for each position whose lanes are all outputs (a node output twice gives its
+// first position).
+std::vector<std::vector<int>> pack_output_blocks(const Unit& u) {
+  const ScalarProgram& p = *u.code;
+  std::vector<int> first_position(p.nodes.size(), -1);
+  for (int o = static_cast<int>(p.outputs.size()) - 1; o >= 0; --o) first_position[p.outputs[o]] = o;
+  std::vector<std::vector<int>> blocks;
+  for (const specialise::StepLoops::Loop& l : u.steps.loops)
+    for (int t = 0; t < l.size; ++t) {
+      std::vector<int> block;
+      for (int k = 0; k < l.instances; ++k) {
+        const int o = first_position[l.first + k * l.size + t];
+        if (o < 0) break;
+        block.push_back(o);
+      }
+      if (block.size() >= 2 && static_cast<int>(block.size()) == l.instances) blocks.push_back(std::move(block));
+    }
+  return blocks;
+}
+
+// The shared programs' outputs laid out for the packs reading and writing them: `wanted`
+// lists entries of s (one array: program j's outputs from its offset on) to put side by
+// side in that order, each with its weight. Heaviest first (ties: the first entries first),
+// a list goes where none of its entries is placed yet and all are one program's; each
+// program's outputs are then its lists in that order, then the rest as they were.
+specialise::Sharing lay_out_shared(specialise::Sharing sharing, const std::map<std::vector<int>, double>& wanted) {
+  std::vector<std::pair<double, const std::vector<int>*>> lists;
+  for (const auto& [entries, weight] : wanted) lists.emplace_back(weight, &entries);
+  std::stable_sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  int size = 0;
+  for (const specialise::SharedProgram& sp : sharing.programs)
+    size = std::max(size, sp.offset + static_cast<int>(sp.code.outputs.size()));
+  std::vector<int> program_of(static_cast<std::size_t>(size), -1);
+  for (std::size_t j = 0; j < sharing.programs.size(); ++j)
+    for (std::size_t o = 0; o < sharing.programs[j].code.outputs.size(); ++o)
+      program_of[sharing.programs[j].offset + o] = static_cast<int>(j);
+  std::vector<std::vector<int>> order(sharing.programs.size());
+  std::vector<char> placed(static_cast<std::size_t>(size), 0);
+  for (const auto& [weight, entries] : lists) {
+    const int j = program_of[entries->front()];
+    std::vector<int> sorted = *entries;
+    std::sort(sorted.begin(), sorted.end());
+    bool free = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();  // no entry twice
+    for (int e : *entries) free = free && program_of[e] == j && !placed[e];
+    if (!free) continue;
+    for (int e : *entries) {
+      placed[e] = 1;
+      order[j].push_back(e - sharing.programs[j].offset);
+    }
+  }
+  for (std::size_t j = 0; j < sharing.programs.size(); ++j) {
+    const int offset = sharing.programs[j].offset;
+    for (std::size_t o = 0; o < sharing.programs[j].code.outputs.size(); ++o)
+      if (!placed[offset + o]) order[j].push_back(static_cast<int>(o));
+    sharing = specialise::reorder_outputs(std::move(sharing), static_cast<int>(j), order[j]);
+  }
+  return sharing;
+}
+
 // The operations part k of u computes (not those its dot table does).
 int ops_in(const Unit& u, int k) {
   int ops = 0;
@@ -1194,7 +1320,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   const int share_min_ops = total_ops >= options.large_set_ops && options.share_min_ops > 0
                                 ? std::min(options.share_min_ops, options.large_share_min_ops)
                                 : options.share_min_ops;
-  const specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? share_min_ops : 0);
+  specialise::Sharing sharing = specialise::share(programs, kernels.size() > 1 ? share_min_ops : 0);
   // In a large set, per-body loops too (specialise/step_loops.hpp): the steps alike up to
   // their bodies' constants, in kernels and shared programs; there g++'s time is the limit.
   const bool body_loops = total_ops >= options.large_set_ops;
@@ -1366,7 +1492,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   std::vector<int> shared_slots;
   std::vector<int> shared_reads;  // per program: 1 + the largest kernel-input index it reads
   std::vector<Unit> shared_units(2 * sharing.programs.size());
-  const auto emit_shared = [&](std::size_t j, Unit& u, const PackForm& pack) {
+  const auto shared_unit = [&](std::size_t j, Unit& u, const PackForm& pack) {
     const specialise::SharedProgram& sp = sharing.programs[j];
     u.name = fmt::format("shared{}", j);
     u.code = &sp.code;
@@ -1378,6 +1504,96 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     u.args = "in, s, w";
     u.ports = {"in", "s", "w"};
     with_loops(u, sp.code, specialise::count_ops(sp.code).total(), body_loops, pack);
+  };
+  // Kernel k into u up to its parts: its inputs' spellings, lane groups or dot table, loops
+  // or packs; `names`: its parts' parameters.
+  const auto plan_kernel = [&](std::size_t k, Unit& u, const PackForm& pack, std::vector<std::string>& names) {
+    const Kernel& kernel = kernels[k];
+    const specialise::FactoredKernel& f = sharing.kernels[k];
+    u.name = kernel.name;
+    u.code = &f.code;
+    const bool uses = !f.uses.empty();
+    for (int i = 0; i < f.code.input_count; ++i) {
+      if (i >= f.own_inputs) {
+        u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
+        continue;
+      }
+      int index = i;
+      std::size_t port = 0;
+      while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
+      if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
+      u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
+    }
+    u.out_array = kernel.output;
+    for (const Port& p : kernel.inputs) {
+      u.params += fmt::format("const double* {}, ", p.name);
+      u.args += p.name + ", ";
+      names.push_back(p.name);
+    }
+    if (uses) {
+      u.params += "soa_own_in s, ";
+      u.args += "s, ";
+      names.push_back("s");
+    }
+    // What a call runs, shared operations too: lane groups and step loops are decided by it
+    // (see CppOptions), the same whichever set the kernel is in.
+    const long call_ops = specialise::count_ops(kernel.code).total();
+    // Lane groups where they pay and are not too many, else a dot table where it pays.
+    if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
+      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false, kernel.rows);
+      // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
+      // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
+      // scalar code (a 100-body tree's Jacobian: 0.5).
+      const int width = std::min(options.lanes, specialise::kMaxLanes);
+      // Column products are one loop, whatever their steps: the others count.
+      specialise::LaneColumns columns = specialise::lane_columns(plan, f.code, options.column_min_rows);
+      int written = 0;
+      for (int gi : columns.rest) written += static_cast<int>(plan.groups[gi].steps.size());
+      if (!plan.groups.empty() && written <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
+        u.lanes = std::move(plan);
+        u.columns = std::move(columns);
+        u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
+      }
+    }
+    if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
+    with_loops(u, f.code, call_ops, true, pack);
+    if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps, u.pack_width);
+  };
+  // The shared programs' outputs laid out for the packs (lay_out_shared): what a pack reads
+  // lane by lane from s side by side, lane after lane (one load instead of several values
+  // put together), and what a pack of a shared program computes at one position (one store
+  // instead of one a lane). Each is weighed by the share of its kernels' time it saves (1 /
+  // the operations of a call, summed over the kernels running it): a set's largest kernel
+  // would otherwise lay out s for itself alone. The plans of the form with AVX decide (a
+  // pair of its lanes is side by side for the form without); a layout changes no plan.
+  if (!sharing.programs.empty()) {
+    std::vector<double> per_call(kernels.size());
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      per_call[k] = 1.0 / static_cast<double>(std::max<long>(1, specialise::count_ops(kernels[k].code).total()));
+    std::map<std::vector<int>, double> wanted;
+    for (std::size_t j = 0; j < sharing.programs.size(); ++j) {
+      double weight = 0.0;
+      for (int k : sharing.programs[j].users) weight += per_call[k];
+      Unit probe;
+      shared_unit(j, probe, wide_packs);
+      shared_reads_of_packs(probe, base, weight, wanted);
+      if (!probe.packed) continue;
+      for (std::vector<int> block : pack_output_blocks(probe)) {
+        for (int& o : block) o += sharing.programs[j].offset;
+        wanted[block] += weight;
+      }
+    }
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      Unit probe;
+      std::vector<std::string> names;
+      plan_kernel(k, probe, wide_packs, names);
+      shared_reads_of_packs(probe, base, per_call[k], wanted);
+    }
+    sharing = lay_out_shared(std::move(sharing), wanted);
+  }
+  const auto emit_shared = [&](std::size_t j, Unit& u, const PackForm& pack) {
+    const specialise::SharedProgram& sp = sharing.programs[j];
+    shared_unit(j, u, pack);
     std::vector<int> part_defs;
     parts_of(u, part_defs);
     Definition d;
@@ -1414,55 +1630,9 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   const auto emit_kernel = [&](std::size_t k, Unit& u, const PackForm& pack) {
     const Kernel& kernel = kernels[k];
     const specialise::FactoredKernel& f = sharing.kernels[k];
-    u.name = kernel.name;
-    u.code = &f.code;
     const bool uses = !f.uses.empty();
-    for (int i = 0; i < f.code.input_count; ++i) {
-      if (i >= f.own_inputs) {
-        u.input.push_back(i >= base ? fmt::format("s[{}]", i - base) : std::string());
-        continue;
-      }
-      int index = i;
-      std::size_t port = 0;
-      while (port < kernel.inputs.size() && index >= kernel.inputs[port].size) index -= kernel.inputs[port++].size;
-      if (port == kernel.inputs.size()) throw InternalError("emit-cpp: an input outside the kernel's layout");
-      u.input.push_back(fmt::format("{}[{}]", kernel.inputs[port].name, index));
-    }
-    u.out_array = kernel.output;
     std::vector<std::string> names;
-    for (const Port& p : kernel.inputs) {
-      u.params += fmt::format("const double* {}, ", p.name);
-      u.args += p.name + ", ";
-      names.push_back(p.name);
-    }
-    if (uses) {
-      u.params += "soa_own_in s, ";
-      u.args += "s, ";
-      names.push_back("s");
-    }
-    // What a call runs, shared operations too: lane groups and step loops are decided by it
-    // (see CppOptions), the same whichever set the kernel is in.
-    const long call_ops = specialise::count_ops(kernel.code).total();
-    // Lane groups where they pay and are not too many, else a dot table where it pays.
-    if (options.lanes >= 2 && call_ops >= options.lane_min_ops) {
-      specialise::LanePlan plan = specialise::plan_lanes(f.code, options.lanes, false, kernel.rows);
-      // Mostly full vectors (2 of 3 lanes a step or more; a Gram matrix's are: 0.84 of
-      // talos_reduced's calM^-1): emptier, vector code is hardly shorter or faster than
-      // scalar code (a 100-body tree's Jacobian: 0.5).
-      const int width = std::min(options.lanes, specialise::kMaxLanes);
-      // Column products are one loop, whatever their steps: the others count.
-      specialise::LaneColumns columns = specialise::lane_columns(plan, f.code, options.column_min_rows);
-      int written = 0;
-      for (int gi : columns.rest) written += static_cast<int>(plan.groups[gi].steps.size());
-      if (!plan.groups.empty() && written <= options.lane_max_steps && 3 * plan.terms >= 2 * width * plan.steps) {
-        u.lanes = std::move(plan);
-        u.columns = std::move(columns);
-        u.dots = specialise::gathered_factors(u.lanes, static_cast<int>(f.code.nodes.size()));
-      }
-    }
-    if (u.lanes.groups.empty()) u.dots = specialise::dot_table(f.code, options.dot_min_terms);
-    with_loops(u, f.code, call_ops, true, pack);
-    if (u.packed && !u.lanes.groups.empty()) u.dots = packed_factors(u.dots, u.steps, u.pack_width);
+    plan_kernel(k, u, pack, names);
     const bool dots = u.gathers();
     if (dots) {
       u.params += "double* g, ";
@@ -1496,8 +1666,9 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         }
         in = "in";
       }
-      body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n", shared_size,
-                          kernel.name);
+      // Padded: a pack's load of its last lanes may read past the last value.
+      body += fmt::format("  double s[{}];  // what {} shares with other kernels, computed below\n",
+                          shared_size + specialise::kMaxLanes - 1, kernel.name);
       for (int j : f.uses) scratch = std::max(scratch, shared_slots[j]);
       if (scratch > 0)
         body += fmt::format("  double w[{}];  // values crossing from one part to the next\n", scratch);

@@ -1599,8 +1599,7 @@ void mass_matrix(const double* q, double* calM) {
   calM[4] = v519;
   calM[5] = p3_2[1];
   calM[6] = p3_2[0];
-  calM[7] = p7_2[0];
-  calM[8] = p7_2[1];
+  soa_store(calM + 7, p7_2);
   calM[9] = v346;
   calM[10] = v336;
   calM[11] = v351;
@@ -1608,8 +1607,7 @@ void mass_matrix(const double* q, double* calM) {
   calM[13] = p2_15[1];
   calM[14] = p2_15[0];
   calM[15] = v541;
-  calM[16] = p6_15[0];
-  calM[17] = p6_15[1];
+  soa_store(calM + 16, p6_15);
   calM[18] = v354;
   calM[19] = v351;
   calM[20] = v279;
@@ -1617,8 +1615,7 @@ void mass_matrix(const double* q, double* calM) {
   calM[22] = v385;
   calM[23] = p1_15[1];
   calM[24] = p1_15[0];
-  calM[25] = p5_15[0];
-  calM[26] = p5_15[1];
+  soa_store(calM + 25, p5_15);
   calM[27] = v370;
   calM[28] = v367;
   calM[29] = v246;
@@ -1626,16 +1623,14 @@ void mass_matrix(const double* q, double* calM) {
   calM[31] = v211;
   calM[32] = v406;
   calM[33] = v453;
-  calM[34] = p4_19[0];
-  calM[35] = p4_19[1];
+  soa_store(calM + 34, p4_19);
   calM[36] = v519;
   calM[37] = p2_15[1];
   calM[38] = v385;
   calM[39] = v211;
   calM[40] = v151;
   calM[41] = v129;
-  calM[42] = p0_7[0];
-  calM[43] = p0_7[1];
+  soa_store(calM + 42, p0_7);
   calM[44] = v565;
   calM[45] = p3_2[1];
   calM[46] = p2_15[0];

@@ -232,6 +232,9 @@ TEST_CASE(
                         Catch::Contains("soa_shuffle<") && Catch::Contains("const soa_p4 p") &&
                         Catch::Contains("const soa_p2 p"));
     if (options.lane_min_ops == 1) CHECK_THAT(all, Catch::Contains("soa_store(g + "));
+    // The shared programs' outputs laid out for the packs (the tree's shared sweep computes
+    // bodies side by side): a pack's lanes stored with one store, read by a pack with one load.
+    if (robot == &tree) CHECK_THAT(all, Catch::Contains("soa_store(s + ") && Catch::Contains("soa_load(s + "));
     // A pack of N steps puts at most N values together: the lanes past them stay zero (two
     // values are two instructions; with the last repeated into the upper half, five).
     CHECK(widest_put_together(all, 2) == 2);
