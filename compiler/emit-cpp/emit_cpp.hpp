@@ -97,7 +97,12 @@
 //     doubles, an SSE2 register; the same operations per lane, so the same bits), or, in
 //     a large set, written without packs. The compiler compiles one of the two. Shared
 //     programs get packs the same way (and come twice the same way); loops only in a large
-//     set.
+//     set. The shared programs' outputs are laid out in `s` for the packs (specialise::
+//     reorder_outputs, the AVX form's plans deciding): the entries a pack reads lane by
+//     lane side by side where they can be (soa_load(s + e), shuffled within four), the
+//     values a pack position writes likewise (one soa_store); a pack's lanes that are
+//     consecutive outputs of a kernel go in one store too. `s` is padded so that a load of
+//     the last entries stays inside it.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
 //   code), or named soa_p4, soa_p2, soa_load, soa_store or soa_shuffle, are refused.
