@@ -74,20 +74,33 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
+// The standard kernels of a robot (at its default tips): sweeps and scalar programs.
+struct StandardSet {
+  std::vector<int> tips;
+  std::vector<exec::SweepProgram> sweeps;
+  std::vector<specialise::ScalarProgram> code;
+  explicit StandardSet(const Robot& robot) : tips(robot.default_tips()) {
+    const auto constants = exec::make_constants(robot, tips);
+    for (const auto& k : lower::standard_kernels()) {
+      sweeps.push_back(test::kernel_program(k));
+      code.push_back(specialise::specialise(sweeps.back(), constants));
+    }
+  }
+  specialise::Sharing share(int min_ops) const {
+    std::vector<const specialise::ScalarProgram*> programs;
+    for (const auto& p : code) programs.push_back(&p);
+    return specialise::share(programs, min_ops);
+  }
+};
+
 // The standard kernels of `robot` factored with share(min_ops): every kernel through its
 // shared programs gives the original's bits; returns the sharing for further checks.
 specialise::Sharing check_sharing(const Robot& robot, int min_ops) {
-  const std::vector<int> tips = robot.default_tips();
-  const auto constants = exec::make_constants(robot, tips);
-  std::vector<specialise::ScalarProgram> code;
-  std::vector<exec::SweepProgram> sweeps;
-  for (const auto& k : lower::standard_kernels()) {
-    sweeps.push_back(test::kernel_program(k));
-    code.push_back(specialise::specialise(sweeps.back(), constants));
-  }
-  std::vector<const specialise::ScalarProgram*> programs;
-  for (const auto& p : code) programs.push_back(&p);
-  const specialise::Sharing s = specialise::share(programs, min_ops);
+  const StandardSet set(robot);
+  const std::vector<int>& tips = set.tips;
+  const std::vector<specialise::ScalarProgram>& code = set.code;
+  const std::vector<exec::SweepProgram>& sweeps = set.sweeps;
+  const specialise::Sharing s = set.share(min_ops);
   REQUIRE(s.kernels.size() == code.size());
   std::mt19937_64 rng(5);
   int before = 0, after = 0;
@@ -355,17 +368,8 @@ TEST_CASE("what several kernels compute alike is shared, and every kernel keeps 
 TEST_CASE("a shared program's outputs laid out in another order: its readers read them there, to the bit",
           "[specialise][share]") {
   const Robot robot = load_urdf(test::shared_robot_path("panda.urdf"));
-  const std::vector<int> tips = robot.default_tips();
-  const auto constants = exec::make_constants(robot, tips);
-  std::vector<specialise::ScalarProgram> code;
-  std::vector<exec::SweepProgram> sweeps;
-  for (const auto& k : lower::standard_kernels()) {
-    sweeps.push_back(test::kernel_program(k));
-    code.push_back(specialise::specialise(sweeps.back(), constants));
-  }
-  std::vector<const specialise::ScalarProgram*> programs;
-  for (const auto& p : code) programs.push_back(&p);
-  const specialise::Sharing before = specialise::share(programs, 50);
+  const StandardSet set(robot);
+  const specialise::Sharing before = set.share(50);
   REQUIRE(before.programs.size() >= 2);  // a program reading another's outputs is renumbered too
   specialise::Sharing after = before;
   for (std::size_t j = 0; j < after.programs.size(); ++j) {
@@ -376,11 +380,11 @@ TEST_CASE("a shared program's outputs laid out in another order: its readers rea
     specialise::check(after.programs[j].code);
   }
   std::mt19937_64 rng(11);
-  for (std::size_t k = 0; k < code.size(); ++k) {
+  for (std::size_t k = 0; k < set.code.size(); ++k) {
     INFO(lower::standard_kernels()[k].name);
     specialise::check(after.kernels[k].code);
-    const std::vector<double> in = test::random_input(sweeps[k], robot, static_cast<int>(tips.size()), rng);
-    std::vector<double> was(code[k].outputs.size()), now(was.size());
+    const std::vector<double> in = test::random_input(set.sweeps[k], robot, static_cast<int>(set.tips.size()), rng);
+    std::vector<double> was(set.code[k].outputs.size()), now(was.size());
     specialise::evaluate(before, static_cast<int>(k), in.data(), was.data());
     specialise::evaluate(after, static_cast<int>(k), in.data(), now.data());
     CHECK(same_bits(now, was));
