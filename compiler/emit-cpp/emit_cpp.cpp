@@ -661,9 +661,10 @@ private:
   // what their source vector's lanes hold: values nothing reads, possibly infinite or NaN;
   // with floating-point traps enabled, turn packs off). An operand every lane reads alike is one scalar (a
   // broadcast); lanes of one earlier pack, its vector (from this part's registers, or its
-  // block of slots in w), shuffled when out of place; anything else, the lanes' values put
-  // together, the lanes past the instances left zero (two values are two instructions;
-  // the last repeated into the upper half, five). Each position's values go to w as one
+  // block of slots in w), shuffled when out of place; entries of s within four of each
+  // other (lay_out_shared put them there), one load, shuffled likewise; anything else, the
+  // lanes' values put together, the lanes past the instances left zero (two values are two
+  // instructions; the last repeated into the upper half, five). Each position's values go to w as one
   // block, to g as one store where packed_factors put them side by side, else lane by
   // lane.
   std::string pack(const specialise::StepLoops::Loop& l, int id) {
@@ -728,8 +729,11 @@ private:
       bool shared = true;
       for (int k = 0; k < l.instances && shared; ++k) {
         const ScalarNode& in = p_.nodes[xs[k]];
-        shared = in.op == ScalarOp::Input && !u_.input[in.a].empty() && u_.input_place(in.a).first == "s";
-        if (shared) entry[k] = u_.input_place(in.a).second;
+        shared = in.op == ScalarOp::Input && !u_.input[in.a].empty();
+        if (!shared) break;
+        const auto [array, index] = u_.input_place(in.a);
+        shared = array == "s";
+        entry[k] = index;
       }
       if (shared) {
         const int at = *std::min_element(entry.begin(), entry.begin() + l.instances);
@@ -1250,10 +1254,11 @@ std::vector<std::vector<int>> pack_output_blocks(const Unit& u) {
 }
 
 // The shared programs' outputs laid out for the packs reading and writing them: `wanted`
-// lists entries of s (one array: program j's outputs from its offset on) to put side by
-// side in that order, each with its weight. Heaviest first (ties: the first entries first),
-// a list goes where none of its entries is placed yet and all are one program's; each
-// program's outputs are then its lists in that order, then the rest as they were.
+// lists entries of s (one array: program j's outputs from its offset on), each list's
+// entries different, to put side by side in that order, each with its weight. Heaviest
+// first (ties: the first entries first), a list goes where none of its entries is placed
+// yet and all are one program's; each program's outputs are then its lists in that order,
+// then the rest as they were.
 specialise::Sharing lay_out_shared(specialise::Sharing sharing, const std::map<std::vector<int>, double>& wanted) {
   std::vector<std::pair<double, const std::vector<int>*>> lists;
   for (const auto& [entries, weight] : wanted) lists.emplace_back(weight, &entries);
@@ -1269,9 +1274,7 @@ specialise::Sharing lay_out_shared(specialise::Sharing sharing, const std::map<s
   std::vector<char> placed(static_cast<std::size_t>(size), 0);
   for (const auto& [weight, entries] : lists) {
     const int j = program_of[entries->front()];
-    std::vector<int> sorted = *entries;
-    std::sort(sorted.begin(), sorted.end());
-    bool free = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();  // no entry twice
+    bool free = true;
     for (int e : *entries) free = free && program_of[e] == j && !placed[e];
     if (!free) continue;
     for (int e : *entries) {
@@ -1565,7 +1568,8 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
   // instead of one a lane). Each is weighed by the share of its kernels' time it saves (1 /
   // the operations of a call, summed over the kernels running it): a set's largest kernel
   // would otherwise lay out s for itself alone. The plans of the form with AVX decide (a
-  // pair of its lanes is side by side for the form without); a layout changes no plan.
+  // pair of its lanes is side by side for the form without). The units are planned again
+  // as they are written: the layout renumbers their inputs.
   if (!sharing.programs.empty()) {
     std::vector<double> per_call(kernels.size());
     for (std::size_t k = 0; k < kernels.size(); ++k)
