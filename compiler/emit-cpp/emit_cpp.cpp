@@ -359,6 +359,20 @@ typedef const double* __restrict soa_own_in;
                      plain);
 }
 
+// What PartWriter::outputs_not_computed writes runs of zeros with. At most 64 bytes: g++ and
+// clang++ write a memset that short as vector stores, inline.
+std::string zeros_prelude() {
+  return R"(
+// n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
+// or a memset call.
+template <int n>
+static inline void soa_zeros(double* p) {
+  static_assert(n >= 1 && n <= 8);
+  __builtin_memset(p, 0, n * sizeof(double));
+}
+)";
+}
+
 // A g entry no node fills: the lanes of a pack past its instances (packed_factors).
 constexpr int kPadFactor = -100;
 // The two forms of a kernel with packs, for the preprocessor (see sources()).
@@ -582,8 +596,13 @@ public:
     return b;
   }
 
-  // Outputs no operation computes (literals, inputs): runs of zeros as loops.
+  // Outputs no operation computes (literals, inputs). A run of zeros is soa_zeros of up to
+  // eight at a time (own_prelude: inline vector stores), not a loop, which g++ makes `rep
+  // stos` or a memset call whose start-up a kernel's dozens of short runs (a mass matrix's
+  // structural zeros) pay dozens of times. Runs of kZeroLoopMin or more stay loops (a memset
+  // call, cheap against the run).
   static std::string outputs_not_computed(const Unit& u) {
+    constexpr std::size_t kZeroLoopMin = 256;
     const ScalarProgram& p = *u.code;
     std::string b;
     const auto plain = [&](std::size_t o) { return specialise::arity(p.nodes[p.outputs[o]].op) == 0; };
@@ -602,9 +621,16 @@ public:
       std::size_t end = o + 1;
       if (zero(o))
         while (end < p.outputs.size() && zero(end)) ++end;
-      if (end - o >= 8) {
+      if (end - o >= kZeroLoopMin) {
         b += fmt::format("  for (int i = {}; i < {}; ++i) {}[i] = 0.0;\n", u.out_offset + static_cast<int>(o),
                          u.out_offset + static_cast<int>(end), u.out_array);
+        o = end;
+        continue;
+      }
+      if (end - o >= 2) {
+        for (; o < end; o += 8)
+          b += fmt::format("  soa_zeros<{}>({} + {});\n", std::min<std::size_t>(8, end - o), u.out_array,
+                           u.out_offset + static_cast<int>(o));
         o = end;
         continue;
       }
@@ -1791,11 +1817,12 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
     std::string& text = file.text;
     text = banner(file.name, kernels, t);
     long ops = 0;
-    bool trig = false, vector = false, packs = false;
+    bool trig = false, vector = false, packs = false, zeros = false;
     std::vector<int> declare;
     for (std::size_t i = 0; i < defs.size(); ++i) {
       if (where[i] != f) continue;
       ops += defs[i].ops;
+      zeros = zeros || defs[i].text.find("soa_zeros<") != std::string::npos;
       trig = trig || defs[i].trig;
       vector = vector || defs[i].vector;
       packs = packs || defs[i].packs;
@@ -1821,6 +1848,7 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
           "typedef double soa_v4 __attribute__((vector_size(4 * sizeof(double))));\n";
     if (packs) text += packs_prelude();
     text += own_prelude(packs);
+    if (zeros) text += zeros_prelude();
     const auto conditional = [](const Definition& d, const std::string& text) {
       return d.condition.empty() ? text : fmt::format("#if {}\n{}#endif\n", d.condition, text);
     };
@@ -1929,9 +1957,9 @@ Emitted emit_cpp(const std::vector<Kernel>& kernels, const Target& t, const CppO
                                 comment_safe(t.file_stem)));
   if (options.sources < 1 || options.sources > kMaxSources)
     throw UserError(fmt::format("emit-cpp: {} sources: give 1 to {}", options.sources, kMaxSources));
-  static constexpr std::array<std::string_view, 14> reserved = {
-      "nq",     "nv",     "tips",   "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n",
-      "soa_v4", "soa_p4", "soa_p2", "soa_load",   "soa_store",       "soa_shuffle",     "detail"};
+  static constexpr std::array<std::string_view, 15> reserved = {
+      "nq",     "nv",     "tips",     "soa_sincos", "soa_sincos_pair", "soa_sincos_libm", "soa_sincos_n", "soa_v4",
+      "soa_p4", "soa_p2", "soa_load", "soa_store",  "soa_shuffle",     "soa_zeros",       "detail"};
   // The names the generated functions give their own parameters besides the ports; their
   // locals all start soa_.
   static constexpr std::array<std::string_view, 4> internal = {"s", "w", "in", "g"};

@@ -209,6 +209,14 @@ typedef double* soa_own;
 typedef const double* soa_own_in;
 #endif
 
+// n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
+// or a memset call.
+template <int n>
+static inline void soa_zeros(double* p) {
+  static_assert(n >= 1 && n <= 8);
+  __builtin_memset(p, 0, n * sizeof(double));
+}
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
@@ -456,13 +464,9 @@ void jacobian(const double* q, double* J) {
 
   // outputs that are constants or inputs
   J[0] = 1.0;
-  J[1] = 0.0;
-  J[2] = 0.0;
-  J[3] = 0.0;
+  soa_zeros<3>(J + 1);
   J[6] = 1.0;
-  J[7] = 0.0;
-  J[8] = 0.0;
-  J[9] = 0.0;
+  soa_zeros<3>(J + 7);
   J[10] = (-0.2);
   J[11] = 0.0;
 }
@@ -523,16 +527,12 @@ void lambda(const double* q, double* Lambda) {
   Lambda[35] = v26;
 
   // outputs that are constants or inputs
-  Lambda[1] = 0.0;
-  Lambda[2] = 0.0;
-  Lambda[3] = 0.0;
-  for (int i = 6; i < 24; ++i) Lambda[i] = 0.0;
-  Lambda[25] = 0.0;
-  Lambda[26] = 0.0;
-  Lambda[27] = 0.0;
-  Lambda[31] = 0.0;
-  Lambda[32] = 0.0;
-  Lambda[33] = 0.0;
+  soa_zeros<3>(Lambda + 1);
+  soa_zeros<8>(Lambda + 6);
+  soa_zeros<8>(Lambda + 14);
+  soa_zeros<2>(Lambda + 22);
+  soa_zeros<3>(Lambda + 25);
+  soa_zeros<3>(Lambda + 31);
 }
 #endif
 #if !defined(__AVX__)
@@ -601,16 +601,12 @@ void lambda(const double* q, double* Lambda) {
   Lambda[35] = v26;
 
   // outputs that are constants or inputs
-  Lambda[1] = 0.0;
-  Lambda[2] = 0.0;
-  Lambda[3] = 0.0;
-  for (int i = 6; i < 24; ++i) Lambda[i] = 0.0;
-  Lambda[25] = 0.0;
-  Lambda[26] = 0.0;
-  Lambda[27] = 0.0;
-  Lambda[31] = 0.0;
-  Lambda[32] = 0.0;
-  Lambda[33] = 0.0;
+  soa_zeros<3>(Lambda + 1);
+  soa_zeros<8>(Lambda + 6);
+  soa_zeros<8>(Lambda + 14);
+  soa_zeros<2>(Lambda + 22);
+  soa_zeros<3>(Lambda + 25);
+  soa_zeros<3>(Lambda + 31);
 }
 #endif
 

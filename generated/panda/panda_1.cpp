@@ -210,6 +210,14 @@ typedef const double* __restrict soa_own_in;
 typedef double* soa_own;
 typedef const double* soa_own_in;
 #endif
+
+// n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
+// or a memset call.
+template <int n>
+static inline void soa_zeros(double* p) {
+  static_assert(n >= 1 && n <= 8);
+  __builtin_memset(p, 0, n * sizeof(double));
+}
 #if defined(__AVX__)
 
 // calM
@@ -907,13 +915,11 @@ void mass_matrix(const double* q, double* calM) {
   calM[77] = v534;
 
   // outputs that are constants or inputs
-  calM[61] = 0.0;
-  calM[62] = 0.0;
+  soa_zeros<2>(calM + 61);
   calM[69] = 0.0;
   calM[70] = 0.015;
   calM[71] = 0.0;
-  calM[78] = 0.0;
-  calM[79] = 0.0;
+  soa_zeros<2>(calM + 78);
   calM[80] = 0.015;
 }
 #endif
@@ -1662,13 +1668,11 @@ void mass_matrix(const double* q, double* calM) {
   calM[77] = v557;
 
   // outputs that are constants or inputs
-  calM[61] = 0.0;
-  calM[62] = 0.0;
+  soa_zeros<2>(calM + 61);
   calM[69] = 0.0;
   calM[70] = 0.015;
   calM[71] = 0.0;
-  calM[78] = 0.0;
-  calM[79] = 0.0;
+  soa_zeros<2>(calM + 78);
   calM[80] = 0.015;
 }
 #endif

@@ -211,6 +211,14 @@ typedef double* soa_own;
 typedef const double* soa_own_in;
 #endif
 
+// n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
+// or a memset call.
+template <int n>
+static inline void soa_zeros(double* p) {
+  static_assert(n >= 1 && n <= 8);
+  __builtin_memset(p, 0, n * sizeof(double));
+}
+
 // calM qdd + C
 void inverse_dynamics(const double* q, const double* qd, const double* qdd, double* tau) {
 
@@ -1591,10 +1599,10 @@ void jacobian(const double* q, double* J) {
   J[29] = 0.0;
   J[32] = 0.0;
   J[35] = (-0.088);
-  J[36] = 0.0;
-  J[37] = 0.0;
+  soa_zeros<2>(J + 36);
   J[38] = 1.0;
-  for (int i = 39; i < 54; ++i) J[i] = 0.0;
+  soa_zeros<8>(J + 39);
+  soa_zeros<7>(J + 47);
 }
 #endif
 #if !defined(__AVX__)

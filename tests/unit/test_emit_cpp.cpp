@@ -1123,6 +1123,40 @@ std::vector<std::pair<Eigen::Matrix3d, Eigen::Vector3d>> tip_poses(const Robot& 
 
 }  // namespace
 
+TEST_CASE("runs of zeros among the outputs are inline stores of up to eight; only long runs are loops", "[emit-cpp]") {
+  // A loop of zeros is `rep stos` or a memset call to g++, whose start-up a kernel's dozens
+  // of short runs (a mass matrix's structural zeros) would pay dozens of times.
+  const std::vector<int> runs = {1, 3, 8, 13, 255, 256, 300};
+  specialise::Kernel k = hand_written("zeros", "runs of zeros between x^2", 1, 1);
+  k.code.nodes = {{specialise::ScalarOp::Input, 0}, {specialise::ScalarOp::Mul, 0, 0}, {}};  // x, x^2, 0
+  k.code.outputs = {1};
+  for (int n : runs) {
+    k.code.outputs.insert(k.code.outputs.end(), static_cast<std::size_t>(n), 2);
+    k.code.outputs.push_back(1);
+  }
+  k.rows = static_cast<int>(k.code.outputs.size());
+  specialise::check(k.code);
+  const Generated g = generate(k, "zeros");
+  const std::string all = g.files.all_sources();
+  CHECK_THAT(all, Catch::Contains("  out[1] = 0.0;\n") && Catch::Contains("  soa_zeros<3>(out + 3);\n") &&
+                      Catch::Contains("  soa_zeros<8>(out + 7);\n") && Catch::Contains("  soa_zeros<8>(out + 16);\n") &&
+                      Catch::Contains("  soa_zeros<5>(out + 24);\n") &&
+                      Catch::Contains("  for (int i = 286; i < 542; ++i) out[i] = 0.0;\n") &&
+                      Catch::Contains("  for (int i = 543; i < 843; ++i) out[i] = 0.0;\n"));
+  CHECK(all.find("for (int i = 30;") == std::string::npos);  // 255 zeros from out[30]: inline
+  CHECK(code_line_with(all, "memset") == "  __builtin_memset(p, 0, n * sizeof(double));");
+  const Compiled lib(g);
+  const KernelFn fn = lib.get("zeros_zeros");
+  REQUIRE(fn != nullptr);
+  std::vector<double> out(static_cast<std::size_t>(k.rows), NAN);
+  const double x = 1.5;
+  fn(&x, out.data());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    INFO("out[" << i << "]");
+    CHECK(out[i] == (k.code.outputs[i] == 1 ? 2.25 : 0.0));
+  }
+}
+
 TEST_CASE("the header's Eigen overloads compile for outputs beyond Eigen's fixed-size bound", "[emit-cpp]") {
   // A humanoid's Christoffel symbols are N x N^2 (talos_reduced: 38 x 1444, 439 KB): as a
   // fixed-size Eigen matrix a static assertion fails (128 KB). Beyond that, a dynamic one.
