@@ -213,10 +213,14 @@ typedef const double* soa_own_in;
 
 // n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
 // or a memset call.
+typedef double soa_z4 __attribute__((vector_size(4 * sizeof(double))));
 template <int n>
 static inline void soa_zeros(double* p) {
   static_assert(n >= 1 && n <= 8);
-  __builtin_memset(p, 0, n * sizeof(double));
+  const soa_z4 z{};
+  if constexpr (n >= 4) __builtin_memcpy(p, &z, sizeof z);
+  if constexpr (n == 8) __builtin_memcpy(p + 4, &z, sizeof z);
+  if constexpr (n % 4 != 0) __builtin_memset(p + n / 4 * 4, 0, n % 4 * sizeof(double));
 }
 #if defined(__AVX__)
 
