@@ -359,9 +359,10 @@ typedef const double* __restrict soa_own_in;
                      plain);
 }
 
-// What PartWriter::outputs_not_computed writes runs of zeros with: copies of a vector of
-// four zeros (one 32-byte store with AVX; a 64-byte memset, g++ tuned for Zen writes as four
-// 16-byte stores, and stores are what zeroing costs), then a memset of what is left.
+// What PartWriter::outputs_not_computed writes runs of zeros with, in the sources that have
+// any: copies of a vector of four zeros (one 32-byte store with AVX), then a memset of the
+// one to three left. Not one 64-byte memset: g++ tuned for Zen writes it as four 16-byte
+// stores, and the stores are what zeroing costs.
 std::string zeros_prelude() {
   return R"(
 // n zeros from p (n at most 8): inline vector stores, where a loop of them would be `rep stos`
@@ -602,7 +603,7 @@ public:
   }
 
   // Outputs no operation computes (literals, inputs). A run of zeros is soa_zeros of up to
-  // eight at a time (own_prelude: inline vector stores), not a loop, which g++ makes `rep
+  // eight at a time (zeros_prelude: inline vector stores), not a loop, which g++ makes `rep
   // stos` or a memset call whose start-up a kernel's dozens of short runs (a mass matrix's
   // structural zeros) pay dozens of times. Runs of kZeroLoopMin or more stay loops (a memset
   // call, cheap against the run).
