@@ -103,9 +103,12 @@
 //     values a pack position writes likewise (one soa_store); a pack's lanes that are
 //     consecutive outputs of a kernel go in one store too. `s` is padded so that a load of
 //     the last entries stays inside it.
+//   Outputs no operation computes are written by the kernel's entry: a run of fewer than
+//   256 zeros as soa_zeros<n> calls (inline vector stores, n <= 8), longer runs as loops.
 //   Each kernel's names are its own: kernels named detail or soa_v4, or with a port named s,
 //   w, in, g or soa_anything (the arrays above and below, and every local of the generated
-//   code), or named soa_p4, soa_p2, soa_load, soa_store or soa_shuffle, are refused.
+//   code), or named soa_p4, soa_p2, soa_load, soa_store, soa_shuffle, soa_zeros or soa_z4,
+//   are refused.
 //   It compiles warning-free with -std=c++17 -Wall -Wextra -O2 (g++ or clang++: the lane
 //   groups are their vector extensions) and includes only <cmath> and
 //   its header, which includes <Eigen/Core> unless SOA_GEN_NO_EIGEN is defined (the sources
