@@ -31,7 +31,12 @@ Facts facts_of(const ScalarProgram& p, const DotTable& dots, const LoopOptions& 
   const auto removed = [&](int i) { return !dots.removed.empty() && dots.removed[i]; };
   // Packs of bodies leave negations out of the steps: the same step at two bodies may negate
   // different entries (the signs of their frames), and a negation left out reads its lane.
-  const auto alone = [&](int i) { return options.pack > 0 && options.vary && p.nodes[i].op == ScalarOp::Neg; };
+  // Packs leave sines and cosines out too: a back-end computes a part's angles first, all at
+  // once, and a lane reads its own like any value from outside (a body's pose then packs).
+  const auto alone = [&](int i) {
+    const ScalarOp op = p.nodes[i].op;
+    return options.pack > 0 && ((options.vary && op == ScalarOp::Neg) || op == ScalarOp::Sin || op == ScalarOp::Cos);
+  };
   Facts f;
   f.region.assign(size, -1);
   for (int i = 0; i < size; ++i)
@@ -46,6 +51,32 @@ Facts facts_of(const ScalarProgram& p, const DotTable& dots, const LoopOptions& 
   f.outputs.assign(size, 0);
   for (int o : p.outputs) ++f.outputs[o];
   return f;
+}
+
+// Per step (label) that `counted` marks, its level: 1 + the highest level among the counted
+// steps it depends on, through any nodes (0: none); -1 for the others. Steps of one level
+// do not depend on one another, and a step depends only on steps of lower levels. Nodes
+// [from, to] hold every counted step's.
+std::vector<int> step_levels(const ScalarProgram& p, const Facts& f, const std::vector<char>& counted, int from,
+                             int to) {
+  std::vector<int> level(p.labels.size(), -1);
+  std::vector<int> node(static_cast<std::size_t>(to - from + 1), 0);  // 1 + the level it depends on
+  const auto at = [&](int x) { return x >= from ? node[static_cast<std::size_t>(x - from)] : 0; };
+  for (int i = from; i <= to; ++i) {
+    const ScalarNode& n = p.nodes[i];
+    if (!is_op(n)) continue;
+    const int r = f.region[i];
+    const bool step = r >= 0 && counted[r];
+    int l = 0;
+    for (int x : {n.a, arity(n.op) == 2 ? n.b : -1})
+      if (x >= 0 && !(step && f.region[x] == r)) l = std::max(l, at(x));
+    // A step's nodes come in program order, other nodes between them: its level is the
+    // highest its nodes have read so far (what an earlier node of it passed on lags behind
+    // when a later one raises it; step_loops' cycle check catches what that lets through).
+    if (step) level[r] = std::max(level[r], l);
+    node[static_cast<std::size_t>(i - from)] = step ? level[r] + 1 : l;
+  }
+  return level;
 }
 
 // The step's operations as integers: two steps are alike when these are equal. Values
@@ -239,7 +270,10 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   };
   // Exactly alike steps first (a column's steps at one body); per-body loops gather what is
   // left, so that they do not merge the columns' sets into sets too big to run together.
-  std::vector<std::vector<int>> sets;  // per candidate loop: its steps, in program order
+  std::vector<std::vector<int>> sets;               // per candidate loop: its steps, in program order
+  std::vector<char> of_bodies(p.labels.size(), 0);  // per step: in a set of packs of bodies
+  std::vector<int> kind(p.labels.size(), -1);       // per step: its set of alike steps, before any cut
+  std::vector<std::vector<int>> kinds;              // those sets
   std::vector<int> left;
   for (const bool vary : {false, true}) {
     if (vary && !options.vary) break;
@@ -263,10 +297,16 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     else
       for (int r : left) candidate(static_cast<std::size_t>(r));
     for (auto& [sig, rs] : alike) {
-      if (worth(rs))
+      if (worth(rs)) {
+        for (int r : rs) {
+          of_bodies[r] = vary;
+          kind[r] = static_cast<int>(sets.size());
+        }
         sets.push_back(rs);
-      else if (!vary)
+        kinds.push_back(rs);
+      } else if (!vary) {
         left.insert(left.end(), rs.begin(), rs.end());
+      }
     }
     std::sort(left.begin(), left.end());
   }
@@ -276,12 +316,33 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   // Packs: a set whose steps read one another's values (a sweep's step at each body of a
   // chain, reading its parent's) is cut into sets that do not, each step joining the first
   // that none of its steps it reads is in (the steps in program order: a step reads only
-  // earlier ones).
+  // earlier ones). Packs of bodies go by what a step depends on through any node, not only
+  // what it reads: a body's s x V_p depends on its parent's through the body's pose, a step
+  // of another kind, and the two kinds' sets cut by reads alone would each have to run
+  // before the other (talos_reduced's s x V_p, beta and gamma: no pack at all). Such a step
+  // joins the set after the last one holding a step it depends on (step_levels).
   if (options.pack > 0) {
-    std::vector<int> member_of(p.labels.size(), -1);
     std::vector<std::vector<int>> cut;
+    std::vector<int> member_of(p.labels.size(), -1);
+    std::vector<char> member(p.labels.size(), 0);
     for (const std::vector<int>& set : sets) {
       const std::size_t first = cut.size();
+      if (of_bodies[set[0]]) {
+        int from = size, to = 0;
+        for (int r : set) {
+          member[r] = 1;
+          from = std::min(from, steps[r].front());
+          to = std::max(to, steps[r].back());
+        }
+        const std::vector<int> level = step_levels(p, f, member, from, to);
+        for (int r : set) {  // in program order
+          const std::size_t c = first + static_cast<std::size_t>(level[r]);
+          if (cut.size() <= c) cut.resize(c + 1);
+          cut[c].push_back(r);
+          member[r] = 0;
+        }
+        continue;
+      }
       for (int r : set) {
         std::set<int> read;  // the sets of `cut` holding a step r reads
         for (int i : steps[r]) {
@@ -332,6 +393,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   std::vector<std::pair<int, int>> runs;
   std::vector<std::vector<int>> packs;  // their steps, lane by lane
   int run_count = 0;
+  bool recut = false;  // packs: the cycles' sets cut again by levels over every set (below)
   // A set's steps cut into runs of at most `pack`, lane by lane where an earlier run's
   // lanes flow: the steps reading from one run together, in its lanes' order (a back-end
   // then passes the values on in one vector, or one shuffle), the others in program order.
@@ -414,6 +476,34 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
         if (alive[c] && cyclic[c])
           for (int r : sets[c]) in_order.emplace_back(steps[r][0], r);
       if (in_order.empty()) throw InternalError("step_loops: the program is not in topological order");
+      // Packs: sets cut by their own levels can still close a cycle between two sets whose
+      // levels do not line up (a body's pose at one set's level 2 reading the s x V_p at the
+      // other's level 1 while a step of that level reads a pose of level 2). Once, the
+      // kinds of step of the cycle's sets of packs of bodies are cut again, every step of
+      // each by levels counted over all steps, along which every dependency climbs: no cycle
+      // is left among them (what still closes one through other sets is cut into runs below).
+      if (options.pack > 0 && !recut) {
+        recut = true;
+        std::vector<char> counted(p.labels.size(), 1);
+        const std::vector<int> level = step_levels(p, f, counted, 0, size - 1);
+        std::set<int> recut_kinds;
+        for (int c = 0; c < sets_n; ++c)
+          if (alive[c] && cyclic[c] && of_bodies[sets[c][0]]) recut_kinds.insert(kind[sets[c][0]]);
+        for (int c = 0; c < sets_n; ++c)
+          if (alive[c] && recut_kinds.count(kind[sets[c][0]])) alive[c] = 0;
+        // Every step of the kind, those its first cut left alone too.
+        std::map<std::pair<int, int>, std::vector<int>> by_level;  // (kind, level) -> steps
+        for (int k : recut_kinds)
+          for (int r : kinds[static_cast<std::size_t>(k)]) by_level[{k, level[r]}].push_back(r);
+        for (auto& [key, set] : by_level) {
+          std::sort(set.begin(), set.end(), [&](int x, int y) { return steps[x][0] < steps[y][0]; });
+          if (worth(set)) {
+            sets.push_back(std::move(set));
+            alive.push_back(1);
+          }
+        }
+        continue;
+      }
       std::sort(in_order.begin(), in_order.end());
       std::vector<std::vector<std::vector<int>>> runs(sets_n);
       for (std::size_t k = 0; k < in_order.size(); ++k) {

@@ -14,7 +14,8 @@
 //   from outside the step in the same pattern, operands taken in step_operand's order (a
 //   sum's or product's literal last); and what leaves the step matches too (a
 //   value read outside it, a factor stored for the dot table with its sign, the number of
-//   output positions). Steps holding Sin or Cos are left out.
+//   output positions). Steps holding Sin or Cos are left out (packs: only the Sin and Cos,
+//   below).
 // - A loop is a set of at least `min_instances` alike steps of at least `min_size`
 //   operations each, `min_ops` in all, none reading another's values (per-body loops: none
 //   reading a later one's), that can run together: the program is reordered (a topological
@@ -39,9 +40,18 @@
 //   read (the first such operand of a step decides); the rest follow in program order.
 //   A set whose steps read one another's (a sweep's step along a chain) is first cut into
 //   sets that do not, each step joining the first that holds none of the steps it reads.
+//   Packs of bodies (below) are cut by what their steps depend on through any node, not
+//   only by what they read: a step joins the set after the last one holding a step it
+//   depends on (a body's s x V_p depends on its parent's through the body's pose, another
+//   kind of step). Sets that still close a cycle between two kinds of step, whose levels
+//   so counted do not line up, are cut again once: each such kind, all its steps, by
+//   levels counted over every step of the program, along which every dependency climbs.
+//   Sets still on a cycle are then cut into runs, as loops are.
 //   Steps of a set left alone are not a loop, nor are two of under `pair_min_size`
 //   operations that read no pack. A program whose packs would hold under 5% of its
-//   operations gets none.
+//   operations gets none. Sines and cosines are left out of packs' steps (a back-end
+//   computes a part's angles first, all at once; each lane reads its own): a body's pose
+//   is a step like any other.
 // - Packs of bodies (options.pack with options.vary): after the exactly alike steps, those
 //   left are matched again up to their literals and up to which input of one group they
 //   read (each lane its own, as its own values): the same step at several bodies, such as

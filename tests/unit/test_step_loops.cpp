@@ -578,3 +578,60 @@ TEST_CASE("packs of several bodies: steps alike up to their literals and input e
   o.input_group = {0, 0};
   CHECK(specialise::step_loops(c.p, {}, o).empty());
 }
+
+TEST_CASE("packs of bodies: steps that depend on one another through other code are cut by levels, limb beside limb",
+          "[step-loops]") {
+  using test::ScalarBuilder;
+  // Two limbs of three bodies, a sweep through two kinds of step each: at body d,
+  //   pose:  p = x * sin(angle) + c     (the sine outside the step: packs leave it out)
+  //   cross: s = (p + p) * e
+  // and the next body's x = 2 s, outside any step. A pose reads the pose before only through
+  // the cross step and x, so cut by what each step reads directly, every pose is one set,
+  // and so is every cross: packed that way the two would each have to run before the
+  // other. Limb 1's first pose is unlike the others (a product for the difference), so each
+  // set counted by itself has its levels off by one between the limbs; counted over every
+  // step, the limbs line up: the poses of bodies 1 and 2 and the cross steps of bodies 0, 1
+  // and 2 go side by side, limb beside limb.
+  ScalarBuilder b(8);
+  for (int limb = 0; limb < 2; ++limb) {
+    int x = b.add(ScalarOp::Mul, b.in(limb), b.lit(1.5));  // the limb's base, outside any step
+    for (int d = 0; d < 3; ++d) {
+      b.p.labels.push_back(fmt::format("limb {}, body {}: pose", limb, d));
+      const int pose = static_cast<int>(b.p.labels.size()) - 1;
+      const int sine = b.add(ScalarOp::Sin, b.in(2 + 3 * limb + d));
+      const int m = b.add(ScalarOp::Mul, x, sine);
+      const int c = b.lit(0.25 + 0.125 * d + 0.0625 * limb);
+      const int p = b.add(limb == 1 && d == 0 ? ScalarOp::Mul : ScalarOp::Sub, m, c);
+      for (int n : {sine, m, p}) b.p.nodes[static_cast<std::size_t>(n)].label = pose;
+      b.p.labels.push_back(fmt::format("limb {}, body {}: cross", limb, d));
+      const int cross = pose + 1;
+      const int sq = b.add(ScalarOp::Add, p, p);
+      const int s = b.add(ScalarOp::Mul, sq, b.lit(0.5 + 0.125 * d));
+      for (int n : {sq, s}) b.p.nodes[static_cast<std::size_t>(n)].label = cross;
+      b.p.outputs.push_back(s);
+      x = b.add(ScalarOp::Mul, s, b.lit(2.0));
+    }
+  }
+  specialise::LoopOptions o;
+  o.pack = 4;
+  o.min_size = 1;
+  o.pair_min_size = 1;  // pairs of these small steps too
+  o.vary = true;
+  const StepLoops s = specialise::step_loops(b.p, {}, o);
+  REQUIRE(s.loops.size() == 5);
+  int poses = 0;
+  for (const StepLoops::Loop& l : s.loops) {
+    CHECK(l.instances == 2);
+    // Lane 0 limb 0, lane 1 limb 1, of one body.
+    const std::string& lane0 = s.program.labels[static_cast<std::size_t>(s.program.nodes[l.first].label)];
+    const std::string& lane1 = s.program.labels[static_cast<std::size_t>(s.program.nodes[l.first + l.size].label)];
+    CHECK(lane0.substr(0, 7) == "limb 0,");
+    CHECK(lane1.substr(0, 7) == "limb 1,");
+    CHECK(lane0.substr(7) == lane1.substr(7));
+    poses += lane0.find("pose") != std::string::npos;
+  }
+  CHECK(poses == 2);
+  check_packed(s, std::vector<int>(8, 0), true);
+  std::mt19937_64 rng(37);
+  check_bits(b.p, {}, s, rng);
+}
