@@ -1773,11 +1773,14 @@ std::vector<SourceFile> sources(const std::vector<Kernel>& kernels, const Target
         }
       }
     }
+    // The parameters but w (the entry's own scratch, declared in its body); the output too,
+    // which only a kernel with no outputs (a robot without joints) leaves alone.
+    const std::vector<std::string> parameters(names.begin(), names.end() - 1);
     if (!uses && scratch == 0 && u.parts.parts == 1 && !dots) {
       // The whole kernel in one function, as it reads best: no scratch, no shared programs.
-      body = strip_unused(rest, std::vector<std::string>(names.begin(), names.end() - 2));
+      body = strip_unused(rest, parameters);
     } else {
-      body = strip_unused(body + rest, std::vector<std::string>(names.begin(), names.end() - 2));
+      body = strip_unused(body + rest, parameters);
     }
     std::string call;
     int offset = 0;

@@ -304,17 +304,18 @@ specialise::ScalarProgram sensitivity_code(const LoweredKernel& k, const exec::R
   };
   const int nv = robot.nv;
   const Traced *q = input("q"), *qd = input("qd");
-  std::vector<Traced> qdd;  // forward dynamics' accelerations (ImplicitForward)
-  if (k.route == DerivativeRoute::ImplicitForward)
-    qdd = tracer.replay(specialise::specialise(k.program, robot, options), in);
-  const std::vector<Traced> dtau = traced_dtau(tracer, robot, q, qd, qdd.empty() ? input("qdd") : qdd.data());
+  // Forward dynamics' accelerations (ImplicitForward; a robot with no joints has none).
+  const bool implicit = k.route == DerivativeRoute::ImplicitForward;
+  std::vector<Traced> qdd;
+  if (implicit) qdd = tracer.replay(specialise::specialise(k.program, robot, options), in);
+  const std::vector<Traced> dtau = traced_dtau(tracer, robot, q, qd, implicit ? qdd.data() : input("qdd"));
   std::vector<Traced> out;  // the directions of wrt in order, nv numbers each
   for (const std::string& w : k.spec.wrt) {
     const std::size_t block = w == "q" ? 0 : 1;
     out.insert(out.end(), dtau.begin() + static_cast<std::ptrdiff_t>(block * nv * nv),
                dtau.begin() + static_cast<std::ptrdiff_t>((block + 1) * nv * nv));
   }
-  if (k.route == DerivativeRoute::Sensitivity) return tracer.finish(out, plain.input_size);
+  if (k.route == DerivativeRoute::Sensitivity || nv == 0) return tracer.finish(out, plain.input_size);
   const std::vector<Traced> minv = replayed_at(tracer, *k.inverse_mass, robot, q, options);
   std::vector<Traced> dqdd(out.size());
   for (std::size_t d = 0; d < out.size() / static_cast<std::size_t>(nv); ++d) {
