@@ -70,8 +70,9 @@ int run_eval(const EvalOptions& o) {
   print_matrix(by_coordinate ? "dense, by differences in q_i" : "dense", dense, o.precision);
   if (by_coordinate) return kOk;
   print_matrix("sweeps", sweeps, o.precision);
-  const double diff = (dense - sweeps).cwiseAbs().maxCoeff();
-  const double scale = std::max(dense.cwiseAbs().maxCoeff(), 1.0);
+  // (Eigen's maxCoeff has no value for an empty matrix: a robot without joints gives one.)
+  const double diff = dense.size() ? (dense - sweeps).cwiseAbs().maxCoeff() : 0.0;
+  const double scale = std::max(dense.size() ? dense.cwiseAbs().maxCoeff() : 0.0, 1.0);
   fmt::print("\nmax |dense - sweeps| = {:.3e} (relative {:.3e})\n", diff, diff / scale);
   return kOk;
 }

@@ -130,6 +130,11 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
       const State state = random_state(*subject.robot, static_cast<int>(subject.tips.size()), rng);
       interp::Evaluation ev = interp::prepare(*subject.robot, state, subject.tips, definitions);
       std::vector<int> coordinates = {-1};
+      if (per_coordinate && ev.N == 0) {  // nothing to differentiate by: the claim says nothing here
+        r.verdict = Verdict::Skipped;
+        r.note = "the robot has no coordinates, so d(...)/dq_i and X_i have no i";
+        return r;
+      }
       if (per_coordinate) {
         std::uniform_int_distribution<int> pick(0, ev.N - 1);
         coordinates.clear();
