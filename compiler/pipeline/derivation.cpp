@@ -27,13 +27,7 @@ DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definit
     std::mt19937_64 rng(seed + static_cast<std::uint64_t>(s));
     interp::Evaluation ev =
         interp::prepare(robot, random_state(robot, static_cast<int>(tips.size()), rng), tips, definitions);
-    std::vector<int> coordinates = {-1};
-    if (per_coordinate && ev.N == 0) break;  // no coordinate i to check the steps at
-    if (per_coordinate) {
-      std::uniform_int_distribution<int> pick(0, ev.N - 1);
-      coordinates.clear();
-      for (int c = 0; c < verify::kCoordinatesPerSample; ++c) coordinates.push_back(pick(rng));
-    }
+    const std::vector<int> coordinates = per_coordinate ? verify::sample_coordinates(ev.N, rng) : std::vector<int>{-1};
     for (const int coordinate : coordinates) {
       ev.coordinate = coordinate;
       const MatX reference = interp::eval_dense(ev, d.input);
@@ -41,8 +35,7 @@ DerivationCheck check_derivation(const rewrite::Derivation& d, const ir::Definit
         const ir::Expr& after = d.steps[i].after;
         if (after.is(ir::Op::Identity) || after.is(ir::Op::Zero)) continue;  // no size of its own
         // Each entry against its own row and column, as verify judges (verify.hpp).
-        const MatX rels = verify::relative_errors(reference, interp::eval_dense(ev, after));
-        const double rel = rels.size() ? rels.maxCoeff() : 0.0;  // a robot without joints: nothing to differ
+        const double rel = verify::max_relative_error(reference, interp::eval_dense(ev, after));
         report.step_max_rel[i] = std::max(report.step_max_rel[i], rel);
         report.max_rel = std::max(report.max_rel, rel);
         if (!(rel <= tol) && report.failed_step < 0) report.failed_step = static_cast<int>(i) + 1;

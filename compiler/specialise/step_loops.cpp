@@ -270,15 +270,17 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
   };
   // Exactly alike steps first (a column's steps at one body); per-body loops gather what is
   // left, so that they do not merge the columns' sets into sets too big to run together.
-  std::vector<std::vector<int>> sets;               // per candidate loop: its steps, in program order
-  std::vector<char> of_bodies(p.labels.size(), 0);  // per step: in a set of packs of bodies
-  std::vector<int> kind(p.labels.size(), -1);       // per step: its set of alike steps, before any cut
-  std::vector<std::vector<int>> kinds;              // those sets
+  std::vector<std::vector<int>> sets;          // per candidate loop: its steps, in program order
+  std::vector<int> kind(p.labels.size(), -1);  // per step: its set of alike steps, before any cut
+  std::vector<std::vector<int>> kinds;         // those sets: the exactly alike, then packs of bodies'
+  std::size_t body_kinds = std::numeric_limits<std::size_t>::max();  // the first kind of packs of bodies
+  const auto of_bodies = [&](int r) { return static_cast<std::size_t>(kind[r]) >= body_kinds; };
   std::vector<int> left;
   for (const bool vary : {false, true}) {
     if (vary && !options.vary) break;
     LoopOptions o = options;
     o.vary = vary;
+    if (vary) body_kinds = kinds.size();
     std::map<std::vector<std::uint64_t>, std::vector<int>> alike;
     std::vector<int> externals;
     const auto candidate = [&](std::size_t r) {
@@ -298,10 +300,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
       for (int r : left) candidate(static_cast<std::size_t>(r));
     for (auto& [sig, rs] : alike) {
       if (worth(rs)) {
-        for (int r : rs) {
-          of_bodies[r] = vary;
-          kind[r] = static_cast<int>(sets.size());
-        }
+        for (int r : rs) kind[r] = static_cast<int>(kinds.size());
         sets.push_back(rs);
         kinds.push_back(rs);
       } else if (!vary) {
@@ -327,7 +326,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
     std::vector<char> member(p.labels.size(), 0);
     for (const std::vector<int>& set : sets) {
       const std::size_t first = cut.size();
-      if (of_bodies[set[0]]) {
+      if (of_bodies(set[0])) {
         int from = size, to = 0;
         for (int r : set) {
           member[r] = 1;
@@ -488,7 +487,7 @@ StepLoops step_loops(const ScalarProgram& p, const DotTable& dots, const LoopOpt
         const std::vector<int> level = step_levels(p, f, counted, 0, size - 1);
         std::set<int> recut_kinds;
         for (int c = 0; c < sets_n; ++c)
-          if (alive[c] && cyclic[c] && of_bodies[sets[c][0]]) recut_kinds.insert(kind[sets[c][0]]);
+          if (alive[c] && cyclic[c] && of_bodies(sets[c][0])) recut_kinds.insert(kind[sets[c][0]]);
         for (int c = 0; c < sets_n; ++c)
           if (alive[c] && recut_kinds.count(kind[sets[c][0]])) alive[c] = 0;
         // Every step of the kind, those its first cut left alone too.

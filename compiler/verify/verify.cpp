@@ -52,6 +52,19 @@ MatX relative_errors(const MatX& S0, const MatX& Si) {
   return rel;
 }
 
+double max_relative_error(const MatX& S0, const MatX& Si) {
+  const MatX rel = relative_errors(S0, Si);
+  return rel.size() ? rel.maxCoeff() : 0.0;
+}
+
+std::vector<int> sample_coordinates(int N, std::mt19937_64& rng) {
+  std::vector<int> coordinates;
+  if (N == 0) return coordinates;
+  std::uniform_int_distribution<int> pick(0, N - 1);
+  for (int c = 0; c < kCoordinatesPerSample; ++c) coordinates.push_back(pick(rng));
+  return coordinates;
+}
+
 namespace {
 
 bool has_symbol(const ir::Expr& e) {
@@ -129,16 +142,11 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
       std::mt19937_64 rng(seed);
       const State state = random_state(*subject.robot, static_cast<int>(subject.tips.size()), rng);
       interp::Evaluation ev = interp::prepare(*subject.robot, state, subject.tips, definitions);
-      std::vector<int> coordinates = {-1};
-      if (per_coordinate && ev.N == 0) {  // nothing to differentiate by: the claim says nothing here
+      const std::vector<int> coordinates = per_coordinate ? sample_coordinates(ev.N, rng) : std::vector<int>{-1};
+      if (coordinates.empty()) {  // nothing to differentiate by: the claim says nothing here
         r.verdict = Verdict::Skipped;
         r.note = "the robot has no coordinates, so d(...)/dq_i and X_i have no i";
         return r;
-      }
-      if (per_coordinate) {
-        std::uniform_int_distribution<int> pick(0, ev.N - 1);
-        coordinates.clear();
-        for (int c = 0; c < kCoordinatesPerSample; ++c) coordinates.push_back(pick(rng));
       }
       for (const int coordinate : coordinates) {
         ev.coordinate = coordinate;
@@ -164,9 +172,8 @@ Result check(const Claim& claim, const Subject& subject, const ir::Definitions& 
               // whose masses are 1e9 apart) decides, not the claim.
               interp::Evaluation longer = ev;
               longer.step = 4 * ev.step;
-              const double noise =
-                  std::max(relative_errors(first, side_value(longer, claim.sides.front(), sized)).maxCoeff(),
-                           relative_errors(other, side_value(longer, claim.sides[s], sized)).maxCoeff());
+              const double noise = std::max(max_relative_error(first, side_value(longer, claim.sides.front(), sized)),
+                                            max_relative_error(other, side_value(longer, claim.sides[s], sized)));
               if (noise <= tol) {
                 failed = true;
               } else if (!inconclusive) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -56,12 +57,17 @@ inline constexpr double kScaleFloor = 1e-5;
 // either side is not finite). Both sides have one size.
 MatX entry_scales(const MatX& S0, const MatX& Si);
 MatX relative_errors(const MatX& S0, const MatX& Si);
+// The largest of relative_errors(S0, Si); 0 when the sides are empty (a robot without joints).
+double max_relative_error(const MatX& S0, const MatX& Si);
 
 // A claim with d(...)/dq_i or X_i: the coordinates i each sample checks, and the tolerance
 // its derivatives by differences meet (rounding over the step, 1e-16 / 1e-3 of the
 // function, against entries floored at kScaleFloor of the largest: up to ~1e-8).
 inline constexpr int kCoordinatesPerSample = 3;
 inline constexpr double kDerivativeTol = 1e-6;
+// The coordinates one sample checks: kCoordinatesPerSample drawn from 0 to N - 1 (none
+// when N is 0: the claim has no i to hold at).
+std::vector<int> sample_coordinates(int N, std::mt19937_64& rng);
 
 enum class Verdict { Pass, Fail, ExpectedFail, UnexpectedPass, Skipped };
 const char* to_string(Verdict v);
